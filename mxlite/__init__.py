@@ -1,0 +1,47 @@
+"""mxlite: the MXNet 1.x API (``mx.nd``, ``mx.autograd``, ``mx.operator``, ``mx.gluon``,
+``mx.sym``, ``mx.mod``) in plain Python on NumPy, and on GPUs through CuPy.
+
+>>> import mxlite as mx
+>>> x = mx.nd.array([1, 2, 3]); x.attach_grad()
+>>> with mx.autograd.record():
+...     y = (x * x).sum()
+>>> y.backward(); x.grad
+<BLANKLINE>
+[2. 4. 6.]
+<NDArray 3 @cpu(0)>
+"""
+__version__ = "0.1.0"
+
+from . import base  # noqa: F401
+from .base import MXNetError  # noqa: F401
+from . import context  # noqa: F401
+from .context import Context, cpu, gpu, cpu_pinned, current_context  # noqa: F401
+from . import autograd  # noqa: F401
+from . import operator  # noqa: F401
+from . import nd  # noqa: F401
+from . import engine  # noqa: F401
+from .engine import waitall  # noqa: F401
+from . import random  # noqa: F401
+from . import test_utils  # noqa: F401
+
+ndarray = nd
+
+
+def install_as_mxnet():
+    """Make ``import mxnet`` (and ``mxnet.nd``, ``mxnet.autograd``, ...) give mxlite.
+
+    Call it once before the first ``import mxnet``; returns the mxlite module.
+    """
+    import sys
+    me = sys.modules[__name__]
+    sys.modules["mxnet"] = me
+    prefix = __name__ + "."
+    for name, mod in list(sys.modules.items()):
+        if name.startswith(prefix):
+            sys.modules["mxnet." + name[len(prefix):]] = mod
+    sys.modules["mxnet.ndarray"] = nd
+    sys.modules["mxnet.symbol"] = sys.modules.get(prefix + "symbol", getattr(me, "sym", None)) \
+        or sys.modules.get(prefix + "symbol")
+    if sys.modules["mxnet.symbol"] is None:
+        del sys.modules["mxnet.symbol"]
+    return me

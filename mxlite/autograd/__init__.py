@@ -1,0 +1,390 @@
+"""Imperative autograd: ``record``/``pause`` scopes, the recorded graph and ``backward``.
+
+Every op run by :func:`mxlite.operator.invoke` while recording, with an input that
+is a marked variable or a recorded result, leaves a :class:`Node`. ``backward``
+walks the nodes in reverse topological order, calls each op's ``gradient`` (written
+in mxlite ops, so a recorded backward pass yields higher-order gradients) and
+writes each variable's ``.grad`` by its ``grad_req``.
+"""
+import threading
+
+from ..base import MXNetError
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
+           "get_symbol"]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.recording = False
+        self.training = False
+
+
+_state = _State()
+
+
+def is_recording():
+    """Whether ops are being recorded for gradient computation."""
+    return _state.recording
+
+
+def is_training():
+    """Whether ops run in training mode (Dropout drops, BatchNorm uses batch stats)."""
+    return _state.training
+
+
+def set_recording(is_recording):  # noqa: F811 (MXNet's name)
+    """Set recording on or off; returns the previous state."""
+    prev = _state.recording
+    _state.recording = bool(is_recording)
+    return prev
+
+
+def set_training(train_mode):
+    """Set training mode on or off; returns the previous state."""
+    prev = _state.training
+    _state.training = bool(train_mode)
+    return prev
+
+
+class _Scope:
+    """``with`` scope that sets recording and/or training and restores them on exit."""
+    __slots__ = ("_rec", "_train", "_prev_rec", "_prev_train")
+
+    def __init__(self, is_record, train_mode):
+        self._rec = is_record
+        self._train = train_mode
+        self._prev_rec = self._prev_train = None
+
+    def __enter__(self):
+        st = _state
+        self._prev_rec, self._prev_train = st.recording, st.training
+        if self._rec is not None:
+            st.recording = self._rec
+        if self._train is not None:
+            st.training = self._train
+        return self
+
+    def __exit__(self, *exc):
+        _state.recording, _state.training = self._prev_rec, self._prev_train
+
+
+def record(train_mode=True):
+    """Scope in which ops are recorded for ``backward``.
+
+    Examples
+    --------
+    >>> x = mx.nd.array([1, 2]); x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = x * x
+    >>> y.backward(); x.grad
+    [2. 4.]
+    """
+    return _Scope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """Scope in which recording stops (e.g. metric or target computations)."""
+    return _Scope(False, train_mode)
+
+
+def train_mode():
+    """Scope in which ops run in training mode, recording unchanged."""
+    return _Scope(None, True)
+
+
+def predict_mode():
+    """Scope in which ops run in inference mode, recording unchanged."""
+    return _Scope(None, False)
+
+
+# ----------------------------------------------------------------------------
+# The graph.
+
+class Node:
+    """One recorded op call: its op and params, the graph entries of its inputs,
+    and the raw input/output arrays its gradient reads (with their versions)."""
+    __slots__ = ("op", "p", "parents", "xdata", "ydata", "ctx", "yctx", "checks", "freed",
+                 "nout")
+
+    def __init__(self, op, p, parents, xdata, ydata, ctx, yctx, checks):
+        self.nout = len(ydata)
+        self.yctx = yctx
+        self.op = op
+        self.p = p
+        self.parents = parents
+        self.xdata = xdata
+        self.ydata = ydata
+        self.ctx = ctx
+        self.checks = checks
+        self.freed = False
+
+
+class VarNode:
+    """The leaf of a marked variable; ``backward`` writes ``var.grad`` here."""
+    __slots__ = ("var", "grad_req")
+    op = None
+    nout = 1
+
+    def __init__(self, var, grad_req):
+        self.var = var
+        self.grad_req = grad_req
+
+
+def _record(op, p, inputs, outs):
+    checks = []
+    saves = op.saves
+    if "x" in saves:
+        for x in inputs:
+            v = x._version
+            if v is None:
+                v = x._version = [0]
+            checks.append((v, v[0], x))
+    if "y" in saves:
+        for y in outs:
+            v = y._version = [0]
+            checks.append((v, 0, y))
+    node = Node(op, p, [x._entry for x in inputs], [x._data for x in inputs],
+                [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx, checks)
+    i = 0
+    for y in outs:
+        y._entry = (node, i)
+        i += 1
+    return node
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark NDArrays as variables whose gradients ``backward`` writes into ``gradients``."""
+    from ..nd.ndarray import NDArray
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not (len(variables) == len(gradients) == len(grad_reqs)):
+        raise ValueError("mark_variables: got %d variables, %d gradients and %d grad_reqs; "
+                         "expected equal lengths" % (len(variables), len(gradients), len(grad_reqs)))
+    for v, g, req in zip(variables, gradients, grad_reqs):
+        if req not in ("write", "add", "null"):
+            raise ValueError("mark_variables: grad_req must be 'write', 'add' or 'null', got %r"
+                             % (req,))
+        if g.shape != v.shape:
+            raise ValueError("mark_variables: gradient buffer has shape %s, expected %s"
+                             % (g.shape, v.shape))
+        v._grad = g
+        v._entry = None if req == "null" else (VarNode(v, req), 0)
+
+
+def _as_list(x):
+    from ..nd.ndarray import NDArray
+    if x is None:
+        return None
+    if isinstance(x, NDArray):
+        return [x]
+    return list(x)
+
+
+def _topo_order(roots):
+    """Nodes reachable from ``roots`` (parents before children)."""
+    order = []
+    seen = set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.parents) if root.op is not None else iter(()))]
+        while stack:
+            node, it = stack[-1]
+            for entry in it:
+                if entry is not None and id(entry[0]) not in seen:
+                    child = entry[0]
+                    seen.add(id(child))
+                    stack.append((child, iter(child.parents) if child.op is not None else iter(())))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def _accumulate(table, node, index, g, n_out):
+    gl = table.get(node)
+    if gl is None:
+        gl = table[node] = [None] * n_out
+    if gl[index] is None:
+        gl[index] = g
+    else:
+        gl[index] = gl[index] + g
+
+
+def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables=None):
+    from ..nd.ndarray import NDArray, _wrap
+    from ..nd import ones_like, zeros
+
+    heads = _as_list(heads)
+    head_grads = _as_list(head_grads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    if len(head_grads) != len(heads):
+        raise ValueError("backward: got %d head gradients for %d heads"
+                         % (len(head_grads), len(heads)))
+    prev = (_state.recording, _state.training)
+    _state.recording = create_graph
+    _state.training = train_mode
+    try:
+        table = {}
+        roots = []
+        for h, g in zip(heads, head_grads):
+            if not isinstance(h, NDArray):
+                raise TypeError("backward: heads must be NDArrays, got %s" % type(h).__name__)
+            if h._entry is None:
+                raise MXNetError(
+                    "backward: cannot differentiate an NDArray that is not in a recorded graph; "
+                    "run the computation inside `with autograd.record():` and call "
+                    "attach_grad() on the inputs you want gradients for")
+            node, i = h._entry
+            if g is None:
+                g = ones_like(h)
+            elif g.shape != h.shape:
+                raise ValueError("backward: head gradient has shape %s, expected %s (the head's "
+                                 "shape)" % (g.shape, h.shape))
+            _accumulate(table, node, i, g, node.nout)
+            roots.append(node)
+        wanted = None
+        results = None
+        if variables is not None:
+            wanted = {}
+            for k, v in enumerate(variables):
+                if v._entry is None:
+                    raise MXNetError("grad: variable %d is not part of the recorded graph; call "
+                                     "attach_grad() on it before recording" % k)
+                wanted.setdefault((id(v._entry[0]), v._entry[1]), []).append(k)
+            results = [None] * len(variables)
+        order = _topo_order(roots)
+        for node in reversed(order):
+            gl = table.pop(node, None)
+            if gl is None:
+                continue
+            if wanted is not None:
+                for i, g in enumerate(gl):
+                    for k in wanted.get((id(node), i), ()):
+                        results[k] = g
+            if node.op is None:
+                if wanted is None:
+                    _write_var_grad(node, gl[0])
+                continue
+            gxs = _node_gradient(node, gl, create_graph, retain_graph, _wrap, zeros)
+            for entry, gx in zip(node.parents, gxs):
+                if entry is not None and gx is not None:
+                    parent = entry[0]
+                    _accumulate(table, parent, entry[1], gx, parent.nout)
+        if results is not None:
+            for k, r in enumerate(results):
+                if r is None:
+                    results[k] = zeros(variables[k].shape, ctx=variables[k].context,
+                                       dtype=variables[k].dtype)
+        return results
+    finally:
+        _state.recording, _state.training = prev
+
+
+def _node_gradient(node, gl, create_graph, retain_graph, _wrap, zeros):
+    op = node.op
+    if node.freed:
+        raise MXNetError(
+            "backward: the graph through %s has already been freed by an earlier backward; "
+            "pass retain_graph=True to the first backward to run backward on it again" % op.name)
+    for vobj, version, arr in node.checks:
+        if vobj[0] != version:
+            raise MXNetError(
+                "backward: an input or output of %s was changed in place after %s was recorded "
+                "(version %d, now %d); its gradient would be wrong. Copy the array (x.copy()) "
+                "before changing it, or change it outside the recorded computation"
+                % (op.name, op.name, version, vobj[0]))
+    ctx = node.ctx
+    xs = [_wrap(d, ctx) for d in node.xdata]
+    ys = [_wrap(d, node.yctx) for d in node.ydata]
+    if create_graph:
+        for x, entry in zip(xs, node.parents):
+            x._entry = entry
+        for i, y in enumerate(ys):
+            y._entry = (node, i)
+    gys = [g if g is not None else zeros(y.shape, ctx=node.yctx, dtype=y.dtype)
+           for g, y in zip(gl, ys)]
+    try:
+        gxs = op.gradient(node.p, xs, ys, gys)
+    except MXNetError as e:
+        if str(e).startswith(op.name):
+            raise
+        raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+    if not retain_graph:
+        node.freed = True
+        node.xdata = node.ydata = None
+        node.checks = ()
+    for x, gx, entry in zip(xs, gxs, node.parents):
+        if gx is not None and entry is not None and gx.shape != x.shape:
+            raise MXNetError("%s (backward): gradient has shape %s, expected %s"
+                             % (op.name, gx.shape, x.shape))
+    return gxs
+
+
+def _write_var_grad(vnode, g):
+    var = vnode.var
+    buf = var._grad
+    if vnode.grad_req == "write":
+        buf._data[...] = g._data
+    else:
+        buf._data += g._data.astype(buf._data.dtype, copy=False)
+    if buf._version is not None:
+        buf._version[0] += 1
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of ``heads`` and write them into the marked variables' ``.grad``.
+
+    Parameters
+    ----------
+    heads : NDArray or list of NDArray
+    head_grads : NDArray or list, optional
+        Gradients with respect to the heads; ones where ``None``.
+    retain_graph : bool
+        Keep the graph so that backward can run on it again.
+    train_mode : bool
+        Whether the gradient computation runs in training mode.
+    """
+    _run_backward(heads, head_grads, retain_graph, False, train_mode)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """Gradients of ``heads`` with respect to ``variables``, returned as new NDArrays.
+
+    ``.grad`` buffers are not touched. With ``create_graph=True`` the gradient
+    computation is itself recorded, so the results can be differentiated again.
+
+    Examples
+    --------
+    >>> x = mx.nd.array([1., 2.]); x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = (x ** 3).sum()
+    ...     dx = mx.autograd.grad(y, [x], create_graph=True)[0]
+    ...     z = dx.sum()
+    >>> z.backward(); x.grad     # d/dx of 3x^2 is 6x
+    [ 6. 12.]
+    """
+    from ..nd.ndarray import NDArray
+    single = isinstance(variables, NDArray)
+    variables = [variables] if single else list(variables)
+    if retain_graph is None:
+        retain_graph = create_graph
+    res = _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables)
+    return res
+
+
+def get_symbol(x):
+    """Not supported: mxlite records no symbolic graph in autograd."""
+    raise MXNetError("autograd.get_symbol: mxlite's autograd records an imperative graph; "
+                     "use HybridBlock.export or mx.sym to build symbols")
+
+
+from .function import Function  # noqa: E402

@@ -1,0 +1,1 @@
+"""``mx.nd.contrib``: filled from the operator registry (ops named contrib*)."""

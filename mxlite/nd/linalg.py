@@ -1,0 +1,1 @@
+"""``mx.nd.linalg``: filled from the operator registry (ops named linalg*)."""

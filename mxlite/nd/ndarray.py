@@ -1,0 +1,530 @@
+"""The NDArray: a backend array, its Context, and its autograd slot.
+
+Arithmetic, comparisons, indexing and the fluent methods all go through the
+operator registry (``mxlite.operator.invoke``), so that they are recorded by
+autograd exactly like ``mx.nd.<op>`` calls.
+"""
+import numpy as np
+
+from ..base import MXNetError, np_dtype
+from ..context import Context, current_context
+from .. import autograd as _autograd
+
+__all__ = ["NDArray", "array", "empty"]
+
+_reg = None          # mxlite.operator.registry, bound when it finishes loading
+_object_new = object.__new__
+_float32 = np.dtype(np.float32)
+
+
+def _wrap(data, ctx):
+    """A new NDArray around backend array ``data`` on ``ctx`` (no copy)."""
+    a = _object_new(NDArray)
+    a._data = data
+    a._ctx = ctx
+    a._entry = None
+    a._version = None
+    a._grad = None
+    return a
+
+
+def _write_into(out, y):
+    """Write result ``y`` into the existing NDArray ``out`` (the ``out=`` keyword)."""
+    if not isinstance(out, NDArray):
+        raise TypeError("out must be an NDArray, got %s" % type(out).__name__)
+    if out._data.shape != y._data.shape:
+        raise MXNetError("out: result has shape %s but out has shape %s"
+                         % (y._data.shape, out._data.shape))
+    if out._data is not y._data:
+        out._data[...] = y._data
+    v = out._version
+    if v is not None:
+        v[0] += 1
+    if y._entry is not None:
+        out._entry = y._entry
+    elif out._entry is not None and out._entry[0].op is not None:
+        out._entry = None
+
+
+def _op(name):
+    return _reg.OPS[name]
+
+
+def _invoke(name, inputs, kwargs=None, out=None):
+    op = _reg.OPS[name]
+    return _reg.invoke(op, inputs, op.parse_params(kwargs) if kwargs else op.default_params, out)
+
+
+class NDArray:
+    """An n-dimensional array on a device, as ``mxnet.nd.NDArray``.
+
+    Create one with :func:`mxlite.nd.array`, ``mx.nd.zeros`` and the like.
+
+    Examples
+    --------
+    >>> x = mx.nd.array([[1, 2]])
+    >>> x
+    <BLANKLINE>
+    [[1. 2.]]
+    <NDArray 1x2 @cpu(0)>
+    """
+    __slots__ = ("_data", "_ctx", "_entry", "_version", "_grad", "__weakref__")
+    __array_priority__ = 1000.0
+
+    # -- basic attributes ------------------------------------------------------
+    @property
+    def shape(self):
+        return self._data.shape
+
+    @property
+    def dtype(self):
+        return self._data.dtype.type
+
+    @property
+    def size(self):
+        return self._data.size
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    @property
+    def context(self):
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def stype(self):
+        return "default"
+
+    @property
+    def writable(self):
+        return True
+
+    @property
+    def T(self):
+        if self.ndim < 2:
+            return self
+        return _invoke("transpose", (self,))
+
+    @property
+    def grad(self):
+        """The gradient buffer written by ``backward`` (None before ``attach_grad``)."""
+        return self._grad
+
+    @property
+    def handle(self):
+        return self
+
+    def _share_version(self):
+        v = self._version
+        if v is None:
+            v = self._version = [0]
+        return v
+
+    def _bump(self):
+        v = self._version
+        if v is not None:
+            v[0] += 1
+
+    # -- conversion ------------------------------------------------------------
+    def asnumpy(self):
+        """A NumPy copy of the data."""
+        d = self._data
+        if self._ctx.device_typeid == 2:
+            return d.get()
+        return np.array(d)
+
+    def asscalar(self):
+        """The value of a one-element array as a NumPy scalar."""
+        if self.size != 1:
+            raise ValueError("The current array is not a scalar: asscalar needs shape (1,) "
+                             "or one element, got shape %s" % (self.shape,))
+        return self.asnumpy().reshape(())[()]
+
+    def item(self):
+        return self.asscalar().item()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def astype(self, dtype, copy=True):
+        """A copy cast to ``dtype`` (self when ``copy=False`` and the dtype already matches)."""
+        dt = np_dtype(dtype, "astype")
+        if not copy and self._data.dtype == dt:
+            return self
+        return _invoke("Cast", (self,), {"dtype": dt})
+
+    def copy(self):
+        """A deep copy on the same context."""
+        return self.copyto(self._ctx)
+
+    def copyto(self, other):
+        """Copy into ``other``: an NDArray (written in place) or a Context (a new array)."""
+        if isinstance(other, Context):
+            return _invoke("_copyto", (self,), {"ctx": other})
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            if other.shape != self.shape:
+                raise ValueError("copyto: cannot copy an array of shape %s into one of shape %s"
+                                 % (self.shape, other.shape))
+            y = _invoke("_copyto", (self,), {"ctx": other._ctx})
+            _write_into(other, y)
+            return other
+        raise TypeError("copyto: expected an NDArray or Context, got %s" % type(other).__name__)
+
+    def as_in_context(self, context):
+        """This array if it is on ``context``, else a copy there."""
+        if self._ctx == context:
+            return self
+        return self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def tostype(self, stype):
+        """Storage conversion: only ``'default'`` (dense) is supported."""
+        if stype != "default":
+            raise MXNetError("tostype: mxlite stores every array dense; stype %r is not supported"
+                             % (stype,))
+        return self
+
+    def detach(self):
+        """The same data, cut from the autograd graph."""
+        y = _wrap(self._data, self._ctx)
+        y._version = self._share_version()
+        return y
+
+    def wait_to_read(self):
+        if self._ctx.device_typeid == 2:
+            self._ctx.array_module().cuda.get_current_stream().synchronize()
+
+    wait_to_write = wait_to_read
+
+    # -- autograd --------------------------------------------------------------
+    def attach_grad(self, grad_req="write", stype=None):
+        """Allocate a gradient buffer and mark this array as a variable for autograd."""
+        if grad_req not in ("write", "add", "null"):
+            raise ValueError("attach_grad: grad_req must be 'write', 'add' or 'null', got %r"
+                             % (grad_req,))
+        xp = self._ctx.xp or self._ctx.array_module()
+        grad = _wrap(xp.zeros(self._data.shape, self._data.dtype), self._ctx)
+        _autograd.mark_variables([self], [grad], grad_req)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Compute the gradient of this array with respect to the marked variables."""
+        _autograd.backward([self], None if out_grad is None else [out_grad],
+                           retain_graph=retain_graph, train_mode=train_mode)
+
+    # -- shape -----------------------------------------------------------------
+    def reshape(self, *shape, **kwargs):
+        """Reshape, with MXNet's special codes 0, -1, -2, -3, -4 and ``reverse``.
+
+        ``x.reshape(2, 3)``, ``x.reshape((2, 3))`` and ``x.reshape(shape=(2, 3))`` agree.
+        """
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = shape[0]
+        if shape:
+            if "shape" in kwargs:
+                raise TypeError("reshape: shape given both positionally and as a keyword")
+            kwargs["shape"] = tuple(shape)
+        return _invoke("Reshape", (self,), kwargs)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d NDArray")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self):
+        n = self.size
+        if n == 0:
+            return False
+        if n == 1:
+            return bool(self.asnumpy().reshape(-1)[0])
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    __nonzero__ = __bool__
+
+    # -- printing and pickling -------------------------------------------------
+    def __repr__(self):
+        shape_info = "x".join(str(d) for d in self.shape)
+        return "\n%s\n<%s %s @%s>" % (str(self.asnumpy()), type(self).__name__, shape_info,
+                                      self._ctx)
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_rebuild, (self.asnumpy(), self._ctx))
+
+    def __hash__(self):
+        return id(self) // 16
+
+    # -- indexing --------------------------------------------------------------
+    def __getitem__(self, key):
+        key, view = _index_key(key, self.shape)
+        op = _reg.OPS["_getitem"]
+        return _reg.invoke(op, (self,), _reg.Params(op, {"key": key, "view": view}))
+
+    def __setitem__(self, key, value):
+        key, _ = _index_key(key, self.shape)
+        if isinstance(value, NDArray):
+            if value._ctx != self._ctx:
+                value = value.as_in_context(self._ctx)
+            if _autograd._state.recording and (value._entry is not None or self._entry is not None):
+                op = _reg.OPS["_setitem"]
+                _reg.invoke(op, (self, value), _reg.Params(op, {"key": key, "scalar": None}),
+                            out=self)
+                return
+            value = value._data
+        elif not isinstance(value, (int, float, bool, np.generic)):
+            value = np.asarray(value)
+            if value.dtype.kind == "O":
+                raise TypeError("NDArray.__setitem__: cannot assign a value of type %s"
+                                % type(value).__name__)
+            if self._ctx.device_typeid == 2:
+                value = self._ctx.array_module().asarray(value)
+        elif _autograd._state.recording and self._entry is not None:
+            op = _reg.OPS["_setitem"]
+            _reg.invoke(op, (self,), _reg.Params(op, {"key": key, "scalar": float(value)}),
+                        out=self)
+            return
+        try:
+            self._data[key] = value
+        except (ValueError, IndexError) as e:
+            raise MXNetError("NDArray.__setitem__: cannot assign a value of shape %s to index "
+                             "%r of an array of shape %s: %s"
+                             % (np.shape(value), key, self.shape, e)) from None
+        self._bump()
+        if self._entry is not None and self._entry[0].op is not None:
+            self._entry = None
+
+    # -- arithmetic --------------------------------------------------------------
+    def _binary(self, other, op, scalar_op, out=None, reverse=False):
+        if isinstance(other, (int, float, np.number, bool, np.bool_)):
+            sop = _reg.OPS[scalar_op]
+            return _reg.invoke(sop, (self,), sop.parse_params({"scalar": other}), out)
+        if isinstance(other, np.ndarray):
+            other = array(other, ctx=self._ctx, dtype=self.dtype)
+        elif not isinstance(other, NDArray):
+            return NotImplemented
+        return _reg.invoke(_reg.OPS[op], (other, self) if reverse else (self, other),
+                           _NO_PARAMS[op], out)
+
+    def __add__(self, other):
+        return self._binary(other, "broadcast_add", "_plus_scalar")
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):
+        return self._binary(other, "broadcast_add", "_plus_scalar", out=self)
+
+    def __sub__(self, other):
+        return self._binary(other, "broadcast_sub", "_minus_scalar")
+
+    def __rsub__(self, other):
+        return self._binary(other, "broadcast_sub", "_rminus_scalar", reverse=True)
+
+    def __isub__(self, other):
+        return self._binary(other, "broadcast_sub", "_minus_scalar", out=self)
+
+    def __mul__(self, other):
+        return self._binary(other, "broadcast_mul", "_mul_scalar")
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other):
+        return self._binary(other, "broadcast_mul", "_mul_scalar", out=self)
+
+    def __truediv__(self, other):
+        return self._binary(other, "broadcast_div", "_div_scalar")
+
+    def __rtruediv__(self, other):
+        return self._binary(other, "broadcast_div", "_rdiv_scalar", reverse=True)
+
+    def __itruediv__(self, other):
+        return self._binary(other, "broadcast_div", "_div_scalar", out=self)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+    __idiv__ = __itruediv__
+
+    def __mod__(self, other):
+        return self._binary(other, "broadcast_mod", "_mod_scalar")
+
+    def __rmod__(self, other):
+        return self._binary(other, "broadcast_mod", "_rmod_scalar", reverse=True)
+
+    def __imod__(self, other):
+        return self._binary(other, "broadcast_mod", "_mod_scalar", out=self)
+
+    def __pow__(self, other):
+        return self._binary(other, "broadcast_power", "_power_scalar")
+
+    def __rpow__(self, other):
+        return self._binary(other, "broadcast_power", "_rpower_scalar", reverse=True)
+
+    def __ipow__(self, other):
+        return self._binary(other, "broadcast_power", "_power_scalar", out=self)
+
+    def __neg__(self):
+        return _reg.invoke(_reg.OPS["negative"], (self,), _NO_PARAMS["negative"])
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _reg.invoke(_reg.OPS["abs"], (self,), _NO_PARAMS["abs"])
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return self._binary(other, "broadcast_equal", "_equal_scalar")
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return self._binary(other, "broadcast_not_equal", "_not_equal_scalar")
+
+    def __gt__(self, other):
+        return self._binary(other, "broadcast_greater", "_greater_scalar")
+
+    def __ge__(self, other):
+        return self._binary(other, "broadcast_greater_equal", "_greater_equal_scalar")
+
+    def __lt__(self, other):
+        return self._binary(other, "broadcast_lesser", "_lesser_scalar")
+
+    def __le__(self, other):
+        return self._binary(other, "broadcast_lesser_equal", "_lesser_equal_scalar")
+
+
+_NO_PARAMS = {}
+
+
+def _rebuild(data, ctx):
+    return array(data, ctx=ctx, dtype=data.dtype)
+
+
+def _bind_registry(registry):
+    """Called once the operator registry has loaded."""
+    global _reg
+    _reg = registry
+
+
+def _default_params_table():
+    for name in ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
+                 "broadcast_mod", "broadcast_power", "broadcast_equal", "broadcast_not_equal",
+                 "broadcast_greater", "broadcast_greater_equal", "broadcast_lesser",
+                 "broadcast_lesser_equal", "negative", "abs"):
+        _NO_PARAMS[name] = _reg.OPS[name].default_params
+
+
+# -- indexing helpers -----------------------------------------------------------
+
+def _index_key(key, shape):
+    """Normalise an index into NumPy form; tell whether MXNet returns a view.
+
+    MXNet returns a view for an integer or a step-1 slice on the first axis (a
+    contiguous block) and a copy for every other index; mxlite does the same.
+    """
+    if isinstance(key, NDArray):
+        key = _index_array(key)
+    elif isinstance(key, tuple):
+        key = tuple(_index_array(k) if isinstance(k, NDArray) else
+                    (np.asarray(k) if isinstance(k, list) else k) for k in key)
+    elif isinstance(key, list):
+        key = np.asarray(key)
+    if isinstance(key, np.ndarray) and key.dtype.kind == "f":
+        key = key.astype(np.int64)
+    view = isinstance(key, (int, np.integer)) or (isinstance(key, slice) and key.step in (None, 1))
+    if isinstance(key, tuple) and len(key) == 1:
+        k = key[0]
+        view = isinstance(k, (int, np.integer)) or (isinstance(k, slice) and k.step in (None, 1))
+    return key, view
+
+
+def _index_array(k):
+    a = k.asnumpy()
+    if a.dtype.kind == "f":
+        a = a.astype(np.int64)
+    return a
+
+
+# -- creation -------------------------------------------------------------------
+
+def array(source_array, ctx=None, dtype=None):
+    """Create an NDArray from a list, NumPy array, scalar or NDArray (a copy).
+
+    The dtype is ``dtype`` if given, else the NDArray's or NumPy array's own dtype
+    for those, else float32.
+
+    Examples
+    --------
+    >>> mx.nd.array([1, 2]).dtype
+    <class 'numpy.float32'>
+    """
+    if ctx is None:
+        ctx = current_context()
+    if isinstance(source_array, NDArray):
+        dt = np_dtype(dtype, "array") if dtype is not None else source_array._data.dtype
+        src = source_array.asnumpy()
+    else:
+        if isinstance(source_array, np.ndarray):
+            dt = np_dtype(dtype if dtype is not None else source_array.dtype, "array")
+        else:
+            dt = np_dtype(dtype, "array") if dtype is not None else _float32
+        src = source_array
+        if hasattr(src, "__cuda_array_interface__") and ctx.device_typeid != 2:
+            src = src.get()
+    try:
+        data = np.array(src, dtype=dt)
+    except (ValueError, TypeError) as e:
+        raise TypeError("array: cannot make an NDArray from %s: %s"
+                        % (type(source_array).__name__, e)) from None
+    if data.dtype.kind == "O":
+        raise TypeError("array: cannot make an NDArray from %s" % type(source_array).__name__)
+    if ctx.device_typeid == 2:
+        data = ctx.array_module().asarray(data)
+    return _wrap(data, ctx)
+
+
+def empty(shape, ctx=None, dtype=None):
+    """An uninitialised (here: zero-filled) array of ``shape``."""
+    if ctx is None:
+        ctx = current_context()
+    if isinstance(shape, int):
+        shape = (shape,)
+    xp = ctx.xp or ctx.array_module()
+    return _wrap(xp.zeros(tuple(shape), np_dtype(dtype, "empty")), ctx)
+
+
+# Fluent methods: ``x.sum(axis=1)`` is ``mx.nd.sum(x, axis=1)``.
+FLUENT_METHODS = (
+    "abs arccos arccosh arcsin arcsinh arctan arctanh argmax argmax_channel argmin argsort "
+    "broadcast_axes broadcast_like broadcast_to cbrt ceil clip cos cosh degrees depth_to_space "
+    "diag exp expand_dims expm1 fix flatten flip floor log log10 log1p log2 log_softmax max mean "
+    "min nanprod nansum norm one_hot ones_like pad pick prod radians rcbrt reciprocal relu "
+    "repeat reshape_like rint round rsqrt shape_array sigmoid sign sin sinh size_array slice "
+    "slice_axis slice_like softmax softmin sort space_to_depth split sqrt square squeeze sum "
+    "swapaxes take tan tanh tile topk transpose trunc zeros_like"
+).split()
+
+
+def _fluent(name):
+    def method(self, *args, **kwargs):
+        from .. import nd
+        return getattr(nd, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = "Fluent form of ``mx.nd.%s(self, ...)``." % name
+    return method
+
+
+for _name in FLUENT_METHODS:
+    if not hasattr(NDArray, _name):
+        setattr(NDArray, _name, _fluent(_name))

@@ -1,0 +1,1 @@
+"""``mx.nd.random``: random sampling (filled in by the random ops module)."""

@@ -1,0 +1,166 @@
+"""Builds the ``mx.nd.<op>`` functions from the operator registry.
+
+Each function is a real Python function with an ``inspect.Signature`` and a
+numpydoc docstring made from the op's declaration; no source text is generated.
+Inputs come first (positionally or by name), then the op's params (positional
+after the inputs, as in MXNet, or by keyword), then ``out=`` and ``name=``.
+"""
+import inspect
+
+from ..operator.registry import REQUIRED, invoke
+from .ndarray import NDArray
+
+__all__ = ["make_function", "namespace_of"]
+
+
+def namespace_of(name):
+    """Where ``mx.nd`` shows an op: ``('linalg', 'gemm')``, ``('contrib', 'x')``,
+    ``('_internal', '_plus_scalar')`` or ``('', 'relu')``."""
+    for prefix, ns in (("_linalg_", "linalg"), ("linalg_", "linalg"),
+                       ("_contrib_", "contrib"), ("_random_", "random"),
+                       ("_sample_", "random"), ("_image_", "image")):
+        if name.startswith(prefix):
+            return ns, name[len(prefix):]
+    if name.startswith("_"):
+        return "_internal", name
+    return "", name
+
+
+def _type_name(parse):
+    n = getattr(parse, "__name__", "")
+    return {"parse_bool": "bool", "parse_int": "int", "parse_float": "float",
+            "parse_str": "str", "parse_shape": "tuple of int", "parse_axis": "int or tuple of int",
+            "parse_dtype": "str or numpy dtype", "parse_opt_shape": "tuple of int or None",
+            "parse_float_tuple": "tuple of float"}.get(n.replace("optional_", ""), "value")
+
+
+def _docstring(op, fname):
+    lines = [(op.doc or "The %s operator." % op.name).strip(), "", "Parameters", "----------"]
+    if op.variadic:
+        lines += ["*data : NDArray", "    The input arrays."]
+    elif not callable(op.inputs):
+        for n in op.inputs:
+            lines += ["%s : NDArray" % n, "    Input %r." % n]
+    else:
+        lines += ["data, ... : NDArray", "    The inputs (which ones depends on the params)."]
+    for prm in op.params.values():
+        if prm.name == op.variadic:
+            continue
+        d = "" if prm.default is REQUIRED else ", optional, default %r" % (prm.default,)
+        lines += ["%s : %s%s" % (prm.name, _type_name(prm.parse), d)]
+        if prm.doc:
+            lines += ["    " + prm.doc]
+    lines += ["out : NDArray, optional", "    The output array to write into.",
+              "name : str, optional", "    Ignored by ``mx.nd`` (symbols use it).",
+              "", "Returns", "-------", "NDArray or list of NDArray"]
+    if fname != op.name:
+        lines += ["", "Registered as operator ``%s``." % op.name]
+    return "\n".join(lines)
+
+
+def _signature(op):
+    P = inspect.Parameter
+    ps = []
+    if op.variadic:
+        ps.append(P("data", P.VAR_POSITIONAL))
+    elif not callable(op.inputs):
+        ps += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in op.inputs]
+    for prm in op.params.values():
+        if prm.name == op.variadic:
+            continue
+        ps.append(P(prm.name, P.KEYWORD_ONLY, default=prm.default))
+    ps.append(P("out", P.KEYWORD_ONLY, default=None))
+    ps.append(P("name", P.KEYWORD_ONLY, default=None))
+    return inspect.Signature(ps)
+
+
+def _bad_input(op, name, v):
+    return TypeError("%s: input %r must be an NDArray, got %s"
+                     % (op.name, name, type(v).__name__))
+
+
+def make_function(op, fname):
+    """The ``mx.nd`` function for ``op``, shown under ``fname``."""
+    static = None if (callable(op.inputs) or op.variadic) else tuple(op.inputs)
+    n_static = len(static) if static is not None else -1
+    param_names = [k for k in op.params if k != op.variadic]
+
+    def fn(*args, out=None, name=None, **kwargs):
+        # Fast path: only positional inputs, default params.
+        if not kwargs and len(args) == n_static and op.default_params is not None:
+            for a in args:
+                if type(a) is not NDArray and not isinstance(a, NDArray):
+                    raise _bad_input(op, static[args.index(a)], a)
+            return invoke(op, args, op.default_params, out)
+        return _call(op, param_names, args, kwargs, out)
+
+    fn.__name__ = fname
+    fn.__qualname__ = fname
+    fn.__doc__ = _docstring(op, fname)
+    fn.__signature__ = _signature(op)
+    fn.__module__ = "mxlite.nd"
+    return fn
+
+
+def _call(op, param_names, args, kwargs, out):
+    if op.variadic:
+        inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+        for i, a in enumerate(inputs):
+            if not isinstance(a, NDArray):
+                raise _bad_input(op, "data[%d]" % i, a)
+        if op.variadic in kwargs and int(kwargs[op.variadic]) != len(inputs):
+            raise ValueError("%s: %s=%s but %d inputs were given"
+                             % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
+        kwargs = dict(kwargs)
+        kwargs[op.variadic] = len(inputs)
+        return invoke(op, inputs, op.parse_params(kwargs), out)
+
+    # Split positional args into inputs (NDArrays or None) and params.
+    pos_inputs = []
+    k = 0
+    while k < len(args) and (args[k] is None or isinstance(args[k], NDArray)):
+        pos_inputs.append(args[k])
+        k += 1
+    extra = args[k:]
+    if extra:
+        if len(extra) > len(param_names):
+            raise TypeError("%s: too many positional arguments (%d)" % (op.name, len(args)))
+        kwargs = dict(kwargs)
+        for pname, v in zip(param_names, extra):
+            if pname in kwargs:
+                raise TypeError("%s: argument %r given twice" % (op.name, pname))
+            kwargs[pname] = v
+    pkw = {}
+    named = {}
+    declared = op.params
+    for key, v in kwargs.items():
+        if key in declared:
+            pkw[key] = v
+        else:
+            named[key] = v
+    p = op.parse_params(pkw)
+    names = op.input_names(p)
+    if named:
+        unknown = [key for key in named if key not in names]
+        if unknown:
+            raise TypeError("%s: unexpected argument %r; valid arguments are %s"
+                            % (op.name, unknown[0], ", ".join(list(names) + param_names)))
+    if len(pos_inputs) > len(names):
+        surplus = pos_inputs[len(names):]
+        if any(s is not None for s in surplus):
+            raise TypeError("%s takes %d input(s) (%s) with these params, got %d"
+                            % (op.name, len(names), ", ".join(names), len(pos_inputs)))
+        pos_inputs = pos_inputs[:len(names)]
+    inputs = []
+    for i, n in enumerate(names):
+        v = pos_inputs[i] if i < len(pos_inputs) else None
+        if n in named:
+            if v is not None:
+                raise TypeError("%s: input %r given twice" % (op.name, n))
+            v = named[n]
+        if v is None:
+            raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, ", ".join(names)))
+        if not isinstance(v, NDArray):
+            raise _bad_input(op, n, v)
+        inputs.append(v)
+    return invoke(op, inputs, p, out)

@@ -1,0 +1,1 @@
+"""Neural-network ops (FullyConnected, Convolution, Pooling, normalisation, losses, RNN ...)."""

@@ -1,0 +1,329 @@
+"""The operator registry: every operator is declared here once.
+
+An :class:`Op` carries a name and aliases, its input names, typed params with
+defaults, ``compute(p, xp, *x)`` on raw backend arrays, and ``gradient(p, x, y,
+gy)`` written with mxlite NDArray ops (so that recording the backward pass gives
+higher-order gradients). ``mx.nd.<name>`` and ``mx.sym.<name>`` are generated
+from these declarations, and :func:`invoke` is the one place that runs an op:
+it unwraps inputs, runs ``compute``, wraps outputs and records the autograd node.
+
+Declaring a new op::
+
+    from mxlite.operator import register_op, Param
+
+    def _gy_times_3(p, x, y, gy):
+        return [gy[0] * 3]
+
+    register_op("triple", compute=lambda p, xp, x: x * 3, gradient=_gy_times_3)
+    mx.nd.triple(mx.nd.ones((2,)))          # [3. 3.]
+"""
+import inspect
+
+import numpy as np
+
+from ..base import MXNetError, format_attr
+from ..context import current_context
+
+__all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "OPS", "REQUIRED"]
+
+OPS = {}            # every name and alias -> Op
+REQUIRED = inspect.Parameter.empty   # marks a param without default
+
+
+class Param:
+    """A typed operator parameter: ``Param(name, parse, default, doc)``.
+
+    ``parse`` turns a Python value or an MXNet attribute string into the typed value.
+    """
+    __slots__ = ("name", "parse", "default", "doc")
+
+    def __init__(self, name, parse, default=REQUIRED, doc=""):
+        self.name = name
+        self.parse = parse
+        self.default = default
+        self.doc = doc
+
+
+class Params:
+    """Parsed, typed parameters of one op call, read as attributes (``p.axis``).
+
+    Instances may be cached and shared between calls: treat them as immutable.
+    """
+
+    def __init__(self, op, values):
+        self.__dict__.update(values)
+        self.__dict__["_op"] = op
+
+    def __setattr__(self, name, value):
+        raise AttributeError("operator params are immutable")
+
+    def items(self):
+        return [(k, v) for k, v in self.__dict__.items() if k != "_op"]
+
+    def get(self, name, default=None):
+        return self.__dict__.get(name, default)
+
+    def to_attrs(self):
+        """The params as MXNet attribute strings (as stored in symbol JSON)."""
+        return {k: format_attr(v) for k, v in self.items()}
+
+    def __repr__(self):
+        return "%s(%s)" % (self._op.name, ", ".join("%s=%r" % kv for kv in self.items()))
+
+
+def _all_inputs_same_dtype(p, dtypes):
+    """Default dtype rule: every output takes the first input's dtype."""
+    return dtypes[0]
+
+
+class Op:
+    """An operator declaration. See the module docstring and :func:`register_op`."""
+
+    def __init__(self, name, compute, inputs=("data",), params=(), gradient=None,
+                 num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
+                 infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
+                 variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None):
+        self.name = name
+        self.compute = compute
+        self.inputs = inputs            # tuple of names, or callable(p) -> names
+        self.params = {prm.name: prm for prm in params}
+        # callable(p, x, y, gy) -> list of gx; None: not differentiable (the
+        # output is a constant to autograd, as argmax or shape_array are).
+        self.gradient = gradient
+        self.num_outputs = num_outputs  # int or callable(p)
+        self.num_visible_outputs = num_visible_outputs
+        self.aliases = tuple(aliases)
+        self.infer_shape_rule = infer_shape
+        self.infer_type_rule = infer_type
+        self.mutate = tuple(mutate)     # indices of inputs updated in place
+        self.saves = saves              # which of x/y the gradient reads (version-checked)
+        self.is_view = is_view          # output shares memory with input 0
+        self.doc = doc
+        self.variadic = variadic        # name of the count param (num_args) for *data ops
+        self.output_names = output_names
+        self.no_grad_inputs = tuple(no_grad_inputs)
+        self.output_ctx = output_ctx    # callable(p) -> Context, when not the inputs'
+        defaults = {k: prm.default for k, prm in self.params.items() if prm.default is not REQUIRED}
+        self._required = [k for k, prm in self.params.items() if prm.default is REQUIRED]
+        self._defaults = defaults
+        self.default_params = None if self._required else Params(self, defaults)
+        self._cache = {}
+
+    # -- params ---------------------------------------------------------------
+    def parse_params(self, kwargs):
+        """Typed :class:`Params` from keyword values or attribute strings."""
+        if not kwargs:
+            if self.default_params is None:
+                raise TypeError("%s: missing required argument(s) %s"
+                                % (self.name, ", ".join(repr(k) for k in self._required)))
+            return self.default_params
+        try:
+            key = tuple(kwargs.items())
+            p = self._cache.get(key)
+            if p is not None:
+                return p
+        except TypeError:       # unhashable values (lists): parse without caching
+            key = None
+        values = dict(self._defaults)
+        params = self.params
+        for k, v in kwargs.items():
+            prm = params.get(k)
+            if prm is None:
+                raise TypeError("%s: unexpected argument %r; valid arguments are %s"
+                                % (self.name, k, ", ".join(self.arg_names()) or "none"))
+            try:
+                values[k] = prm.parse(v)
+            except (ValueError, TypeError) as e:
+                raise ValueError("%s: invalid value %r for argument %r: %s"
+                                 % (self.name, v, k, e)) from None
+        missing = [k for k in self._required if k not in values]
+        if missing:
+            raise TypeError("%s: missing required argument(s) %s"
+                            % (self.name, ", ".join(repr(k) for k in missing)))
+        p = Params(self, values)
+        if key is not None and len(self._cache) < 256:
+            self._cache[key] = p
+        return p
+
+    def arg_names(self):
+        names = [] if callable(self.inputs) else list(self.inputs)
+        return names + list(self.params)
+
+    def input_names(self, p):
+        return self.inputs(p) if callable(self.inputs) else self.inputs
+
+    def n_outputs(self, p):
+        n = self.num_outputs
+        return n(p) if callable(n) else n
+
+    def n_visible(self, p):
+        n = self.num_visible_outputs
+        if n is None:
+            return self.n_outputs(p)
+        return n(p) if callable(n) else n
+
+    # -- shape and dtype inference --------------------------------------------
+    def infer_type(self, p, dtypes):
+        """Output dtypes (a list) for input dtypes."""
+        if self.infer_type_rule is not None:
+            out = self.infer_type_rule(p, dtypes)
+            return list(out) if isinstance(out, (list, tuple)) else [out] * self.n_outputs(p)
+        return [dtypes[0] if dtypes else np.dtype(np.float32)] * self.n_outputs(p)
+
+    def infer_shape(self, p, shapes, dtypes=None):
+        """Complete ``shapes`` (inputs, ``None`` or 0-dims where unknown) and
+        return ``(input_shapes, output_shapes)``.
+
+        An op's ``infer_shape`` rule fills in what can be deduced (weights from
+        data); output shapes come from running ``compute`` on zero-strided dummies
+        when the op gives no rule for them.
+        """
+        shapes = list(shapes)
+        if self.infer_shape_rule is not None:
+            res = self.infer_shape_rule(p, shapes)
+            if isinstance(res, tuple) and len(res) == 2 and isinstance(res[1], list):
+                return [tuple(s) if s is not None else None for s in res[0]], res[1]
+            shapes = [tuple(s) if s is not None else None for s in res]
+        if any(s is None or 0 in s for s in shapes):
+            return shapes, None
+        if dtypes is None:
+            dtypes = [np.dtype(np.float32)] * len(shapes)
+        dummies = [np.broadcast_to(np.zeros((), dt), s) for s, dt in zip(shapes, dtypes)]
+        ys = self.compute(p, np, *[np.array(d) if self.mutate else d for d in dummies])
+        ys = ys if isinstance(ys, tuple) else (ys,)
+        return shapes, [tuple(y.shape) for y in ys]
+
+    def __repr__(self):
+        return "<Op %s>" % self.name
+
+
+def register_op(name, compute, **kwargs):
+    """Declare an operator and register it (and its aliases) in the registry.
+
+    Parameters
+    ----------
+    name : str
+        The operator name, as used by ``mx.nd.<name>`` and in symbol JSON.
+    compute : callable
+        ``compute(p, xp, *x)``: typed params, the array module and the raw input
+        arrays; returns one array or a tuple of arrays.
+    **kwargs
+        See :class:`Op`: ``inputs``, ``params``, ``gradient``, ``num_outputs``,
+        ``aliases``, ``infer_shape``, ``infer_type``, ``mutate``, ``doc`` ...
+
+    Returns
+    -------
+    Op
+    """
+    op = Op(name, compute, **kwargs)
+    for n in (name,) + op.aliases:
+        OPS[n] = op
+    _on_register(op)
+    return op
+
+
+_listeners = []
+
+
+def _on_register(op):
+    for fn in _listeners:
+        fn(op)
+
+
+def get_op(name):
+    """The :class:`Op` registered under ``name``; MXNetError listing near names if none."""
+    op = OPS.get(name)
+    if op is None:
+        import difflib
+        near = difflib.get_close_matches(name, list(OPS), n=5)
+        raise MXNetError("operator %r is not registered%s" % (
+            name, "; did you mean %s?" % ", ".join(near) if near else ""))
+    return op
+
+
+def list_ops():
+    """Sorted names (and aliases) of every registered operator."""
+    return sorted(OPS)
+
+
+# ----------------------------------------------------------------------------
+# The one choke point.
+
+
+
+def _fail(op, e):
+    msg = str(e)
+    if msg.startswith(op.name + ":") or msg.startswith(op.name + " "):
+        return e if isinstance(e, MXNetError) or not isinstance(e, Exception) else type(e)(msg)
+    err_type = type(e) if isinstance(e, (TypeError, MXNetError, IndexError)) else MXNetError
+    try:
+        return err_type("%s: %s" % (op.name, msg))
+    except Exception:
+        return MXNetError("%s: %s" % (op.name, msg))
+
+
+def invoke(op, inputs, p, out=None, ctx=None):
+    """Run ``op`` on NDArray ``inputs`` with parsed params ``p``.
+
+    Returns an NDArray, or a list of them for ops with several visible outputs.
+    When ``out`` is given the result is written into it (an NDArray or list).
+    """
+    if inputs:
+        x0 = inputs[0]
+        ctx = x0._ctx
+        data = [x0._data]
+        for x in inputs[1:]:
+            if x._ctx is not ctx and x._ctx != ctx:
+                raise MXNetError("%s: all inputs must be on one context; got %s and %s"
+                                 % (op.name, ctx, x._ctx))
+            data.append(x._data)
+    else:
+        data = ()
+        if ctx is None:
+            ctx = p.get("ctx") or current_context()
+    xp = ctx.xp or ctx.array_module()
+    try:
+        ys = op.compute(p, xp, *data)
+    except Exception as e:
+        raise _fail(op, e) from e
+    if op.mutate:
+        for i in op.mutate:
+            v = inputs[i]._version
+            if v is not None:
+                v[0] += 1
+    if op.output_ctx is not None:
+        ctx = op.output_ctx(p)
+    if type(ys) is tuple:
+        outs = [_wrap(y, ctx) for y in ys]
+    else:
+        outs = [_wrap(ys, ctx)]
+    if op.is_view:
+        outs[0]._version = inputs[0]._share_version()
+    if _ag_state.recording and op.gradient is not None:
+        for x in inputs:
+            if x._entry is not None:
+                _record(op, p, inputs, outs)
+                break
+    nvis = op.num_visible_outputs
+    if nvis is not None or len(outs) > 1:
+        nvis = len(outs) if nvis is None else (nvis(p) if callable(nvis) else nvis)
+    else:
+        nvis = 1
+    if out is not None:
+        if isinstance(out, NDArray):
+            _write_into(out, outs[0])
+            return out
+        for o, y in zip(out, outs[:nvis]):
+            _write_into(o, y)
+        return list(out)
+    if nvis == 1:
+        return outs[0]
+    return outs[:nvis]
+
+
+# Imported last: mxlite.nd imports this module while it loads.
+import sys as _sys  # noqa: E402
+from ..autograd import _state as _ag_state, _record  # noqa: E402
+from ..nd.ndarray import NDArray, _wrap, _write_into, _bind_registry  # noqa: E402
+
+_bind_registry(_sys.modules[__name__])

@@ -1,0 +1,220 @@
+"""Elementwise unary ops: math functions, rounding, casts and identity-like ops.
+
+Each row of the table below is one op: its NumPy kernel and its gradient, one
+line each, written with mxlite ops so that they can be differentiated again.
+"""
+import math
+
+import numpy as np
+
+from ... import nd
+from ...base import parse_float, np_dtype, MXNetError
+from ..registry import register_op, Param
+from ..util import zeros_grad
+from . import special
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
+    """Register an elementwise op ``y = fwd(xp, x)`` with ``gx = grad(x, y, gy)``."""
+    def compute(p, xp, x):
+        return fwd(xp, x)
+
+    def gradient(p, x, y, gy):
+        return [grad(x[0], y[0], gy[0])]
+
+    return register_op(name, compute, gradient=gradient if grad is not None else None,
+                       saves=saves, aliases=aliases, doc=doc or "Elementwise %s." % name)
+
+
+def _float_only(name, fn):
+    def fwd(xp, x):
+        if x.dtype.kind not in "fc":
+            raise MXNetError("%s: expected a floating-point input, got %s" % (name, x.dtype))
+        return fn(xp, x)
+    return fwd
+
+
+# name, kernel, gradient(x, y, gy), which of x/y the gradient reads
+_TABLE = [
+    ("exp", lambda xp, x: xp.exp(x), lambda x, y, gy: gy * y, "y"),
+    ("expm1", lambda xp, x: xp.expm1(x), lambda x, y, gy: gy * (y + 1), "y"),
+    ("log", lambda xp, x: xp.log(x), lambda x, y, gy: gy / x, "x"),
+    ("log1p", lambda xp, x: xp.log1p(x), lambda x, y, gy: gy / (x + 1), "x"),
+    ("log2", lambda xp, x: xp.log2(x), lambda x, y, gy: gy / (x * _LN2), "x"),
+    ("log10", lambda xp, x: xp.log10(x), lambda x, y, gy: gy / (x * _LN10), "x"),
+    ("sqrt", lambda xp, x: xp.sqrt(x), lambda x, y, gy: gy * 0.5 / y, "y"),
+    ("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda x, y, gy: gy * -0.5 * y * y * y, "y"),
+    ("cbrt", lambda xp, x: xp.cbrt(x), lambda x, y, gy: gy / (3 * y * y), "y"),
+    ("rcbrt", lambda xp, x: 1 / xp.cbrt(x), lambda x, y, gy: gy * (-1.0 / 3) * y / x, "xy"),
+    ("square", lambda xp, x: xp.square(x), lambda x, y, gy: gy * 2 * x, "x"),
+    ("reciprocal", lambda xp, x: xp.reciprocal(x), lambda x, y, gy: -gy * y * y, "y"),
+    ("abs", lambda xp, x: xp.abs(x), lambda x, y, gy: gy * nd.sign(x), "x"),
+    ("negative", lambda xp, x: xp.negative(x), lambda x, y, gy: -gy, ""),
+    ("sin", lambda xp, x: xp.sin(x), lambda x, y, gy: gy * nd.cos(x), "x"),
+    ("cos", lambda xp, x: xp.cos(x), lambda x, y, gy: -gy * nd.sin(x), "x"),
+    ("tan", lambda xp, x: xp.tan(x), lambda x, y, gy: gy * (y * y + 1), "y"),
+    ("arcsin", lambda xp, x: xp.arcsin(x), lambda x, y, gy: gy * nd.rsqrt(1 - x * x), "x"),
+    ("arccos", lambda xp, x: xp.arccos(x), lambda x, y, gy: -gy * nd.rsqrt(1 - x * x), "x"),
+    ("arctan", lambda xp, x: xp.arctan(x), lambda x, y, gy: gy / (x * x + 1), "x"),
+    ("sinh", lambda xp, x: xp.sinh(x), lambda x, y, gy: gy * nd.cosh(x), "x"),
+    ("cosh", lambda xp, x: xp.cosh(x), lambda x, y, gy: gy * nd.sinh(x), "x"),
+    ("tanh", lambda xp, x: xp.tanh(x), lambda x, y, gy: gy * (1 - y * y), "y"),
+    ("arcsinh", lambda xp, x: xp.arcsinh(x), lambda x, y, gy: gy * nd.rsqrt(x * x + 1), "x"),
+    ("arccosh", lambda xp, x: xp.arccosh(x), lambda x, y, gy: gy * nd.rsqrt(x * x - 1), "x"),
+    ("arctanh", lambda xp, x: xp.arctanh(x), lambda x, y, gy: gy / (1 - x * x), "x"),
+    ("degrees", lambda xp, x: xp.degrees(x), lambda x, y, gy: gy * (180 / math.pi), ""),
+    ("radians", lambda xp, x: xp.radians(x), lambda x, y, gy: gy * (math.pi / 180), ""),
+    ("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda x, y, gy: gy * y * (1 - y), "y"),
+    ("log_sigmoid", lambda xp, x: -_softplus(xp, -x), lambda x, y, gy: gy * nd.sigmoid(-x), "x"),
+    ("softsign", lambda xp, x: x / (1 + xp.abs(x)),
+     lambda x, y, gy: gy / nd.square(1 + nd.abs(x)), "x"),
+    ("relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
+     lambda x, y, gy: gy * (y > 0), "y"),
+    ("erf", special.erf, lambda x, y, gy: gy * (2 / _SQRT_PI) * nd.exp(-x * x), "x"),
+    ("erfinv", special.erfinv, lambda x, y, gy: gy * (_SQRT_PI / 2) * nd.exp(y * y), "y"),
+    ("gamma", special.gamma, lambda x, y, gy: gy * y * nd._internal._digamma(x), "xy"),
+    ("gammaln", special.gammaln, lambda x, y, gy: gy * nd._internal._digamma(x), "x"),
+]
+
+_ROUNDING = [
+    ("round", lambda xp, x: xp.where(x >= 0, xp.floor(x + 0.5), xp.ceil(x - 0.5)).astype(x.dtype, copy=False),
+     "Round to the nearest integer, halves away from zero."),
+    ("rint", lambda xp, x: _rint(xp, x),
+     "Round to the nearest integer; halves go down (MXNet: 1.5 -> 1, -1.5 -> -2)."),
+    ("floor", lambda xp, x: xp.floor(x), "Round down."),
+    ("ceil", lambda xp, x: xp.ceil(x), "Round up."),
+    ("trunc", lambda xp, x: xp.trunc(x), "Round towards zero."),
+    ("fix", lambda xp, x: xp.trunc(x), "Round towards zero."),
+    ("sign", lambda xp, x: xp.sign(x), "The sign: -1, 0 or 1."),
+]
+
+
+def _rint(xp, x):
+    f = xp.floor(x)
+    return xp.where(x - f <= 0.5, f, f + 1).astype(x.dtype, copy=False)
+
+
+def _sigmoid(xp, x):
+    # NOTE: split by sign so that exp never overflows.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _softplus(xp, x):
+    # NOTE: log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)) never overflows.
+    return (xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+
+
+for _name, _fwd, _grad, _saves in _TABLE:
+    if _name in ("erf", "erfinv", "gamma", "gammaln"):
+        _fwd = _float_only(_name, _fwd)
+    _unary(_name, _fwd, _grad, _saves)
+
+for _name, _fwd, _doc in _ROUNDING:
+    register_op(_name, (lambda f: lambda p, xp, x: f(xp, x))(_fwd), gradient=zeros_grad,
+                saves="", doc=_doc)
+
+register_op("_digamma", lambda p, xp, x: special.digamma(xp, x), saves="",
+            doc="The digamma function (the gradient of gammaln); not differentiable.")
+
+register_op("logical_not", lambda p, xp, x: (x == 0).astype(x.dtype),
+            doc="Logical not: 1 where the input is 0, else 0 (in the input's dtype).")
+
+register_op("zeros_like", lambda p, xp, x: xp.zeros_like(x), gradient=zeros_grad, saves="",
+            doc="An array of zeros with the input's shape and dtype.")
+register_op("ones_like", lambda p, xp, x: xp.ones_like(x), gradient=zeros_grad, saves="",
+            doc="An array of ones with the input's shape and dtype.")
+
+
+def _identity_grad(p, x, y, gy):
+    return [gy[0]]
+
+
+register_op("identity", lambda p, xp, x: x.copy(), gradient=_identity_grad, saves="",
+            aliases=("_copy",), doc="A copy of the input.")
+
+
+def _block_grad(p, x, y, gy):
+    return [nd.zeros_like(gy[0])]
+
+
+register_op("BlockGrad", lambda p, xp, x: x.copy(), gradient=_block_grad, saves="",
+            aliases=("stop_gradient",),
+            doc="The input unchanged, with a zero gradient: stops gradients flowing back.")
+
+
+def _hard_sigmoid(p, xp, x):
+    return xp.clip(x * p.alpha + p.beta, 0, 1).astype(x.dtype, copy=False)
+
+
+def _hard_sigmoid_grad(p, x, y, gy):
+    z = x[0] * p.alpha + p.beta
+    return [gy[0] * p.alpha * (z > 0) * (z < 1)]
+
+
+register_op("hard_sigmoid", _hard_sigmoid, gradient=_hard_sigmoid_grad, saves="x",
+            params=[Param("alpha", parse_float, 0.2), Param("beta", parse_float, 0.5)],
+            doc="``max(0, min(1, alpha * x + beta))``.")
+
+
+def _clip(p, xp, x):
+    return xp.clip(x, p.a_min, p.a_max).astype(x.dtype, copy=False)
+
+
+def _clip_grad(p, x, y, gy):
+    return [gy[0] * (x[0] >= p.a_min) * (x[0] <= p.a_max)]
+
+
+register_op("clip", _clip, gradient=_clip_grad, saves="x",
+            params=[Param("a_min", parse_float), Param("a_max", parse_float)],
+            doc="Clip values to ``[a_min, a_max]``; the gradient is zero outside.")
+
+
+# -- casts and copies -------------------------------------------------------------
+
+def _cast(p, xp, x):
+    return x.astype(p.dtype)
+
+
+def _cast_grad(p, x, y, gy):
+    return [gy[0].astype(x[0].dtype)]
+
+
+register_op("Cast", _cast, gradient=_cast_grad, saves="", aliases=("cast",),
+            params=[Param("dtype", lambda v: np_dtype(v, "Cast"))],
+            doc="Cast to ``dtype``.")
+
+
+def _copyto(p, xp, x):
+    dst = p.ctx
+    if dst.device_typeid == 2:
+        if xp is np:
+            return dst.array_module().asarray(x)
+        with dst.array_module().cuda.Device(dst.device_id):
+            return dst.array_module().array(x, copy=True)
+    if xp is not np:
+        return x.get()
+    return x.copy()
+
+
+def _copyto_grad(p, x, y, gy):
+    return [gy[0].as_in_context(x[0].context)]
+
+
+def _parse_ctx(v):
+    from ...context import Context
+    if isinstance(v, Context):
+        return v
+    if isinstance(v, str):
+        name, _, rest = v.partition("(")
+        return Context(name, int(rest.rstrip(")") or 0))
+    raise ValueError("expected a Context, got %r" % (v,))
+
+
+register_op("_copyto", _copyto, gradient=_copyto_grad, saves="",
+            params=[Param("ctx", _parse_ctx)], output_ctx=lambda p: p.ctx,
+            doc="A copy of the input on context ``ctx``.")

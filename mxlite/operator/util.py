@@ -1,0 +1,63 @@
+"""Small helpers shared by op declarations."""
+import numpy as np
+
+from ..base import MXNetError
+
+
+def unbroadcast(gx, shape):
+    """Sum gradient ``gx`` down to ``shape`` (undo broadcasting); NDArray in, NDArray out."""
+    if gx.shape == shape:
+        return gx
+    from .. import nd
+    extra = gx.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(i + extra for i, d in enumerate(shape)
+                                       if d == 1 and gx.shape[i + extra] != 1)
+    if axes:
+        gx = nd.sum(gx, axis=axes, keepdims=True)
+    return nd.reshape(gx, shape=shape) if gx.shape != shape else gx
+
+
+def same_dtype(name, a, b):
+    if a.dtype != b.dtype:
+        raise MXNetError("%s: inputs have different dtypes %s and %s; cast one with astype()"
+                         % (name, a.dtype, b.dtype))
+
+
+def norm_axis(axis, ndim, name="axis"):
+    """An axis in [0, ndim), with MXNet's error for out-of-range values."""
+    if not -ndim <= axis < max(ndim, 1):
+        raise MXNetError("%s %d is out of range for an array of %d dimension(s)" % (name, axis, ndim))
+    return axis % ndim if ndim else 0
+
+
+def norm_axes(axis, ndim, exclude=False):
+    """Axes of a reduction as a sorted tuple: None means all; ``exclude`` inverts."""
+    if axis is None or axis == ():
+        axes = tuple(range(ndim))
+        if exclude:
+            axes = () if axis is None else axes
+        return axes
+    if isinstance(axis, int):
+        axis = (axis,)
+    axes = tuple(sorted(set(norm_axis(a, ndim) for a in axis)))
+    if exclude:
+        axes = tuple(i for i in range(ndim) if i not in axes)
+    return axes
+
+
+def zeros_grad(p, x, y, gy):
+    """Gradient rule of piecewise-constant ops (floor, sign, ...): zero for every input."""
+    from .. import nd
+    return [nd.zeros_like(xi) for xi in x]
+
+
+def as_dtype(xp, y, dtype):
+    """Cast a compute result to ``dtype`` without a copy when it already matches."""
+    return y if y.dtype == dtype else y.astype(dtype)
+
+
+FLOAT_KINDS = "fc"
+
+
+def is_float(dtype):
+    return np.dtype(dtype).kind in FLOAT_KINDS

@@ -1,0 +1,1 @@
+"""``mx.test_utils`` (filled in below by the test-utilities work)."""

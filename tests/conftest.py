@@ -1,0 +1,20 @@
+import os
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+
+REF = os.path.join(os.path.dirname(__file__), "reference")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state():
+    """Every test starts outside record/train scopes with a fixed seed."""
+    mx.autograd.set_recording(False)
+    mx.autograd.set_training(False)
+    mx.random.seed(0)
+    np.random.seed(0)
+    yield
+    mx.autograd.set_recording(False)
+    mx.autograd.set_training(False)
