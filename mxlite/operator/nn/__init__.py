@@ -1,1 +1,3 @@
 """Neural-network ops (FullyConnected, Convolution, Pooling, normalisation, losses, RNN ...)."""
+from . import (fully_connected, convolution, pooling, activation, softmax,  # noqa: F401
+               normalization, dropout, embedding, upsampling, loss, sequence, ctc, rnn)
