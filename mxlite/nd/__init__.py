@@ -7,6 +7,7 @@ appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
 from .ndarray import NDArray, array, empty
 from . import ndarray, linalg, contrib, random, _internal
 from .functions import *  # noqa: F401,F403
+from .io import save, load, load_frombuffer  # noqa: F401
 from . import register as _register_mod
 from ..operator import registry as _registry
 
