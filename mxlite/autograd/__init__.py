@@ -175,15 +175,6 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._entry = None if req == "null" else (VarNode(v, req), 0)
 
 
-def _as_list(x):
-    from ..nd.ndarray import NDArray
-    if x is None:
-        return None
-    if isinstance(x, NDArray):
-        return [x]
-    return list(x)
-
-
 def _topo_order(roots):
     """Nodes reachable from ``roots`` (parents before children)."""
     order = []
@@ -217,20 +208,32 @@ def _accumulate(table, node, index, g, n_out):
         gl[index] = gl[index] + g
 
 
-def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables=None):
-    from ..nd.ndarray import NDArray, _wrap
-    from ..nd import ones_like, zeros
+_nd = None
 
-    heads = _as_list(heads)
-    head_grads = _as_list(head_grads)
+
+def _nd_module():
+    global _nd
+    if _nd is None:
+        from .. import nd
+        _nd = nd
+    return _nd
+
+
+def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables=None):
+    nd = _nd or _nd_module()
+    NDArray = nd.NDArray
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
     if head_grads is None:
         head_grads = [None] * len(heads)
+    else:
+        head_grads = [head_grads] if isinstance(head_grads, NDArray) else list(head_grads)
     if len(head_grads) != len(heads):
         raise ValueError("backward: got %d head gradients for %d heads"
                          % (len(head_grads), len(heads)))
-    prev = (_state.recording, _state.training)
-    _state.recording = create_graph
-    _state.training = train_mode
+    st = _state
+    prev = (st.recording, st.training)
+    st.recording = create_graph
+    st.training = train_mode
     try:
         table = {}
         roots = []
@@ -244,7 +247,10 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                     "attach_grad() on the inputs you want gradients for")
             node, i = h._entry
             if g is None:
-                g = ones_like(h)
+                g = nd.ones_like(h)
+            elif not isinstance(g, NDArray):
+                raise TypeError("backward: head gradients must be NDArrays, got %s"
+                                % type(g).__name__)
             elif g.shape != h.shape:
                 raise ValueError("backward: head gradient has shape %s, expected %s (the head's "
                                  "shape)" % (g.shape, h.shape))
@@ -260,7 +266,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                                      "attach_grad() on it before recording" % k)
                 wanted.setdefault((id(v._entry[0]), v._entry[1]), []).append(k)
             results = [None] * len(variables)
-        order = _topo_order(roots)
+        order = _topo_order(roots) if len(roots) > 1 or roots[0].op is not None else roots
         for node in reversed(order):
             gl = table.pop(node, None)
             if gl is None:
@@ -273,7 +279,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                 if wanted is None:
                     _write_var_grad(node, gl[0])
                 continue
-            gxs = _node_gradient(node, gl, create_graph, retain_graph, _wrap, zeros)
+            gxs = _node_gradient(node, gl, create_graph, retain_graph)
             for entry, gx in zip(node.parents, gxs):
                 if entry is not None and gx is not None:
                     parent = entry[0]
@@ -281,14 +287,14 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         if results is not None:
             for k, r in enumerate(results):
                 if r is None:
-                    results[k] = zeros(variables[k].shape, ctx=variables[k].context,
-                                       dtype=variables[k].dtype)
+                    results[k] = nd.zeros_like(variables[k])
         return results
     finally:
-        _state.recording, _state.training = prev
+        st.recording, st.training = prev
 
 
-def _node_gradient(node, gl, create_graph, retain_graph, _wrap, zeros):
+def _node_gradient(node, gl, create_graph, retain_graph):
+    _wrap = _nd.ndarray._wrap
     op = node.op
     if node.freed:
         raise MXNetError(
@@ -309,8 +315,7 @@ def _node_gradient(node, gl, create_graph, retain_graph, _wrap, zeros):
             x._entry = entry
         for i, y in enumerate(ys):
             y._entry = (node, i)
-    gys = [g if g is not None else zeros(y.shape, ctx=node.yctx, dtype=y.dtype)
-           for g, y in zip(gl, ys)]
+    gys = [g if g is not None else _nd.zeros_like(y) for g, y in zip(gl, ys)]
     try:
         gxs = op.gradient(node.p, xs, ys, gys)
     except MXNetError as e:

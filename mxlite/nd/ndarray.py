@@ -295,6 +295,8 @@ class NDArray:
                         out=self)
             return
         try:
+            if not isinstance(value, (int, float, bool, np.generic)):
+                value = _fit_value(self._data[key].shape, value)
             self._data[key] = value
         except (ValueError, IndexError) as e:
             raise MXNetError("NDArray.__setitem__: cannot assign a value of shape %s to index "
@@ -449,6 +451,11 @@ def _index_key(key, shape):
     return key, view
 
 
+def _fit_value(target_shape, v):
+    from ..operator.tensor.indexing import fit_value
+    return fit_value(target_shape, v)
+
+
 def _index_array(k):
     a = k.asnumpy()
     if a.dtype.kind == "f":
@@ -461,8 +468,8 @@ def _index_array(k):
 def array(source_array, ctx=None, dtype=None):
     """Create an NDArray from a list, NumPy array, scalar or NDArray (a copy).
 
-    The dtype is ``dtype`` if given, else the NDArray's or NumPy array's own dtype
-    for those, else float32.
+    The dtype is ``dtype`` if given, else the source's dtype for an NDArray, else
+    float32 (NumPy arrays included, as in MXNet 1.x).
 
     Examples
     --------
@@ -475,10 +482,9 @@ def array(source_array, ctx=None, dtype=None):
         dt = np_dtype(dtype, "array") if dtype is not None else source_array._data.dtype
         src = source_array.asnumpy()
     else:
-        if isinstance(source_array, np.ndarray):
-            dt = np_dtype(dtype if dtype is not None else source_array.dtype, "array")
-        else:
-            dt = np_dtype(dtype, "array") if dtype is not None else _float32
+        # NOTE: as in MXNet 1.x, NumPy arrays of any dtype become float32 unless
+        # dtype is given (only NDArray sources keep their dtype).
+        dt = np_dtype(dtype, "array") if dtype is not None else _float32
         src = source_array
         if hasattr(src, "__cuda_array_interface__") and ctx.device_typeid != 2:
             src = src.get()

@@ -138,13 +138,12 @@ def _call(op, param_names, args, kwargs, out):
             pkw[key] = v
         else:
             named[key] = v
+    if named and not callable(op.inputs):
+        _check_unknown(op, named, op.inputs, param_names)
     p = op.parse_params(pkw)
     names = op.input_names(p)
     if named:
-        unknown = [key for key in named if key not in names]
-        if unknown:
-            raise TypeError("%s: unexpected argument %r; valid arguments are %s"
-                            % (op.name, unknown[0], ", ".join(list(names) + param_names)))
+        _check_unknown(op, named, names, param_names)
     if len(pos_inputs) > len(names):
         surplus = pos_inputs[len(names):]
         if any(s is not None for s in surplus):
@@ -164,3 +163,10 @@ def _call(op, param_names, args, kwargs, out):
             raise _bad_input(op, n, v)
         inputs.append(v)
     return invoke(op, inputs, p, out)
+
+
+def _check_unknown(op, named, input_names, param_names):
+    unknown = [key for key in named if key not in input_names]
+    if unknown:
+        raise TypeError("%s: unexpected argument %r; valid arguments are %s"
+                        % (op.name, unknown[0], ", ".join(list(input_names) + param_names)))

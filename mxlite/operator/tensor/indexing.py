@@ -1,8 +1,17 @@
-"""Indexing: ``x[key]`` and ``x[key] = v`` as recordable ops."""
+"""Indexing: ``x[key]`` and ``x[key] = v`` as recordable ops, and take, pick,
+one_hot, where, gather_nd, scatter_nd, slice, slice_axis, slice_like.
+
+Each gather has a scatter-add adjoint registered as its own op (``_backward_take``,
+``_backward_pick``, ``_backward_gather_nd``), whose gradient is the gather again,
+so gradients of any order work.
+"""
 import numpy as np
 
-from ..registry import register_op, Params, invoke
-from ..util import unbroadcast
+from ... import nd
+from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_shape,
+                     parse_opt_shape, parse_dtype, optional)
+from ..registry import register_op, Param, Params, invoke
+from ..util import unbroadcast, norm_axis
 
 
 def _is_advanced(key):
@@ -56,9 +65,18 @@ _GETITEM_BWD = register_op("_getitem_backward", _getitem_backward, gradient=_get
                            saves="", doc="Scatter-add ``gy`` into zeros at ``key``.")
 
 
+def fit_value(target_shape, v):
+    """Shape value ``v`` for assignment to a slot of ``target_shape``: same-size values
+    are reshaped (MXNet assigns a (1,) array to a scalar slot); others broadcast."""
+    if v.shape != target_shape and v.size == int(np.prod(target_shape)):
+        return v.reshape(target_shape)
+    return v
+
+
 def _setitem(p, xp, x, v=None):
     y = x.copy()
-    y[_dev_key(xp, p.key)] = p.scalar if v is None else v
+    key = _dev_key(xp, p.key)
+    y[key] = p.scalar if v is None else fit_value(y[key].shape, v)
     return y
 
 
@@ -82,3 +100,307 @@ _SETITEM = register_op("_setitem", _setitem, gradient=_setitem_grad, saves="",
                        inputs=lambda p: ("data",) if p.scalar is not None else ("data", "value"),
                        doc="A copy of ``x`` with ``x[key] = value`` (used by NDArray "
                            "assignment under autograd).")
+
+
+# -- take, pick and their scatter-add adjoints ----------------------------------
+
+_MODES = ("clip", "wrap", "raise")
+
+
+def _parse_mode(v):
+    v = parse_str(v)
+    if v not in _MODES:
+        raise ValueError("expected one of %s" % ", ".join(_MODES))
+    return v
+
+
+def _int_index(xp, idx, n, mode, what):
+    """Integer positions in ``[0, n)`` from float or int ``idx`` by ``mode``.
+
+    MXNet truncates float indices towards zero before clipping or wrapping.
+    """
+    i = idx.astype(np.int64) if idx.dtype.kind != "i" or idx.dtype != np.int64 else idx
+    if mode == "clip":
+        return xp.clip(i, 0, n - 1)
+    if mode == "wrap":
+        return xp.mod(i, n)
+    if i.size and (int(i.min()) < -n or int(i.max()) >= n):
+        raise IndexError("%s: an index is out of bounds for an axis of size %d (mode='raise')"
+                         % (what, n))
+    return xp.mod(i, n)
+
+
+def _take(p, xp, a, idx):
+    axis = norm_axis(p.axis, a.ndim)
+    if a.shape[axis] == 0:
+        raise MXNetError("cannot take from an empty axis %d of shape %s" % (axis, a.shape))
+    i = _int_index(xp, idx, a.shape[axis], p.mode, "take")
+    return xp.take(a, i, axis=axis)
+
+
+def _take_grad(p, x, y, gy):
+    a, idx = x
+    op = _TAKE_BWD
+    return [invoke(op, (gy[0], idx), Params(op, {"axis": p.axis, "mode": p.mode,
+                                                 "shape": a.shape})), None]
+
+
+def _take_backward(p, xp, gy, idx):
+    axis = norm_axis(p.axis, len(p.shape))
+    i = _int_index(xp, idx, p.shape[axis], p.mode, "take")
+    gx = xp.zeros(p.shape, gy.dtype)
+    # Move the taken axis to the front so that one add.at scatters every slice.
+    gxm = xp.moveaxis(gx, axis, 0)
+    gym = xp.moveaxis(gy, list(range(axis, axis + i.ndim)), list(range(i.ndim)))
+    xp.add.at(gxm, i, gym)
+    return gx
+
+
+def _take_backward_grad(p, x, y, gy):
+    op = _TAKE
+    return [invoke(op, (gy[0], x[1]), Params(op, {"axis": p.axis, "mode": p.mode})), None]
+
+
+_TAKE_PARAMS = [Param("axis", parse_int, 0, "The axis to take along."),
+                Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip', 'wrap' or "
+                      "'raise'.")]
+_TAKE = register_op("take", _take, inputs=("a", "indices"), gradient=_take_grad, saves="x",
+                    params=_TAKE_PARAMS,
+                    doc="Slices of ``a`` along ``axis`` at ``indices`` (float indices are "
+                        "truncated).\n\n>>> mx.nd.take(mx.nd.array([[1, 2], [3, 4]]), "
+                        "mx.nd.array([1]))  # [[3. 4.]]")
+_TAKE_BWD = register_op("_backward_take", _take_backward, inputs=("ograd", "indices"),
+                        gradient=_take_backward_grad, saves="x",
+                        params=_TAKE_PARAMS + [Param("shape", parse_shape, doc="Input shape.")],
+                        doc="Scatter-add ``ograd`` into zeros of ``shape`` at ``indices`` along "
+                            "``axis`` (the adjoint of take).")
+
+
+def _pick_index(p, xp, shape, idx):
+    axis = norm_axis(p.axis, len(shape))
+    want = shape[:axis] + shape[axis + 1:]
+    if idx.shape != want and idx.shape != shape[:axis] + (1,) + shape[axis + 1:]:
+        raise MXNetError("index has shape %s, expected %s for data of shape %s and axis=%d"
+                         % (idx.shape, want, shape, p.axis))
+    i = _int_index(xp, idx.reshape(want), shape[axis], p.mode, "pick")
+    return axis, xp.expand_dims(i, axis)
+
+
+def _pick(p, xp, x, idx):
+    axis, i = _pick_index(p, xp, x.shape, idx)
+    y = xp.take_along_axis(x, i, axis=axis)
+    return y if p.keepdims else y.reshape(y.shape[:axis] + y.shape[axis + 1:] or (1,))
+
+
+def _pick_grad(p, x, y, gy):
+    op = _PICK_BWD
+    return [invoke(op, (gy[0], x[1]), Params(op, dict(p.items(), shape=x[0].shape))), None]
+
+
+def _pick_backward(p, xp, gy, idx):
+    axis, i = _pick_index(p, xp, p.shape, idx)
+    gx = xp.zeros(p.shape, gy.dtype)
+    xp.put_along_axis(gx, i, gy.reshape(i.shape), axis=axis)
+    return gx
+
+
+def _pick_backward_grad(p, x, y, gy):
+    op = _PICK
+    g = invoke(op, (gy[0], x[1]), Params(op, {k: v for k, v in p.items() if k != "shape"}))
+    return [g.reshape(x[0].shape), None]
+
+
+_PICK_PARAMS = [Param("axis", parse_int, -1, "The axis to pick along."),
+                Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
+                Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip' or 'wrap'.")]
+_PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad, saves="x",
+                    params=_PICK_PARAMS,
+                    doc="One element per position along ``axis``: ``y[i] = x[i, index[i]]`` "
+                        "for 2-D data and axis=-1.\n\n>>> mx.nd.pick(mx.nd.array([[1, 2], "
+                        "[3, 4]]), mx.nd.array([1, 0]))  # [2. 3.]")
+_PICK_BWD = register_op("_backward_pick", _pick_backward, inputs=("ograd", "index"),
+                        gradient=_pick_backward_grad, saves="x",
+                        params=_PICK_PARAMS + [Param("shape", parse_shape, doc="Input shape.")],
+                        doc="Zeros of ``shape`` with ``ograd`` at the picked positions.")
+
+
+# -- one_hot, where -------------------------------------------------------------
+
+def _one_hot(p, xp, idx):
+    if p.depth <= 0:
+        raise MXNetError("depth must be positive, got %d" % p.depth)
+    i = idx.astype(np.int64)
+    # Out-of-range indices (negative included) give a row of off_value, as in MXNet.
+    hit = i[..., None] == xp.arange(p.depth)
+    return xp.where(hit, p.on_value, p.off_value).astype(p.dtype)
+
+
+register_op("one_hot", _one_hot, inputs=("indices",),
+            params=[Param("depth", parse_int, doc="The length of each one-hot vector."),
+                    Param("on_value", parse_float, 1.0, "The value at the index."),
+                    Param("off_value", parse_float, 0.0, "The value elsewhere."),
+                    Param("dtype", parse_dtype, np.dtype(np.float32), "The output dtype.")],
+            doc="One-hot vectors of length ``depth``; out-of-range indices give all "
+                "``off_value``.\n\n>>> mx.nd.one_hot(mx.nd.array([1, 0]), 2)  # [[0. 1.] [1. 0.]]")
+
+
+def _cond_for(cond, x):
+    if cond.shape == x.shape:
+        return cond
+    if cond.ndim == 1 and x.ndim >= 1 and cond.shape[0] == x.shape[0]:
+        return cond.reshape(cond.shape + (1,) * (x.ndim - 1))
+    raise MXNetError("condition has shape %s; expected the shape of x %s, or a 1-D array of "
+                     "length %d (x.shape[0]) to select rows" % (cond.shape, x.shape,
+                                                                x.shape[0] if x.ndim else 0))
+
+
+def _where(p, xp, cond, x, y):
+    if x.shape != y.shape:
+        raise MXNetError("x and y must have the same shape, got %s and %s" % (x.shape, y.shape))
+    if x.dtype != y.dtype:
+        raise MXNetError("x and y must have the same dtype, got %s and %s" % (x.dtype, y.dtype))
+    return xp.where(_cond_for(cond, x) != 0, x, y)
+
+
+def _where_grad(p, x, y, gy):
+    cond, a = x[0], x[1]
+    c = cond.reshape(_cond_for(cond._data, a._data).shape) if cond.shape != a.shape else cond
+    c = nd.broadcast_to(c, shape=a.shape) if c.shape != a.shape else c
+    zero = nd.zeros_like(gy[0])
+    return [None, nd.where(c, gy[0], zero), nd.where(c, zero, gy[0])]
+
+
+register_op("where", _where, inputs=("condition", "x", "y"), gradient=_where_grad, saves="x",
+            doc="Elements of ``x`` where ``condition`` is non-zero, else of ``y``. A 1-D "
+                "``condition`` selects whole rows (``x.shape[0]`` entries).")
+
+
+# -- gather_nd, scatter_nd -------------------------------------------------------
+
+def _nd_key(xp, idx, shape, what):
+    m = idx.shape[0] if idx.ndim else 0
+    if idx.ndim == 0 or m > len(shape):
+        raise MXNetError("indices must have shape (M, ...) with M <= data.ndim (%d), got %s"
+                         % (len(shape), idx.shape))
+    i = idx.astype(np.int64)
+    for k in range(m):
+        n = shape[k]
+        if i.size and (int(i[k].min()) < -n or int(i[k].max()) >= n):
+            raise IndexError("%s: index out of bounds for dimension %d of size %d"
+                             % (what, k, n))
+    return tuple(i[k] for k in range(m))
+
+
+def _gather_nd(p, xp, x, idx):
+    return x[_nd_key(xp, idx, x.shape, "gather_nd")]
+
+
+def _gather_nd_grad(p, x, y, gy):
+    op = _SCATTER_ADD
+    return [invoke(op, (gy[0], x[1]), Params(op, {"shape": x[0].shape})), None]
+
+
+def _scatter_nd_add(p, xp, v, idx):
+    gx = xp.zeros(p.shape, v.dtype)
+    xp.add.at(gx, _nd_key(xp, idx, p.shape, "scatter_nd"), v)
+    return gx
+
+
+def _scatter_nd(p, xp, v, idx):
+    # NOTE: with duplicate indices the last write wins here; MXNet leaves it undefined.
+    y = xp.zeros(p.shape, v.dtype)
+    y[_nd_key(xp, idx, p.shape, "scatter_nd")] = v
+    return y
+
+
+def _scatter_grad(p, x, y, gy):
+    return [nd.gather_nd(gy[0], x[1]), None]
+
+
+register_op("gather_nd", _gather_nd, inputs=("data", "indices"), gradient=_gather_nd_grad,
+            saves="x",
+            doc="``y[j...] = data[indices[0, j...], ..., indices[M-1, j...]]``: indices of "
+                "shape (M, ...) address the first M axes of ``data``.")
+_SCATTER_ADD = register_op("_backward_gather_nd", _scatter_nd_add, inputs=("data", "indices"),
+                           gradient=_scatter_grad, saves="x",
+                           params=[Param("shape", parse_shape, doc="The output shape.")],
+                           doc="Scatter-add ``data`` into zeros of ``shape`` (duplicates add).")
+register_op("scatter_nd", _scatter_nd, inputs=("data", "indices"), gradient=_scatter_grad,
+            saves="x", params=[Param("shape", parse_shape, doc="The output shape.")],
+            doc="Zeros of ``shape`` with ``data`` written at ``indices`` (the inverse of "
+                "gather_nd).")
+
+
+# -- slice, slice_axis, slice_like ------------------------------------------------
+
+def _slice_key(p, ndim):
+    begin, end = p.begin, p.end
+    step = p.step or ()
+    if len(begin) != len(end) or len(begin) > ndim or (step and len(step) != len(begin)):
+        raise MXNetError("begin %s, end %s and step %s must have equal lengths of at most "
+                         "data.ndim (%d)" % (begin, end, step or "()", ndim))
+    key = []
+    for k in range(len(begin)):
+        s = step[k] if step and step[k] is not None else 1
+        if s == 0:
+            raise MXNetError("step must not be 0 (axis %d)" % k)
+        key.append(slice(begin[k], end[k], s))
+    return tuple(key)
+
+
+def _sliced(xp, x, key):
+    # A copy: MXNet's slice never aliases its input.
+    return x[key].copy()
+
+
+def _slice_grad_for(key_fn):
+    def gradient(p, x, y, gy):
+        op = _GETITEM_BWD
+        key = key_fn(p, x[0].shape, x)
+        gx = invoke(op, (gy[0],), Params(op, {"key": key, "shape": x[0].shape}))
+        return [gx] + [None] * (len(x) - 1)
+    return gradient
+
+
+register_op("slice", lambda p, xp, x: _sliced(xp, x, _slice_key(p, x.ndim)),
+            gradient=_slice_grad_for(lambda p, shape, x: _slice_key(p, len(shape))), saves="",
+            aliases=("crop",),
+            params=[Param("begin", parse_opt_shape, doc="Start per axis (None: from the edge)."),
+                    Param("end", parse_opt_shape, doc="Stop per axis (None: to the edge)."),
+                    Param("step", parse_opt_shape, (), "Step per axis (None or empty: 1).")],
+            doc="``x[begin0:end0:step0, begin1:end1:step1, ...]`` with Python's rules for "
+                "negative and out-of-range values.")
+
+
+def _axis_key(p, shape):
+    axis = norm_axis(p.axis, len(shape))
+    return (slice(None),) * axis + (slice(p.begin, p.end),)
+
+
+register_op("slice_axis", lambda p, xp, x: _sliced(xp, x, _axis_key(p, x.shape)),
+            gradient=_slice_grad_for(lambda p, shape, x: _axis_key(p, shape)), saves="",
+            params=[Param("axis", parse_int, doc="The axis to slice."),
+                    Param("begin", parse_int, doc="Start (negative counts from the end)."),
+                    Param("end", optional(parse_int), doc="Stop; None slices to the end.")],
+            doc="``x[..., begin:end, ...]`` along one ``axis``.")
+
+
+def _like_key(p, shape, like):
+    if len(like) != len(shape):
+        raise MXNetError("shape_like has %d dimensions but data has %d"
+                         % (len(like), len(shape)))
+    axes = range(len(shape)) if not p.axes else [norm_axis(a, len(shape)) for a in p.axes]
+    key = [slice(None)] * len(shape)
+    for a in axes:
+        if like[a] > shape[a]:
+            raise MXNetError("shape_like dimension %d (%d) exceeds data's (%d)"
+                             % (a, like[a], shape[a]))
+        key[a] = slice(0, like[a])
+    return tuple(key)
+
+
+register_op("slice_like", lambda p, xp, x, like: _sliced(xp, x, _like_key(p, x.shape, like.shape)),
+            inputs=("data", "shape_like"),
+            gradient=_slice_grad_for(lambda p, shape, x: _like_key(p, shape, x[1].shape)),
+            saves="", params=[Param("axes", parse_shape, (), "Axes to slice; all if empty.")],
+            doc="The leading corner of ``data`` with the shape of ``shape_like`` on ``axes``.")
