@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, prod, max, min, nansum, nanprod.
+"""Reductions over axes: sum, mean, prod, max, min, nansum, nanprod, norm,
+argmax, argmin, argmax_channel and moments.
 
 ``axis`` is None (all), an int or a tuple; ``exclude=True`` reduces over every
 axis *not* listed. Gradients broadcast ``gy`` back over the reduced axes.
@@ -6,9 +7,10 @@ axis *not* listed. Gradients broadcast ``gy`` back over the reduced axes.
 import numpy as np
 
 from ... import nd
-from ...base import parse_axis, parse_bool
+from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, parse_dtype,
+                     optional)
 from ..registry import register_op, Param
-from ..util import norm_axes
+from ..util import norm_axes, norm_axis
 
 REDUCE_PARAMS = [Param("axis", parse_axis, None, "Axis or axes to reduce; all if None."),
                  Param("keepdims", parse_bool, False, "Keep reduced axes with size 1."),
@@ -76,3 +78,116 @@ _reduction("max", lambda xp, x, a: xp.max(x, axis=a) if x.size else xp.zeros(())
 _reduction("min", lambda xp, x, a: xp.min(x, axis=a) if x.size else xp.zeros(()),
            lambda x, y, gy, a: expand_to(gy, x.shape, a) * _arg_eq(x, y, a), "xy",
            aliases=("min_axis",), doc="Minimum over the given axes.")
+
+
+# -- norm ---------------------------------------------------------------------
+
+def _norm_axes(p, ndim):
+    return norm_axes(p.axis, ndim)
+
+
+def _norm(p, xp, x):
+    if p.ord not in (1, 2):
+        raise MXNetError("ord must be 1 or 2, got %d" % p.ord)
+    axes = _norm_axes(p, x.ndim)
+    if p.ord == 1:
+        y = xp.sum(xp.abs(x), axis=axes)
+    else:
+        # NOTE: accumulate the squares in float64 for float16/float32, so that large
+        # inputs do not overflow and the result matches MXNet's accumulation type.
+        acc = x.astype(np.float64) if x.dtype.kind == "f" and x.itemsize < 8 else x
+        y = xp.sqrt(xp.sum(acc * acc, axis=axes))
+    dt = x.dtype if p.out_dtype is None else p.out_dtype
+    return _finish(y.astype(dt, copy=False), x.shape, axes, p.keepdims)
+
+
+def _norm_grad(p, x, y, gy):
+    x, y, gy = x[0], y[0], gy[0]
+    axes = _norm_axes(p, x.ndim)
+    g = expand_to(gy, x.shape, axes)
+    if p.ord == 1:
+        return [g * nd.sign(x)]
+    # NOTE: the norm is not differentiable at 0; MXNet returns NaN there, mxlite
+    # returns the zero subgradient.
+    yb = expand_to(y, x.shape, axes)
+    safe = nd.where(yb == 0, nd.ones_like(yb), yb)
+    return [g * x / safe * (yb != 0)]
+
+
+register_op("norm", _norm, gradient=_norm_grad, saves="xy",
+            params=[Param("ord", parse_int, 2, "1 (sum of absolute values) or 2 (Euclidean)."),
+                    Param("axis", parse_axis, None, "Axis or axes to reduce; all if None."),
+                    Param("out_dtype", parse_dtype, None, "The output dtype; the input's if None."),
+                    Param("keepdims", parse_bool, False, "Keep reduced axes with size 1.")],
+            doc="The L1 or L2 norm over ``axis`` (all axes when None).\n\n"
+                "Unlike MXNet, the gradient of the L2 norm at 0 is 0 (MXNet gives NaN).")
+
+
+# -- argmax, argmin, argmax_channel ---------------------------------------------
+
+def _arg_reduce(kernel):
+    def compute(p, xp, x):
+        if p.axis is None:
+            y = kernel(x.reshape(-1), axis=0).reshape(1)
+            if p.keepdims:
+                y = y.reshape((1,) * x.ndim)
+        else:
+            axis = norm_axis(p.axis, x.ndim)
+            if x.shape[axis] == 0:
+                raise MXNetError("cannot take the arg-extreme of an empty axis %d of shape %s"
+                                 % (axis, x.shape))
+            y = kernel(x, axis=axis)
+            y = y.reshape(reduced_shape(x.shape, (axis,))) if p.keepdims else y
+            if y.ndim == 0:
+                y = y.reshape(1)
+        # MXNet returns the indices as floats in the input dtype.
+        return y.astype(x.dtype)
+    return compute
+
+
+_ARG_PARAMS = [Param("axis", optional(parse_int), None, "The axis; the flattened array if None."),
+               Param("keepdims", parse_bool, False, "Keep the reduced axis with size 1.")]
+register_op("argmax", _arg_reduce(lambda x, axis: x.argmax(axis=axis)), params=_ARG_PARAMS,
+            doc="Indices of the maxima along ``axis`` (as floats in the input dtype).\n\n"
+                ">>> mx.nd.argmax(mx.nd.array([[1, 5], [7, 2]]), axis=1)  # [1. 0.]")
+register_op("argmin", _arg_reduce(lambda x, axis: x.argmin(axis=axis)), params=_ARG_PARAMS,
+            doc="Indices of the minima along ``axis`` (as floats in the input dtype).")
+register_op("argmax_channel", lambda p, xp, x: x.argmax(axis=-1).astype(x.dtype).reshape(
+                x.shape[:-1] or (1,)),
+            doc="Indices of the maxima along the last axis (as floats in the input dtype).")
+
+
+# -- moments --------------------------------------------------------------------
+
+def _moments_axes(p, ndim):
+    if not p.axes:
+        raise MXNetError("axes is required: pass every axis, e.g. axes=%s, for global moments"
+                         % (tuple(range(ndim)),))
+    return norm_axes(p.axes, ndim)
+
+
+def _moments(p, xp, x):
+    axes = _moments_axes(p, x.ndim)
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    d = x - mean
+    var = xp.mean(d * d, axis=axes, keepdims=True)
+    if not p.keepdims:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes) or (1,)
+        mean, var = mean.reshape(shape), var.reshape(shape)
+    return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
+
+
+def _moments_grad(p, x, y, gy):
+    x = x[0]
+    axes = _moments_axes(p, x.ndim)
+    n = max(1, int(np.prod([x.shape[i] for i in axes])))
+    mean = expand_to(y[0], x.shape, axes)
+    gx = (expand_to(gy[0], x.shape, axes) + expand_to(gy[1], x.shape, axes) * 2 * (x - mean)) / n
+    return [gx]
+
+
+register_op("moments", _moments, gradient=_moments_grad, saves="xy", num_outputs=2,
+            output_names=("mean", "var"),
+            params=[Param("axes", optional(parse_shape), None, "The axes to reduce (required)."),
+                    Param("keepdims", parse_bool, False, "Keep reduced axes with size 1.")],
+            doc="The mean and the (population) variance over ``axes``: two outputs.")
