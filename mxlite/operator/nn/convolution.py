@@ -1,1 +1,364 @@
-"""(being written)"""
+"""Convolution and Deconvolution (1-D, 2-D, 3-D, grouped, dilated).
+
+The kernels are im2col on a strided view of the padded input and one batched
+matmul over the groups; Deconvolution scatters back with one strided add per
+kernel offset (never a Python loop over pixels). The gradients are themselves
+registered ops, so gradient penalties differentiate through them:
+
+- the data gradient of Convolution is a Deconvolution, and vice versa;
+- the weight gradient of both is ``_conv_weight_grad(data, grad)``, whose own
+  gradient is a Deconvolution (for ``data``) and a Convolution (for ``grad``).
+"""
+import itertools
+
+import numpy as np
+
+from ... import nd
+from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
+from ..registry import register_op, Param
+
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+# -- geometry ------------------------------------------------------------------------
+
+def _tuple(v, n, fill):
+    """``v`` as an n-tuple; empty means ``fill`` everywhere."""
+    return tuple(v) if v else (fill,) * n
+
+
+def geometry(p, nsp, name):
+    """(kernel, stride, dilate, pad) as n-tuples, checked against the data's rank."""
+    kernel = tuple(p.kernel)
+    if len(kernel) != nsp:
+        raise MXNetError("%s: kernel=%s has %d dimension(s), expected %d for %d-D data "
+                         "(layout %s)" % (name, kernel, len(kernel), nsp, nsp + 2,
+                                          _LAYOUTS.get(nsp, "?")))
+    if any(k <= 0 for k in kernel):
+        raise MXNetError("%s: kernel=%s must be positive" % (name, kernel))
+    out = [kernel]
+    for arg, fill in (("stride", 1), ("dilate", 1), ("pad", 0)):
+        v = _tuple(getattr(p, arg), nsp, fill)
+        if len(v) != nsp:
+            raise MXNetError("%s: %s=%s has %d dimension(s), expected %d like kernel=%s"
+                             % (name, arg, v, len(v), nsp, kernel))
+        if arg != "pad" and any(e <= 0 for e in v):
+            raise MXNetError("%s: %s=%s must be positive" % (name, arg, v))
+        out.append(v)
+    return tuple(out)
+
+
+def conv_out_size(name, size, kernel, stride, dilate, pad):
+    """Output spatial size of a convolution; an error when the kernel does not fit."""
+    out = []
+    for i, (n, k, s, d, q) in enumerate(zip(size, kernel, stride, dilate, pad)):
+        dk = d * (k - 1) + 1
+        if n + 2 * q < dk:
+            raise MXNetError("%s: kernel=%s (dilated size %d) is larger than the padded input "
+                             "(size %d + 2*%d) in spatial dimension %d"
+                             % (name, kernel, dk, n, q, i))
+        out.append((n + 2 * q - dk) // s + 1)
+    return tuple(out)
+
+
+def pad_spatial(xp, x, before, after=None, value=0):
+    """Pad the spatial axes (2:) of ``x``; no copy when there is nothing to pad."""
+    after = before if after is None else after
+    if not any(before) and not any(after):
+        return x
+    widths = [(0, 0), (0, 0)] + [(b, a) for b, a in zip(before, after)]
+    return xp.pad(x, widths, mode="constant", constant_values=value)
+
+
+def windows(xp, x, kernel, stride, dilate, out, groups=1):
+    """A strided view (N, G, C/G, *out, *kernel) of the padded input ``x``: no copy."""
+    n, c = x.shape[:2]
+    st = x.strides
+    nsp = len(kernel)
+    shape = (n, groups, c // groups) + tuple(out) + tuple(kernel)
+    strides = ((st[0], st[1] * (c // groups), st[1])
+               + tuple(st[2 + i] * stride[i] for i in range(nsp))
+               + tuple(st[2 + i] * dilate[i] for i in range(nsp)))
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _im2col(xp, x, kernel, stride, dilate, pad, groups, out):
+    """Columns (G, N*L, C/G*K) of the padded input, L = prod(out), K = prod(kernel)."""
+    nsp = len(kernel)
+    v = windows(xp, pad_spatial(xp, x, pad), kernel, stride, dilate, out, groups)
+    # (N, G, Cg, *out, *k) -> (G, N, *out, Cg, *k)
+    perm = (1, 0) + tuple(range(3, 3 + nsp)) + (2,) + tuple(range(3 + nsp, 3 + 2 * nsp))
+    g, cg = groups, x.shape[1] // groups
+    return xp.transpose(v, perm).reshape(g, -1, cg * int(np.prod(kernel)))
+
+
+def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
+    """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
+    out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)
+    f = w.shape[0]
+    wm = w.reshape(groups, f // groups, -1)
+    y = xp.matmul(cols, xp.swapaxes(wm, 1, 2))            # (G, N*L, Fg)
+    n = x.shape[0]
+    y = y.reshape((groups, n, int(np.prod(out)), f // groups))
+    y = xp.transpose(y, (1, 0, 3, 2)).reshape((n, f) + out)
+    return xp.ascontiguousarray(y)
+
+
+def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
+    """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
+    out = gy.shape[2:]
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)
+    n, f = gy.shape[:2]
+    g = gy.reshape(n, groups, f // groups, -1)
+    g = xp.transpose(g, (1, 2, 0, 3)).reshape(groups, f // groups, -1)   # (G, Fg, N*L)
+    gw = xp.matmul(g, cols)                                   # (G, Fg, Cg*K)
+    return gw.reshape((f, x.shape[1] // groups) + tuple(kernel))
+
+
+def deconv_out_size(name, size, kernel, stride, dilate, pad, adj):
+    out = tuple((n - 1) * s + d * (k - 1) + 1 + a - 2 * q
+                for n, k, s, d, q, a in zip(size, kernel, stride, dilate, pad, adj))
+    if any(o <= 0 for o in out):
+        raise MXNetError("%s: output size %s is not positive for input size %s, kernel=%s, "
+                         "stride=%s, pad=%s" % (name, out, tuple(size), kernel, stride, pad))
+    return out
+
+
+def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
+    """Grouped N-D transposed convolution of ``x`` (N, Cin, *S) with ``w`` (Cin, F/G, *k)."""
+    n, cin = x.shape[:2]
+    size = x.shape[2:]
+    nsp = len(kernel)
+    fg = w.shape[1]
+    kk = int(np.prod(kernel))
+    out = deconv_out_size("Deconvolution", size, kernel, stride, dilate, pad, adj)
+    xm = x.reshape(n, groups, cin // groups, -1)
+    xm = xp.transpose(xm, (1, 0, 3, 2)).reshape(groups, -1, cin // groups)   # (G, N*L, Cg)
+    wm = w.reshape(groups, cin // groups, fg * kk)
+    cols = xp.matmul(xm, wm)                                # (G, N*L, Fg*K)
+    cols = cols.reshape((groups, n) + tuple(size) + (fg,) + tuple(kernel))
+    perm = (1, 0, 2 + nsp) + tuple(range(2, 2 + nsp)) + tuple(range(3 + nsp, 3 + 2 * nsp))
+    cols = xp.transpose(cols, perm).reshape((n, groups * fg) + tuple(size) + tuple(kernel))
+    full = tuple(o + 2 * q for o, q in zip(out, pad))
+    y = xp.zeros((n, groups * fg) + full, dtype=x.dtype)
+    # NOTE: one strided add per kernel offset (col2im); offsets never overlap
+    # within one add, so plain += is exact.
+    for off in itertools.product(*[range(k) for k in kernel]):
+        dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
+                    for o, d, s, m in zip(off, dilate, stride, size))
+        # with adj, the window may reach past the buffer only when pad < 0 (not allowed)
+        y[(slice(None), slice(None)) + dst] += cols[(Ellipsis,) + off]
+    crop = tuple(slice(q, q + o) for q, o in zip(pad, out))
+    return xp.ascontiguousarray(y[(slice(None), slice(None)) + crop])
+
+
+# -- Convolution ----------------------------------------------------------------------
+
+def _common_params(no_bias_default):
+    return [
+        Param("kernel", parse_shape, doc="Kernel size (1, 2 or 3 dims)."),
+        Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty."),
+        Param("dilate", parse_shape, (), "Dilation per spatial dim; 1 if empty."),
+        Param("pad", parse_shape, (), "Zero padding per spatial dim; 0 if empty."),
+        Param("num_filter", parse_int, doc="Number of output channels."),
+        Param("num_group", parse_int, 1, "Number of groups (channels split evenly)."),
+        Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB)."),
+        Param("no_bias", parse_bool, no_bias_default, "Whether to leave out the bias."),
+        Param("cudnn_tune", optional(parse_str), None, "Ignored."),
+        Param("cudnn_off", parse_bool, False, "Ignored."),
+        Param("layout", optional(parse_str), None, "NCW, NCHW or NCDHW (channels first)."),
+    ]
+
+
+def _check_layout(name, p, ndim):
+    if ndim < 3 or ndim > 5:
+        raise MXNetError("%s: data must be 3-D, 4-D or 5-D (N, C, spatial...), got %d-D"
+                         % (name, ndim))
+    if p.layout is not None and p.layout != _LAYOUTS[ndim - 2]:
+        raise MXNetError("%s: layout=%r is not supported for %d-D data; mxlite supports the "
+                         "channels-first layout %s (transpose the data first)"
+                         % (name, p.layout, ndim, _LAYOUTS[ndim - 2]))
+
+
+def _check_groups(name, p, channels, what):
+    g = p.num_group
+    if g <= 0 or channels % g or p.num_filter % g:
+        raise MXNetError("%s: num_group=%d must divide the %s (%d) and num_filter (%d)"
+                         % (name, g, what, channels, p.num_filter))
+
+
+def _shape_error(name, arg, got, want, data_shape, p):
+    return MXNetError("%s: %s has shape %s, expected %s for data of shape %s, kernel=%s, "
+                      "num_filter=%d and num_group=%d"
+                      % (name, arg, tuple(got), tuple(want), tuple(data_shape), tuple(p.kernel),
+                         p.num_filter, p.num_group))
+
+
+def _conv_weight_shape(p, dshape):
+    return (p.num_filter, dshape[1] // p.num_group) + tuple(p.kernel)
+
+
+def _check_inputs(name, p, x, w, b, weight_shape):
+    want = weight_shape(p, x.shape)
+    if tuple(w.shape) != want:
+        raise _shape_error(name, "weight", w.shape, want, x.shape, p)
+    if b is not None and tuple(b.shape) != (p.num_filter,):
+        raise _shape_error(name, "bias", b.shape, (p.num_filter,), x.shape, p)
+
+
+def _add_bias(y, b):
+    return y + b.reshape((1, -1) + (1,) * (y.ndim - 2)) if b is not None else y
+
+
+def _conv_compute(p, xp, x, w, b=None):
+    _check_layout("Convolution", p, x.ndim)
+    kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "Convolution")
+    _check_groups("Convolution", p, x.shape[1], "input channels")
+    _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
+    y = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group)
+    return _add_bias(y, b).astype(x.dtype, copy=False)
+
+
+def _bias_grad(gy):
+    return nd.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
+
+
+def _adj_for(size, out, kernel, stride, dilate, pad):
+    """The Deconvolution ``adj`` that maps ``out`` back to exactly ``size``."""
+    return tuple(n + 2 * q - ((o - 1) * s + d * (k - 1) + 1)
+                 for n, o, k, s, d, q in zip(size, out, kernel, stride, dilate, pad))
+
+
+def _conv_grad(p, x, y, gy):
+    data, w = x[0], x[1]
+    g = gy[0]
+    kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "Convolution")
+    adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
+    gx = nd.Deconvolution(g, w, kernel=kernel, stride=stride, dilate=dilate, pad=pad, adj=adj,
+                          num_filter=data.shape[1], num_group=p.num_group, no_bias=True)
+    gw = nd._internal._conv_weight_grad(data, g, kernel=kernel, stride=stride, dilate=dilate,
+                                        pad=pad, num_group=p.num_group)
+    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g)])
+
+
+def _infer_weights(name, weight_shape, channel_what):
+    """An infer_shape rule filling weight (and bias) from the data shape."""
+    def rule(p, shapes):
+        shapes = list(shapes)
+        d = shapes[0]
+        if d is None or len(d) < 2 or d[1] == 0:
+            return shapes
+        _check_groups(name, p, d[1], channel_what)
+        want = weight_shape(p, d)
+        for i, (arg, shape) in enumerate((("weight", want), ("bias", (p.num_filter,))), 1):
+            if i >= len(shapes):
+                break
+            got = shapes[i]
+            if got is None or 0 in got or len(got) == 0:
+                shapes[i] = shape
+            elif tuple(got) != shape:
+                raise _shape_error(name, arg, got, shape, d, p)
+        return shapes
+    return rule
+
+
+register_op("Convolution", _conv_compute, gradient=_conv_grad, saves="x",
+            inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
+            params=_common_params(False),
+            infer_shape=_infer_weights("Convolution", _conv_weight_shape, "input channels"),
+            doc="Convolution (cross-correlation) over 1, 2 or 3 spatial dims, channels first. "
+                "``weight`` has shape ``(num_filter, C / num_group, *kernel)``.")
+
+
+# -- the weight gradient as an op ------------------------------------------------------
+
+def _wgrad_compute(p, xp, x, g):
+    kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "_conv_weight_grad")
+    return conv_weight_grad(xp, x, g, kernel, stride, dilate, pad, p.num_group)
+
+
+def _wgrad_grad(p, x, y, gy):
+    # gw = W(data, grad) is bilinear: <W(a, g), H> = <conv(a, H), g> = <a, deconv(g, H)>.
+    data, g = x
+    h = gy[0]
+    kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "_conv_weight_grad")
+    adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
+    common = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=p.num_group,
+                  no_bias=True)
+    g_data = nd.Deconvolution(g, h, adj=adj, num_filter=data.shape[1], **common)
+    g_grad = nd.Convolution(data, h, num_filter=g.shape[1], **common)
+    return [g_data, g_grad]
+
+
+register_op("_conv_weight_grad", _wgrad_compute, gradient=_wgrad_grad, saves="x",
+            inputs=("data", "grad"),
+            params=[Param("kernel", parse_shape), Param("stride", parse_shape, ()),
+                    Param("dilate", parse_shape, ()), Param("pad", parse_shape, ()),
+                    Param("num_group", parse_int, 1)],
+            doc="The weight gradient of Convolution: ``d<grad, conv(data, w)>/dw``.")
+
+
+# -- Deconvolution ----------------------------------------------------------------------
+
+def _deconv_weight_shape(p, dshape):
+    return (dshape[1], p.num_filter // p.num_group) + tuple(p.kernel)
+
+
+def deconv_pad_adj(p, size, kernel, stride, dilate):
+    """(pad, adj) of a Deconvolution; ``target_shape`` overrides both, as in MXNet."""
+    nsp = len(kernel)
+    if p.target_shape and any(p.target_shape):
+        if len(p.target_shape) != nsp:
+            raise MXNetError("Deconvolution: target_shape=%s has %d dimension(s), expected %d"
+                             % (p.target_shape, len(p.target_shape), nsp))
+        pad, adj = [], []
+        for n, k, s, d, t in zip(size, kernel, stride, dilate, p.target_shape):
+            total = s * (n - 1) + d * (k - 1) + 1 - t
+            if total < 0:
+                raise MXNetError("Deconvolution: target_shape=%s is too big for input size %s"
+                                 % (p.target_shape, tuple(size)))
+            adj.append(total % 2)
+            pad.append((total + 1) // 2)
+        return tuple(pad), tuple(adj)
+    adj = _tuple(p.adj, nsp, 0)
+    if len(adj) != nsp:
+        raise MXNetError("Deconvolution: adj=%s has %d dimension(s), expected %d"
+                         % (adj, len(adj), nsp))
+    return _tuple(p.pad, nsp, 0), adj
+
+
+def _deconv_geometry(p, x):
+    kernel, stride, dilate, _ = geometry(p, x.ndim - 2, "Deconvolution")
+    pad, adj = deconv_pad_adj(p, x.shape[2:], kernel, stride, dilate)
+    return kernel, stride, dilate, pad, adj
+
+
+def _deconv_compute(p, xp, x, w, b=None):
+    _check_layout("Deconvolution", p, x.ndim)
+    kernel, stride, dilate, pad, adj = _deconv_geometry(p, x)
+    if x.shape[1] % p.num_group or p.num_filter % p.num_group:
+        _check_groups("Deconvolution", p, x.shape[1], "input channels")
+    _check_inputs("Deconvolution", p, x, w, b, _deconv_weight_shape)
+    y = deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, p.num_group)
+    return _add_bias(y, b).astype(x.dtype, copy=False)
+
+
+def _deconv_grad(p, x, y, gy):
+    data, w = x[0], x[1]
+    g = gy[0]
+    kernel, stride, dilate, pad, _ = _deconv_geometry(p, data)
+    common = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=p.num_group)
+    gx = nd.Convolution(g, w, num_filter=data.shape[1], no_bias=True, **common)
+    gw = nd._internal._conv_weight_grad(g, data, **common)
+    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g)])
+
+
+register_op("Deconvolution", _deconv_compute, gradient=_deconv_grad, saves="x",
+            inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
+            params=_common_params(True) + [
+                Param("adj", parse_shape, (), "Extra output size at the end of each dim."),
+                Param("target_shape", parse_shape, (), "Output spatial shape; sets pad and adj.")],
+            infer_shape=_infer_weights("Deconvolution", _deconv_weight_shape, "input channels"),
+            doc="Transposed convolution (the data gradient of Convolution). ``weight`` has "
+                "shape ``(C, num_filter / num_group, *kernel)``; ``no_bias`` defaults to True.")

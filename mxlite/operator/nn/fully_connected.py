@@ -1,1 +1,98 @@
-"""(being written)"""
+"""FullyConnected: ``y = x W^T + b``.
+
+Its gradients are FullyConnected calls again (``gx = gy W``, ``gW = gy^T x``),
+so a gradient penalty through a dense layer differentiates to any order.
+"""
+import numpy as np
+
+from ... import nd
+from ...base import MXNetError, parse_int, parse_bool
+from ..registry import register_op, Param
+
+
+def _in_units(p, dshape):
+    """Input features per row: all trailing dims when flattening, else the last."""
+    if p.flatten:
+        return int(np.prod(dshape[1:], dtype=np.int64)) if len(dshape) > 1 else 1
+    return dshape[-1]
+
+
+def _shape_error(arg, got, want, dshape, p):
+    return MXNetError("FullyConnected: %s has shape %s, expected %s for data of shape %s and "
+                      "num_hidden=%d" % (arg, tuple(got), tuple(want), tuple(dshape),
+                                         p.num_hidden))
+
+
+def _check(p, x, w, b):
+    want = (p.num_hidden, _in_units(p, x.shape))
+    if tuple(w.shape) != want:
+        raise _shape_error("weight", w.shape, want, x.shape, p)
+    if b is not None and tuple(b.shape) != (p.num_hidden,):
+        raise _shape_error("bias", b.shape, (p.num_hidden,), x.shape, p)
+
+
+def _rows(p, x):
+    """The data as a 2-D matrix (rows, in_units)."""
+    return x.reshape(x.shape[0], -1) if p.flatten else x.reshape(-1, x.shape[-1])
+
+
+def _out_shape(p, dshape):
+    return (dshape[0], p.num_hidden) if p.flatten else tuple(dshape[:-1]) + (p.num_hidden,)
+
+
+def _compute(p, xp, x, w, b=None):
+    _check(p, x, w, b)
+    y = xp.matmul(_rows(p, x), w.T)
+    if b is not None:
+        y += b
+    return y.reshape(_out_shape(p, x.shape)).astype(x.dtype, copy=False)
+
+
+def _gradient(p, x, y, gy):
+    data, w = x[0], x[1]
+    in_units = w.shape[1]
+    g = gy[0].reshape((-1, p.num_hidden))
+    rows = data.reshape((data.shape[0], -1)) if p.flatten else data.reshape((-1, in_units))
+    gx = nd.FullyConnected(g, nd.transpose(w), num_hidden=in_units, no_bias=True)
+    gw = nd.FullyConnected(nd.transpose(g), nd.transpose(rows), num_hidden=in_units,
+                           no_bias=True)
+    grads = [gx.reshape(data.shape), gw]
+    if not p.no_bias:
+        grads.append(nd.sum(g, axis=0))
+    return grads
+
+
+def _infer_shape(p, shapes):
+    """Fill weight ``(num_hidden, in_units)`` and bias ``(num_hidden,)`` from the data shape;
+    an error naming both shapes when a given weight disagrees."""
+    shapes = list(shapes)
+    d = shapes[0]
+    known = d is not None and len(d) > 0 and 0 not in (d[1:] if p.flatten else d[-1:])
+    if not known:
+        w = shapes[1]
+        # The last data dim can come from the weight when nothing is flattened.
+        if d is not None and w is not None and 0 not in w and len(w) == 2 and (
+                not p.flatten or len(d) == 2):
+            shapes[0] = tuple(d[:-1]) + (w[1],)
+        return shapes
+    want = [(p.num_hidden, _in_units(p, d)), (p.num_hidden,)]
+    for i, arg in ((1, "weight"), (2, "bias")):
+        if i >= len(shapes):
+            break
+        got = shapes[i]
+        if got is None or len(got) == 0 or 0 in got:
+            shapes[i] = want[i - 1]
+        elif tuple(got) != want[i - 1]:
+            raise _shape_error(arg, got, want[i - 1], d, p)
+    return shapes
+
+
+register_op("FullyConnected", _compute, gradient=_gradient, saves="x",
+            inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
+            params=[Param("num_hidden", parse_int, doc="Number of output units."),
+                    Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
+                    Param("flatten", parse_bool, True,
+                          "Flatten all but the first axis of the data; else act on the last.")],
+            infer_shape=_infer_shape,
+            doc="Fully connected layer: ``y = x W^T + b`` with ``W`` of shape "
+                "``(num_hidden, in_units)``.")
