@@ -23,6 +23,13 @@ from . import engine  # noqa: F401
 from .engine import waitall  # noqa: F401
 from . import random  # noqa: F401
 from . import test_utils  # noqa: F401
+from . import initializer  # noqa: F401
+from . import lr_scheduler  # noqa: F401
+from . import optimizer  # noqa: F401
+from . import metric  # noqa: F401
+from . import gluon  # noqa: F401
+
+init = initializer
 
 ndarray = nd
 

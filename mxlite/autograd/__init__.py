@@ -310,9 +310,11 @@ def _node_gradient(node, gl, create_graph, retain_graph):
     ctx = node.ctx
     xs = [_wrap(d, ctx) for d in node.xdata]
     ys = [_wrap(d, node.yctx) for d in node.ydata]
+    # Inputs carry their graph entry: a gradient rule may skip the (costly) gradient
+    # of an input whose ``_entry`` is None, as nothing would receive it.
+    for x, entry in zip(xs, node.parents):
+        x._entry = entry
     if create_graph:
-        for x, entry in zip(xs, node.parents):
-            x._entry = entry
         for i, y in enumerate(ys):
             y._entry = (node, i)
     gys = [g if g is not None else _nd.zeros_like(y) for g, y in zip(gl, ys)]
