@@ -1,1 +1,230 @@
-"""(being written)"""
+"""Pooling: max, avg, sum and lp over 1, 2 or 3 spatial dims (channels first).
+
+The forward reduces a strided window view of the padded input. Gradients are
+registered ops that are adjoint pairs, so they differentiate again:
+``_pool_scatter`` (avg/sum/lp: spread ``gy`` over each window; its gradient is
+Pooling itself) and ``_pool_max_scatter``/``_pool_max_gather`` (route ``gy`` to
+and from the first maximum of each window).
+"""
+import itertools
+
+import numpy as np
+
+from ... import nd
+from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
+from ..registry import register_op, Param
+from .convolution import pad_spatial, windows
+
+_TYPES = ("max", "avg", "sum", "lp")
+_CONVENTIONS = ("valid", "full", "same")
+
+
+def _geometry(p, shape):
+    """(kernel, stride, pad_before, pad_after, out) for data of ``shape``."""
+    nsp = len(shape) - 2
+    if nsp < 1 or nsp > 3:
+        raise MXNetError("Pooling: data must be 3-D, 4-D or 5-D (N, C, spatial...), got shape %s"
+                         % (tuple(shape),))
+    if p.pool_type not in _TYPES:
+        raise MXNetError("Pooling: pool_type=%r, expected one of %s" % (p.pool_type, _TYPES))
+    if p.pooling_convention not in _CONVENTIONS:
+        raise MXNetError("Pooling: pooling_convention=%r, expected one of %s"
+                         % (p.pooling_convention, _CONVENTIONS))
+    size = tuple(shape[2:])
+    if p.global_pool:
+        return size, (1,) * nsp, (0,) * nsp, (0,) * nsp, (1,) * nsp
+    kernel = tuple(p.kernel)
+    if len(kernel) != nsp or any(k <= 0 for k in kernel):
+        raise MXNetError("Pooling: kernel=%s must have %d positive entries for data of shape %s"
+                         % (kernel, nsp, tuple(shape)))
+    stride = tuple(p.stride) if p.stride else (1,) * nsp
+    pad = tuple(p.pad) if p.pad else (0,) * nsp
+    if len(stride) != nsp or len(pad) != nsp:
+        raise MXNetError("Pooling: stride=%s and pad=%s must have %d entries like kernel=%s"
+                         % (stride, pad, nsp, kernel))
+    out, before, after = [], [], []
+    for n, k, s, q in zip(size, kernel, stride, pad):
+        if p.pooling_convention == "same":
+            o = -(-n // s)
+            total = max((o - 1) * s + k - n, 0)
+            q = total // 2
+        elif n + 2 * q < k:
+            raise MXNetError("Pooling: kernel=%s is larger than the padded input (size %s, "
+                             "pad=%s)" % (kernel, size, pad))
+        elif p.pooling_convention == "full":
+            o = -(-(n + 2 * q - k) // s) + 1
+        else:
+            o = (n + 2 * q - k) // s + 1
+        out.append(o)
+        before.append(q)
+        after.append(max((o - 1) * s + k - n - q, 0))
+    return kernel, stride, tuple(before), tuple(after), tuple(out)
+
+
+def _window_view(xp, x, kernel, stride, before, after, out, fill):
+    xpad = pad_spatial(xp, x, before, after, fill)
+    return windows(xp, xpad, kernel, stride, (1,) * len(kernel), out)[:, 0]
+
+
+def _avg_count(xp, p, shape, kernel, stride, before, after, out, dtype):
+    """Per-window divisor: positions inside the padded (or, without count_include_pad,
+    the original) input, as MXNet counts them."""
+    include = p.count_include_pad is None or p.count_include_pad
+    size = shape[2:]
+    full = tuple(n + b + a for n, b, a in zip(size, before, after))
+    m = xp.zeros((1, 1) + full, dtype=dtype)
+    region = tuple(slice(0 if include else b, (b + n + b) if include else b + n)
+                   for n, b in zip(size, before))
+    m[(0, 0) + region] = 1
+    v = windows(xp, m, kernel, stride, (1,) * len(kernel), out)[:, 0]
+    return v.sum(axis=tuple(range(-len(kernel), 0)))
+
+
+def _lp(p):
+    if p.p_value is None:
+        raise MXNetError("Pooling: pool_type='lp' needs p_value (e.g. p_value=2)")
+    return p.p_value
+
+
+def _compute(p, xp, x):
+    kernel, stride, before, after, out = _geometry(p, x.shape)
+    axes = tuple(range(-len(kernel), 0))
+    t = p.pool_type
+    if t == "max":
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        y = _window_view(xp, x, kernel, stride, before, after, out, fill).max(axis=axes)
+    elif t == "lp":
+        pv = _lp(p)
+        v = _window_view(xp, x, kernel, stride, before, after, out, 0)
+        y = _lp_root(xp, (v ** pv if pv != 1 else v).sum(axis=axes), pv)
+    else:
+        y = _window_view(xp, x, kernel, stride, before, after, out, 0).sum(axis=axes)
+        if t == "avg":
+            y = y / _avg_count(xp, p, x.shape, kernel, stride, before, after, out, x.dtype)
+    return y.astype(x.dtype, copy=False)
+
+
+def _lp_root(xp, s, pv):
+    # NOTE: MXNet keeps the sign for odd p (cbrt of a negative sum is negative).
+    if pv == 1:
+        return s
+    if pv == 2:
+        return xp.sqrt(s)
+    if pv == 3:
+        return xp.cbrt(s)
+    return xp.sign(s) * xp.abs(s) ** (1.0 / pv)
+
+
+def _kwargs(p):
+    return dict(p.items())
+
+
+def _gradient(p, x, y, gy):
+    t = p.pool_type
+    kw = _kwargs(p)
+    if t == "max":
+        return [nd._internal._pool_max_scatter(x[0], gy[0], **kw)]
+    if t in ("avg", "sum"):
+        return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
+    # lp: dy/dx = x^(p-1) / y^(p-1) inside each window
+    pv = _lp(p)
+    kw["pool_type"] = "sum"
+    if pv == 1:
+        return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
+    g = gy[0] / y[0] ** (pv - 1)
+    return [nd._internal._pool_scatter(g, in_shape=x[0].shape, **kw) * x[0] ** (pv - 1)]
+
+
+_PARAMS = [
+    Param("kernel", parse_shape, (), "Window size (ignored with global_pool)."),
+    Param("pool_type", parse_str, "max", "max, avg, sum or lp."),
+    Param("global_pool", parse_bool, False, "Pool over the whole spatial extent."),
+    Param("cudnn_off", parse_bool, False, "Ignored."),
+    Param("pooling_convention", parse_str, "valid",
+          "valid (floor), full (ceil) or same (ceil(size / stride))."),
+    Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty."),
+    Param("pad", parse_shape, (), "Padding per spatial dim; 0 if empty."),
+    Param("p_value", optional(parse_int), None, "The p of lp pooling."),
+    Param("count_include_pad", optional(parse_bool), None,
+          "avg: count padded positions in the divisor (default True)."),
+    Param("layout", optional(parse_str), None, "Channels first only (NCW, NCHW, NCDHW)."),
+]
+
+register_op("Pooling", _compute, gradient=_gradient, params=_PARAMS, saves="xy",
+            doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
+
+
+# -- gradient ops ------------------------------------------------------------------------
+
+def _scatter(p, xp, gy):
+    """Spread each window's ``gy`` over its input positions (avg divides by the count)."""
+    shape = tuple(p.in_shape)
+    kernel, stride, before, after, out = _geometry(p, shape)
+    if p.pool_type == "avg":
+        gy = gy / _avg_count(xp, p, shape, kernel, stride, before, after, out, gy.dtype)
+    full = tuple(n + b + a for n, b, a in zip(shape[2:], before, after))
+    gx = xp.zeros(shape[:2] + full, dtype=gy.dtype)
+    for off in itertools.product(*[range(k) for k in kernel]):
+        dst = tuple(slice(o, o + s * (m - 1) + 1, s) for o, s, m in zip(off, stride, out))
+        gx[(slice(None), slice(None)) + dst] += gy
+    crop = tuple(slice(b, b + n) for b, n in zip(before, shape[2:]))
+    return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
+
+
+def _scatter_grad(p, x, y, gy):
+    kw = {k: v for k, v in p.items() if k != "in_shape"}
+    return [nd.Pooling(gy[0], **kw)]
+
+
+register_op("_pool_scatter", _scatter, gradient=_scatter_grad, saves="",
+            params=_PARAMS + [Param("in_shape", parse_shape, doc="The pooled input's shape.")],
+            doc="Gradient of avg/sum Pooling: each window's gradient spread over the window.")
+
+
+def _argmax_index(xp, p, x):
+    """Flat index, into the padded input, of the first maximum of every window."""
+    kernel, stride, before, after, out = _geometry(p, x.shape)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    v = _window_view(xp, x, kernel, stride, before, after, out, fill)
+    k = v.reshape(v.shape[:2 + len(out)] + (-1,)).argmax(axis=-1)
+    offs = xp.unravel_index(k, kernel)
+    full = tuple(n + b + a for n, b, a in zip(x.shape[2:], before, after))
+    grids = xp.indices(out)
+    flat = 0
+    for i in range(len(out)):
+        flat = flat * full[i] + grids[i] * stride[i] + offs[i]
+    nc = x.shape[0] * x.shape[1]
+    base = xp.arange(nc).reshape(x.shape[:2] + (1,) * len(out)) * int(np.prod(full))
+    return flat + base, full, before
+
+
+def _max_scatter(p, xp, x, gy):
+    idx, full, before = _argmax_index(xp, p, x)
+    n = x.shape[0] * x.shape[1] * int(np.prod(full))
+    gx = xp.bincount(idx.ravel(), weights=gy.ravel(), minlength=n).astype(gy.dtype)
+    gx = gx.reshape(x.shape[:2] + full)
+    crop = tuple(slice(b, b + m) for b, m in zip(before, x.shape[2:]))
+    return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
+
+
+def _max_gather(p, xp, x, g):
+    idx, full, before = _argmax_index(xp, p, x)
+    after = tuple(f - m - b for f, m, b in zip(full, x.shape[2:], before))
+    gp = pad_spatial(xp, g, before, after, 0)
+    return gp.reshape(-1)[idx]
+
+
+def _max_scatter_grad(p, x, y, gy):
+    return [nd.zeros_like(x[0]), nd._internal._pool_max_gather(x[0], gy[0], **dict(p.items()))]
+
+
+def _max_gather_grad(p, x, y, gy):
+    return [nd.zeros_like(x[0]), nd._internal._pool_max_scatter(x[0], gy[0], **dict(p.items()))]
+
+
+register_op("_pool_max_scatter", _max_scatter, gradient=_max_scatter_grad, saves="x",
+            inputs=("data", "grad"), params=_PARAMS,
+            doc="Gradient of max Pooling: ``grad`` routed to each window's first maximum.")
+register_op("_pool_max_gather", _max_gather, gradient=_max_gather_grad, saves="x",
+            inputs=("data", "grad"), params=_PARAMS,
+            doc="``grad`` read at each window's first maximum (adjoint of _pool_max_scatter).")
