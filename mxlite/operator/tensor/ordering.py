@@ -1,1 +1,154 @@
-"""(being written)"""
+"""Ordering ops: topk, sort, argsort.
+
+``sort`` and ``topk`` keep the sorting indices as a hidden output, so that their
+gradient is a scatter of ``gy`` back to where each value came from
+(``_backward_take_along_axis``, whose own gradient is the gather again).
+Indices are returned as floats (``dtype`` float32 by default), as in MXNet.
+"""
+import numpy as np
+
+from ...base import MXNetError, parse_int, parse_bool, parse_str, parse_dtype, optional
+from ..registry import register_op, Param, Params, invoke
+from ..util import norm_axis
+
+_RET_TYPES = ("value", "indices", "both", "mask")
+
+
+def _parse_ret_typ(v):
+    v = parse_str(v)
+    if v not in _RET_TYPES:
+        raise ValueError("expected one of %s" % ", ".join(_RET_TYPES))
+    return v
+
+
+def _axis_view(x, axis):
+    """``x`` (flattened when ``axis`` is None) and the axis to order along."""
+    if axis is None:
+        return x.reshape(-1), 0
+    return x, norm_axis(axis, x.ndim)
+
+
+def _argsort(xp, x, axis, ascend):
+    # NOTE: a stable sort of the negated keys keeps ties in index order when
+    # descending, as MXNet does; unsigned and bool keys are widened before negating.
+    if ascend:
+        return xp.argsort(x, axis=axis, kind="stable")
+    if x.dtype.kind in "ub":
+        x = x.astype(np.int64)
+    return xp.argsort(-x, axis=axis, kind="stable")
+
+
+# -- gather/scatter along an axis (the gradient pair) ------------------------------------
+
+def _take_along(p, xp, x, idx):
+    return xp.take_along_axis(x, idx.astype(np.int64), axis=p.axis)
+
+
+def _put_along(p, xp, gy, idx):
+    gx = xp.zeros(p.shape, gy.dtype)
+    # Indices along one axis are distinct for sort/topk, so a plain put is a scatter-add.
+    xp.put_along_axis(gx, idx.astype(np.int64), gy, axis=p.axis)
+    return gx
+
+
+_TAKE_ALONG = register_op(
+    "_take_along_axis", _take_along, inputs=("data", "indices"), saves="x",
+    gradient=lambda p, x, y, gy: [_scatter(gy[0], x[1], p.axis, x[0].shape), None],
+    params=[Param("axis", parse_int, doc="The axis.")],
+    doc="``numpy.take_along_axis``: the gradient of ``_backward_take_along_axis``.")
+_PUT_ALONG = register_op(
+    "_backward_take_along_axis", _put_along, inputs=("ograd", "indices"), saves="x",
+    gradient=lambda p, x, y, gy: [_gather(gy[0], x[1], p.axis), None],
+    params=[Param("axis", parse_int, doc="The axis."),
+            Param("shape", optional(lambda v: tuple(int(d) for d in v)), doc="Output shape.")],
+    doc="Zeros of ``shape`` with ``ograd`` put at distinct ``indices`` along ``axis``.")
+
+
+def _gather(x, idx, axis):
+    return invoke(_TAKE_ALONG, (x, idx), Params(_TAKE_ALONG, {"axis": axis}))
+
+
+def _scatter(gy, idx, axis, shape):
+    return invoke(_PUT_ALONG, (gy, idx), Params(_PUT_ALONG, {"axis": axis, "shape": shape}))
+
+
+def _ordered_grad(p, x, y, gy):
+    """Gradient of sort/topk values: scatter ``gy`` to the indices (output 1)."""
+    x0 = x[0]
+    flat = p.axis is None
+    axis = 0 if flat else norm_axis(p.axis, x0.ndim)
+    shape = (x0.size,) if flat else x0.shape
+    g = _scatter(gy[0], y[1], axis, shape)
+    return [g.reshape(x0.shape) if flat else g]
+
+
+# -- topk --------------------------------------------------------------------------
+
+def _topk(p, xp, x):
+    v, axis = _axis_view(x, p.axis)
+    n = v.shape[axis]
+    k = n if p.k < 1 else p.k
+    if k > n:
+        raise MXNetError("k=%d exceeds the size %d of the axis" % (p.k, n))
+    idx = xp.take(_argsort(xp, v, axis, p.is_ascend), np.arange(k), axis=axis)
+    if p.ret_typ == "mask":
+        mask = xp.zeros(v.shape, x.dtype)
+        xp.put_along_axis(mask, idx, 1, axis=axis)
+        return mask.reshape(x.shape)
+    ind = idx.astype(p.dtype)
+    if p.ret_typ == "indices":
+        return ind
+    return xp.take_along_axis(v, idx, axis=axis), ind
+
+
+def _topk_grad(p, x, y, gy):
+    if p.ret_typ in ("indices", "mask"):
+        return [None]
+    return _ordered_grad(p, x, y, gy)
+
+
+def _topk_type(p, dtypes):
+    return {"value": [dtypes[0], p.dtype], "both": [dtypes[0], p.dtype],
+            "indices": [p.dtype], "mask": [dtypes[0]]}[p.ret_typ]
+
+
+register_op("topk", _topk, gradient=_topk_grad, saves="xy", infer_type=_topk_type,
+            num_outputs=lambda p: 2 if p.ret_typ in ("value", "both") else 1,
+            num_visible_outputs=lambda p: 2 if p.ret_typ == "both" else 1,
+            params=[Param("axis", optional(parse_int), -1, "The axis; the flattened array if "
+                          "None."),
+                    Param("k", parse_int, 1, "How many elements; all when k < 1."),
+                    Param("ret_typ", _parse_ret_typ, "indices", "'value', 'indices', 'both' "
+                          "(values and indices) or 'mask'."),
+                    Param("is_ascend", parse_bool, False, "Take the smallest instead."),
+                    Param("dtype", parse_dtype, np.dtype(np.float32), "The indices' dtype.")],
+            doc="The ``k`` largest (or smallest) elements along ``axis``.\n\n"
+                ">>> mx.nd.topk(mx.nd.array([1, 3, 2]), k=2)  # [1. 2.]")
+
+
+# -- sort, argsort -----------------------------------------------------------------
+
+def _sort(p, xp, x):
+    v, axis = _axis_view(x, p.axis)
+    idx = _argsort(xp, v, axis, p.is_ascend)
+    return xp.take_along_axis(v, idx, axis=axis), idx.astype(x.dtype if x.dtype.kind == "f"
+                                                             else np.int64)
+
+
+_ORDER_PARAMS = [Param("axis", optional(parse_int), -1, "The axis; the flattened array if None."),
+                 Param("is_ascend", parse_bool, True, "Ascending (True) or descending order.")]
+register_op("sort", _sort, gradient=_ordered_grad, saves="xy", num_outputs=2,
+            num_visible_outputs=1, params=_ORDER_PARAMS,
+            doc="The elements sorted along ``axis``.")
+
+
+def _argsort_op(p, xp, x):
+    v, axis = _axis_view(x, p.axis)
+    return _argsort(xp, v, axis, p.is_ascend).astype(p.dtype)
+
+
+register_op("argsort", _argsort_op,
+            params=_ORDER_PARAMS + [Param("dtype", parse_dtype, np.dtype(np.float32),
+                                          "The indices' dtype.")],
+            infer_type=lambda p, dtypes: p.dtype,
+            doc="The indices that sort ``data`` along ``axis``.")
