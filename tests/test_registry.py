@@ -1,0 +1,112 @@
+"""The operator registry: declaring ops, typed params from values and strings,
+generated functions, shape/type inference."""
+import inspect
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import (MXNetError, parse_bool, parse_shape, parse_axis, parse_float,
+                         parse_int, format_attr)
+from mxlite.operator import register_op, Param, get_op, list_ops
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("parse, text, value", [
+    (parse_bool, "True", True), (parse_bool, "false", False), (parse_bool, "1", True),
+    (parse_int, "3", 3), (parse_int, 4.0, 4), (parse_float, "0.1", 0.1), (parse_float, 2, 2.0),
+    (parse_shape, "(3, 3)", (3, 3)), (parse_shape, "[2]", (2,)), (parse_shape, 5, (5,)),
+    (parse_shape, "()", ()), (parse_axis, "None", None), (parse_axis, "(0, 2)", (0, 2)),
+    (parse_axis, "-1", -1), (parse_axis, [1, 2], (1, 2)),
+])
+def test_attribute_parsers(parse, text, value):
+    assert parse(text) == value
+
+
+@pytest.mark.parametrize("parse, bad", [(parse_bool, "maybe"), (parse_int, "1.5"),
+                                        (parse_float, "abc"), (parse_shape, "(1, x)")])
+def test_attribute_parsers_reject(parse, bad):
+    with pytest.raises(ValueError):
+        parse(bad)
+
+
+def test_format_attr_round_trips():
+    for v in [True, False, 3, 0.5, (3, 3), (2,), "relu"]:
+        assert format_attr(v) in (str(v), "True", "False", "(2,)", "(3, 3)")
+    assert parse_shape(format_attr((2,))) == (2,)
+    assert parse_bool(format_attr(True)) is True
+
+
+@pytest.mark.smoke
+def test_user_declared_op_gets_function_gradient_and_higher_order():
+    def compute(p, xp, x):
+        return p.scale * x * x * x
+
+    def gradient(p, x, y, gy):
+        return [gy[0] * 3 * p.scale * x[0] * x[0]]
+
+    register_op("_test_scaled_cube", compute, gradient=gradient,
+                params=[Param("scale", parse_float, 1.0, "Multiplier.")],
+                doc="scale * x**3 (a test op).")
+    assert "_test_scaled_cube" in list_ops()
+    fn = mx.nd._internal._test_scaled_cube
+    assert "scale" in inspect.signature(fn).parameters
+    assert "Multiplier." in fn.__doc__
+    x = mx.nd.array([1.0, 2.0], dtype="float64")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = fn(x, scale="2")            # string params parse as in symbol JSON
+        g = mx.autograd.grad(y.sum(), [x], create_graph=True)[0]
+        z = g.sum()
+    z.backward()
+    np.testing.assert_allclose(y.asnumpy(), [2, 16])
+    np.testing.assert_allclose(g.asnumpy(), [6, 24])
+    np.testing.assert_allclose(x.grad.asnumpy(), [12, 24])     # d/dx 6x^2
+
+
+def test_public_op_name_appears_in_nd():
+    register_op("test_public_double", lambda p, xp, x: x * 2,
+                gradient=lambda p, x, y, gy: [gy[0] * 2], saves="")
+    assert mx.nd.test_public_double(mx.nd.array([3])).asnumpy().tolist() == [6]
+
+
+def test_get_op_suggests_names():
+    with pytest.raises(MXNetError, match="did you mean"):
+        get_op("broadcast_ad")
+    assert get_op("elemwise_add") is get_op("_plus")
+
+
+def test_errors_name_the_op_and_argument():
+    with pytest.raises(TypeError, match="clip: missing required"):
+        mx.nd.clip(mx.nd.ones((2,)))
+    with pytest.raises(ValueError, match="Cast: invalid value 'nope' for argument 'dtype'"):
+        mx.nd.Cast(mx.nd.ones((2,)), dtype="nope")
+
+
+def test_compute_errors_are_prefixed_with_op_name():
+    def compute(p, xp, x):
+        raise ValueError("bad thing")
+
+    register_op("_test_raises", compute)
+    with pytest.raises(MXNetError, match="^_test_raises: bad thing"):
+        mx.nd._internal._test_raises(mx.nd.ones((1,)))
+
+
+def test_infer_shape_and_type_defaults():
+    op = get_op("broadcast_add")
+    p = op.parse_params({})
+    shapes, outs = op.infer_shape(p, [(2, 1, 4), (3, 1)])
+    assert outs == [(2, 3, 4)]
+    assert op.infer_type(p, [np.dtype("float16"), np.dtype("float16")]) == [np.dtype("float16")]
+    shapes, outs = op.infer_shape(p, [(2, 3), None])
+    assert outs is None
+
+
+def test_params_are_cached_and_immutable():
+    op = get_op("clip")
+    p1 = op.parse_params({"a_min": 0, "a_max": 1})
+    p2 = op.parse_params({"a_min": 0, "a_max": 1})
+    assert p1 is p2
+    with pytest.raises(AttributeError):
+        p1.a_min = 5
+    assert p1.to_attrs() == {"a_min": "0.0", "a_max": "1.0"}
