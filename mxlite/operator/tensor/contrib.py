@@ -1,1 +1,95 @@
-"""(being written)"""
+"""``mx.nd.contrib`` tensor ops: boolean_mask, arange_like, index_copy, div_sqrt_dim."""
+import math
+
+import numpy as np
+
+from ... import nd
+from ...base import MXNetError, parse_int, parse_float, optional
+from ..registry import register_op, Param
+from ..util import norm_axis
+
+
+def _mask_positions(xp, index, n):
+    if index.ndim != 1 or index.shape[0] != n:
+        raise MXNetError("index must be 1-D with %d entries (data's size along axis), got "
+                         "shape %s" % (n, index.shape))
+    return xp.nonzero(index)[0]
+
+
+def _boolean_mask(p, xp, x, index):
+    axis = norm_axis(p.axis, x.ndim)
+    return xp.take(x, _mask_positions(xp, index, x.shape[axis]), axis=axis)
+
+
+def _boolean_mask_grad(p, x, y, gy):
+    data, index = x
+    axis = norm_axis(p.axis, data.ndim)
+    pos = nd.array(np.nonzero(index.asnumpy())[0], ctx=data.context, dtype=np.int64)
+    return [nd._internal._backward_take(gy[0], pos, axis=axis, mode="clip", shape=data.shape),
+            None]
+
+
+register_op("_contrib_boolean_mask", _boolean_mask, inputs=("data", "index"),
+            gradient=_boolean_mask_grad, saves="x",
+            params=[Param("axis", parse_int, 0, "The axis to select along.")],
+            doc="The slices of ``data`` along ``axis`` where ``index`` is non-zero (the output "
+                "shape depends on the values of ``index``).")
+
+
+def _arange_like(p, xp, x):
+    n = x.size if p.axis is None else x.shape[norm_axis(p.axis, x.ndim)]
+    y = p.start + p.step * (xp.arange(n, dtype=np.float64) // p.repeat)
+    return y.reshape(x.shape if p.axis is None else (n,)).astype(x.dtype)
+
+
+register_op("_contrib_arange_like", _arange_like,
+            params=[Param("start", parse_float, 0.0, "The first value."),
+                    Param("step", parse_float, 1.0, "The spacing."),
+                    Param("repeat", parse_int, 1, "Times each value repeats."),
+                    Param("ctx", optional(str), None, "Ignored: the input's context is used."),
+                    Param("axis", optional(parse_int), None,
+                          "Count along this axis (output 1-D); the whole shape if None.")],
+            doc="``start + step * (i // repeat)`` with the shape of ``data`` (or the length of "
+                "its ``axis``).")
+
+
+def _index_rows(xp, idx, n):
+    i = idx.astype(np.int64)
+    if i.ndim != 1:
+        raise MXNetError("index_vector must be 1-D, got shape %s" % (idx.shape,))
+    if i.size and (int(i.min()) < 0 or int(i.max()) >= n):
+        raise MXNetError("index_vector has values outside [0, %d)" % n)
+    return i
+
+
+def _index_copy(p, xp, old, idx, new):
+    i = _index_rows(xp, idx, old.shape[0])
+    if new.shape != (i.shape[0],) + old.shape[1:]:
+        raise MXNetError("new_tensor has shape %s, expected %s"
+                         % (new.shape, (i.shape[0],) + old.shape[1:]))
+    y = old.copy()
+    y[i] = new
+    return y
+
+
+def _index_copy_grad(p, x, y, gy):
+    old, idx, new = x
+    keep = nd.ones((old.shape[0],), ctx=old.context, dtype=old.dtype)
+    keep[idx.asnumpy().astype(np.int64)] = 0
+    keep = keep.reshape((-1,) + (1,) * (old.ndim - 1))
+    return [gy[0] * keep, None, nd.take(gy[0], idx)]
+
+
+register_op("_contrib_index_copy", _index_copy, inputs=("old_tensor", "index_vector",
+                                                        "new_tensor"),
+            gradient=_index_copy_grad, saves="x",
+            doc="A copy of ``old_tensor`` with rows ``index_vector`` replaced by ``new_tensor``.")
+
+
+def _div_sqrt_dim(p, xp, x):
+    return (x / math.sqrt(x.shape[-1])).astype(x.dtype, copy=False)
+
+
+register_op("_contrib_div_sqrt_dim", _div_sqrt_dim, saves="x",
+            gradient=lambda p, x, y, gy: [gy[0] / math.sqrt(x[0].shape[-1])],
+            doc="``data / sqrt(data.shape[-1])`` (attention scaling).")
