@@ -1,40 +1,89 @@
-"""``mx.random``: the global random state (``seed``) and samplers.
+"""``mx.random``: the global random state (``seed``) and the samplers.
 
-Every sampler draws from one NumPy ``Generator`` per device type; ``seed(n)``
-resets them, so runs repeat exactly.
+Every sampler draws from one generator per device: one NumPy ``Generator``
+shared by all CPU contexts (as in MXNet, where ``cpu(0)`` and ``cpu(1)`` draw
+from the same CPU random resource) and one CuPy generator per GPU.
+``seed(n)`` resets them, so runs repeat exactly.
+
+>>> mx.random.seed(42); a = mx.random.uniform(shape=(2,))
+>>> mx.random.seed(42); b = mx.random.uniform(shape=(2,))
+>>> bool((a == b).min())
+True
 """
 import numpy as np
 
-__all__ = ["seed", "get_generator"]
+from .context import Context
+from .nd.random import (uniform, normal, randn, randint, poisson, exponential,  # noqa: F401
+                        gamma, negative_binomial, generalized_negative_binomial, multinomial,
+                        shuffle)
 
-_generators = {}
-_seed_value = None
+__all__ = ["seed", "get_generator", "uniform", "normal", "randn", "randint", "poisson",
+           "exponential", "gamma", "negative_binomial", "generalized_negative_binomial",
+           "multinomial", "shuffle"]
+
+_generators = {}       # device key -> generator
+_seed_value = None     # the last seed(n) for all devices; None: fresh entropy
+
+
+def _key(ctx):
+    return ("gpu", ctx.device_id) if ctx.device_typeid == 2 else ("cpu", 0)
+
+
+def _make(ctx, s):
+    xp = ctx.xp or ctx.array_module()
+    return np.random.default_rng(s) if xp is np else xp.random.default_rng(s)
+
+
+def _device_seed(s, key):
+    """The seed of one device after ``seed(s)``: mixed with the GPU id, as MXNet
+    seeds each device from the seed and its id (so gpu(0) and gpu(1) differ)."""
+    if s is None or key[0] == "cpu" or key[1] == 0:
+        return s
+    return int(np.random.SeedSequence([s, key[1]]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def seed(seed_state, ctx="all"):
-    """Seed the random number generators (all contexts, or one)."""
+    """Seed the random number generators.
+
+    Parameters
+    ----------
+    seed_state : int
+        The seed.
+    ctx : Context or 'all', optional
+        ``'all'`` (default) seeds every device, each from the seed and its device
+        id; a Context seeds only that device's generator, with the seed alone
+        (so ``gpu(0)`` and ``gpu(1)`` seeded this way give the same numbers).
+
+    Examples
+    --------
+    >>> mx.random.seed(128)
+    >>> x = mx.nd.random.normal(shape=(2, 2))
+    >>> mx.random.seed(128)
+    >>> bool((x == mx.nd.random.normal(shape=(2, 2))).min())
+    True
+    """
     global _seed_value
-    if not isinstance(seed_state, (int, np.integer)):
+    if isinstance(seed_state, (bool, np.bool_)) or not isinstance(seed_state, (int, np.integer)):
         raise ValueError("seed: seed_state must be an integer, got %r" % (seed_state,))
-    _seed_value = int(seed_state)
-    if ctx == "all":
+    s = int(seed_state)
+    if s < 0:
+        raise ValueError("seed: seed_state must be non-negative, got %d" % s)
+    if isinstance(ctx, str) and ctx == "all":
+        _seed_value = s
         _generators.clear()
-    else:
-        _generators.pop((ctx.device_typeid, ctx.device_id), None)
-        _generators[(ctx.device_typeid, ctx.device_id)] = _make(ctx.xp or ctx.array_module(),
-                                                                _seed_value)
-
-
-def _make(xp, s):
-    if xp is np:
-        return np.random.default_rng(s)
-    return xp.random.default_rng(s)
+        return
+    if not isinstance(ctx, Context):
+        raise TypeError("seed: ctx must be a Context or 'all', got %r" % (ctx,))
+    _generators[_key(ctx)] = _make(ctx, s)
 
 
 def get_generator(ctx):
-    """The generator for ``ctx`` (created from the last seed, or fresh entropy)."""
-    key = (ctx.device_typeid, ctx.device_id)
+    """The generator that samplers on ``ctx`` draw from.
+
+    Created on first use from the last ``seed(n)`` (or fresh entropy before any).
+    """
+    key = _key(ctx)
     g = _generators.get(key)
     if g is None:
-        g = _generators[key] = _make(ctx.xp or ctx.array_module(), _seed_value)
+        g = _generators[key] = _make(ctx, _device_seed(_seed_value, key))
     return g

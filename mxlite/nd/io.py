@@ -238,7 +238,7 @@ def _read_legacy(r, i, magic):
     return _on(ctx, _read_values(r, i, shape, dt))
 
 
-def _densify(r, i, stype, shape, sshape, values, aux):
+def _densify(r, i, stype, shape, values, aux):
     dense = np.zeros(shape, values.dtype)
     if stype == 1:                      # row_sparse: aux[0] = row indices
         idx = aux[0].astype(np.int64)
@@ -269,7 +269,8 @@ def _read_record(r, i):
         raise r.error("array %d has unsupported storage type %d (known: %s)"
                       % (i, stype, ", ".join("%d=%s" % kv for kv in _STYPE_NAMES.items())))
     nad = _NUM_AUX[stype]
-    sshape = _read_shape(r, i, "q")[1] if nad else None
+    if nad:
+        _read_shape(r, i, "q")      # storage shape: unreliable, see below
     ndim, shape = _read_shape(r, i, "q")
     # v3 (NumPy semantics): ndim -1 or a -1 dim means "unknown", ndim 0 a scalar.
     if ndim < 0 or (magic == V2_MAGIC and ndim == 0) or (magic == V3_MAGIC and -1 in shape):
@@ -285,10 +286,14 @@ def _read_record(r, i):
         aux_meta.append((FLAG_TO_DTYPE[flag], _read_shape(r, i, "q")[1]))
     if not nad:
         return _on(ctx, _read_values(r, i, shape, dt))
-    _check_dims(r, i, sshape)
-    values = _read_values(r, i, sshape, dt)
+    # NOTE: MXNet may write a stale storage shape (a csr made by tostype has
+    # (0,)); like MXNet, take the stored values' shape from the aux shapes.
+    nnz = aux_meta[-1][1][0] if aux_meta[-1][1] else 0
+    vshape = (nnz,) if stype == 2 else (nnz,) + shape[1:]
+    _check_dims(r, i, vshape)
+    values = _read_values(r, i, vshape, dt)
     aux = [_read_values(r, i, s, adt, "aux data %d" % k) for k, (adt, s) in enumerate(aux_meta)]
-    return _on(ctx, _densify(r, i, stype, shape, sshape, values, aux))
+    return _on(ctx, _densify(r, i, stype, shape, values, aux))
 
 
 def _min_record_bytes():
