@@ -19,6 +19,8 @@ from .context import Context, cpu, gpu, cpu_pinned, current_context  # noqa: F40
 from . import autograd  # noqa: F401
 from . import operator  # noqa: F401
 from . import nd  # noqa: F401
+from . import name  # noqa: F401
+from . import symbol  # noqa: F401
 from . import engine  # noqa: F401
 from .engine import waitall  # noqa: F401
 from . import random  # noqa: F401
@@ -32,6 +34,7 @@ from . import gluon  # noqa: F401
 init = initializer
 
 ndarray = nd
+sym = symbol
 
 
 def install_as_mxnet():
@@ -47,8 +50,6 @@ def install_as_mxnet():
         if name.startswith(prefix):
             sys.modules["mxnet." + name[len(prefix):]] = mod
     sys.modules["mxnet.ndarray"] = nd
-    sys.modules["mxnet.symbol"] = sys.modules.get(prefix + "symbol", getattr(me, "sym", None)) \
-        or sys.modules.get(prefix + "symbol")
-    if sys.modules["mxnet.symbol"] is None:
-        del sys.modules["mxnet.symbol"]
+    sys.modules["mxnet.symbol"] = symbol
+    sys.modules["mxnet.sym"] = symbol
     return me

@@ -168,6 +168,11 @@ class Op:
         if self.infer_type_rule is not None:
             out = self.infer_type_rule(p, dtypes)
             return list(out) if isinstance(out, (list, tuple)) else [out] * self.n_outputs(p)
+        # Default: an explicit ``dtype`` param (Cast, one_hot, zeros, ...) names the
+        # output type; otherwise outputs take the first input's type.
+        dt = p.get("dtype") if "dtype" in self.params else None
+        if dt is not None:
+            return [np.dtype(dt)] * self.n_outputs(p)
         return [dtypes[0] if dtypes else np.dtype(np.float32)] * self.n_outputs(p)
 
     def infer_shape(self, p, shapes, dtypes=None):

@@ -1,0 +1,40 @@
+"""``mx.sym``: Symbols built from the same operator registry as ``mx.nd``."""
+from .symbol import Symbol, Variable, var, Group, load, load_json  # noqa: F401
+from .executor import Executor  # noqa: F401
+from . import register as _register_mod
+from ..nd.register import namespace_of as _namespace_of
+from ..operator import registry as _registry
+import types as _types
+
+linalg = _types.ModuleType("mxlite.symbol.linalg", "``mx.sym.linalg``")
+contrib = _types.ModuleType("mxlite.symbol.contrib", "``mx.sym.contrib``")
+random = _types.ModuleType("mxlite.symbol.random", "``mx.sym.random``")
+_internal = _types.ModuleType("mxlite.symbol._internal", "raw op functions")
+op = _internal
+_SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "_internal": _internal}
+
+
+def _op_call(op_name, inputs, params):
+    """Apply the registered op ``op_name`` to Symbols (used by Symbol arithmetic)."""
+    return _register_mod.op_call(_registry.OPS[op_name], inputs, params)
+
+
+def _add_op(op_decl):
+    g = globals()
+    for fname in (op_decl.name,) + op_decl.aliases:
+        fn = _register_mod.make_function(op_decl, fname)
+        ns, short = _namespace_of(fname)
+        setattr(_internal, fname, fn)
+        if ns:
+            mod = _SUBMODULES.get(ns)
+            if mod is not None and not hasattr(mod, short):
+                setattr(mod, short, fn)
+            if ns == "linalg" and not fname.startswith("_"):
+                g[fname] = fn
+        elif fname not in ("Symbol", "Variable", "var", "Group", "load", "load_json"):
+            g[fname] = fn
+
+
+for _op in list(_registry.OPS.values()):
+    _add_op(_op)
+_registry._listeners.append(_add_op)

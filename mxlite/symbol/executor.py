@@ -1,0 +1,152 @@
+"""``Executor``: runs a bound Symbol through the same ops as ``mx.nd``.
+
+``forward(is_train=True)`` records the graph with autograd; ``backward`` then writes
+the gradients of the arguments into ``grad_arrays`` by their ``grad_req``.
+"""
+import numpy as np
+
+from .. import autograd
+from ..base import MXNetError
+from ..nd.ndarray import NDArray
+from ..operator.registry import invoke
+
+__all__ = ["Executor"]
+
+
+def _as_list(name, values, names, allow_missing=False):
+    if values is None:
+        return [None] * len(names)
+    if isinstance(values, dict):
+        unknown = [k for k in values if k not in names]
+        if unknown:
+            raise MXNetError("bind: %s has unknown name(s) %s; expected %s"
+                             % (name, unknown, names))
+        missing = [n for n in names if n not in values]
+        if missing and not allow_missing:
+            raise MXNetError("bind: %s is missing %s" % (name, missing))
+        return [values.get(n) for n in names]
+    values = list(values)
+    if len(values) != len(names):
+        raise MXNetError("bind: %s has %d arrays, expected %d (%s)"
+                         % (name, len(values), len(names), names))
+    return values
+
+
+class Executor:
+    """A Symbol bound to arrays. Create with ``Symbol.bind`` or ``Symbol.simple_bind``."""
+
+    def __init__(self, symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
+        self._symbol = symbol
+        self._ctx = ctx
+        self.arg_names = symbol.list_arguments()
+        self.aux_names = symbol.list_auxiliary_states()
+        self.output_names = symbol.list_outputs()
+        self.arg_arrays = _as_list("args", args, self.arg_names)
+        for n, a in zip(self.arg_names, self.arg_arrays):
+            if not isinstance(a, NDArray):
+                raise MXNetError("bind: argument %r has no array (got %s)" % (n, type(a).__name__))
+        self.grad_arrays = _as_list("args_grad", args_grad, self.arg_names, allow_missing=True)
+        self.aux_arrays = _as_list("aux_states", aux_states, self.aux_names)
+        if isinstance(grad_req, str):
+            reqs = [grad_req] * len(self.arg_names)
+        elif isinstance(grad_req, dict):
+            reqs = [grad_req.get(n, "null") for n in self.arg_names]
+        else:
+            reqs = list(grad_req)
+        self._grad_req = ["null" if g is None else r for r, g in zip(reqs, self.grad_arrays)]
+        for r in self._grad_req:
+            if r not in ("write", "add", "null"):
+                raise MXNetError("bind: grad_req must be 'write', 'add' or 'null', got %r" % r)
+        self.outputs = []
+        self._nodes = symbol._nodes()
+        self._recorded = False
+
+    @property
+    def arg_dict(self):
+        return dict(zip(self.arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self):
+        return {n: g for n, g in zip(self.arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self):
+        return dict(zip(self.aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self):
+        return dict(zip(self.output_names, self.outputs))
+
+    def forward(self, is_train=False, **kwargs):
+        """Run the graph; keyword arrays are first copied into the arguments."""
+        arg_dict = self.arg_dict
+        for k, v in kwargs.items():
+            if k not in arg_dict:
+                raise MXNetError("forward: unknown argument %r; arguments are %s"
+                                 % (k, self.arg_names))
+            if isinstance(v, NDArray):
+                v.copyto(arg_dict[k])
+            else:
+                arg_dict[k][:] = np.asarray(v)
+        record = is_train and any(r != "null" for r in self._grad_req)
+        if record:
+            for a, g, r in zip(self.arg_arrays, self.grad_arrays, self._grad_req):
+                if r != "null":
+                    autograd.mark_variables([a], [g], r)
+        with autograd._Scope(record, is_train):
+            self.outputs = self._run()
+        self._recorded = record
+        return self.outputs
+
+    def _run(self):
+        values = {}
+        named = dict(zip(self.arg_names, self.arg_arrays))
+        named.update(zip(self.aux_names, self.aux_arrays))
+        for node in self._nodes:
+            if node.op is None:
+                values[id(node)] = [named[node.name]]
+                continue
+            ins = [values[id(c)][i] for c, i in node.inputs]
+            try:
+                out = invoke(node.op, ins, node.p)
+            except MXNetError as e:
+                raise MXNetError("forward: node %r: %s" % (node.name, e)) from None
+            values[id(node)] = out if isinstance(out, list) else [out]
+        return [values[id(n)][i] for n, i in self._symbol._outputs]
+
+    def backward(self, out_grads=None, is_train=True):
+        """Write the arguments' gradients for head gradients ``out_grads`` (ones if None)."""
+        if not self._recorded:
+            raise MXNetError("backward: call forward(is_train=True) first (and bind with "
+                             "gradient arrays)")
+        if isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        autograd.backward(self.outputs, out_grads, train_mode=is_train)
+        self._recorded = False
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy arrays by name into the bound arguments and auxiliary states."""
+        for src, names, arrays in ((arg_params, self.arg_names, self.arg_arrays),
+                                   (aux_params or {}, self.aux_names, self.aux_arrays)):
+            index = dict(zip(names, arrays))
+            for k, v in src.items():
+                if k in index:
+                    v.copyto(index[k]) if isinstance(v, NDArray) else index[k].__setitem__(
+                        slice(None), np.asarray(v))
+                elif not allow_extra_params:
+                    raise ValueError("copy_params_from: %r is not an argument of the symbol" % k)
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes, sharing arrays whose shapes are unchanged."""
+        from .. import nd
+        arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
+        if arg_shapes is None:
+            raise MXNetError("reshape: cannot infer all shapes from %s" % kwargs)
+
+        def renew(arrays, shapes):
+            return [a if a is not None and a.shape == s else
+                    (None if a is None else nd.zeros(s, ctx=a.context, dtype=a.dtype))
+                    for a, s in zip(arrays, shapes)]
+        return Executor(self._symbol, self._ctx, renew(self.arg_arrays, arg_shapes),
+                        renew(self.grad_arrays, arg_shapes), self._grad_req,
+                        renew(self.aux_arrays, aux_shapes))

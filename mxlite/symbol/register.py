@@ -1,0 +1,97 @@
+"""Builds the ``mx.sym.<op>`` functions from the operator registry.
+
+Inputs are Symbols (positionally or by name); a missing input becomes a variable
+named ``<node>_<input>`` (``fc1_weight``), as in MXNet. Params are kept as MXNet
+attribute strings (for JSON) and parsed once into typed values.
+"""
+import inspect
+
+from ..base import format_attr
+from ..name import current as _current_names
+from ..nd.register import _docstring
+from .symbol import Symbol, SymNode, Variable
+
+__all__ = ["make_function", "op_call"]
+
+
+def _attr_string(v):
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        v = tuple(v)
+    if hasattr(v, "__module__") and getattr(v, "__module__", "") == "numpy" and isinstance(v, type):
+        import numpy as np
+        return np.dtype(v).name
+    import numpy as np
+    if isinstance(v, np.dtype):
+        return v.name
+    return format_attr(v)
+
+
+def op_call(op, args, kwargs, name=None, attr=None):
+    """Create the node for ``op`` applied to Symbols ``args``/``kwargs``."""
+    sym_kw = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+    raw = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol) and v is not None}
+    args = list(args)
+    if op.variadic:
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = list(args[0])
+        raw.setdefault(op.variadic, len(args))
+    else:
+        # non-Symbol positionals after the inputs are params, in declaration order
+        k = 0
+        while k < len(args) and (args[k] is None or isinstance(args[k], Symbol)):
+            k += 1
+        extra = args[k:]
+        args = args[:k]
+        pnames = [n for n in op.params if n != op.variadic]
+        for pname, v in zip(pnames, extra):
+            raw[pname] = v
+    params = {k: _attr_string(v) for k, v in raw.items()}
+    unknown = [k for k in params if k not in op.params]
+    if unknown:
+        raise TypeError("%s: unexpected argument %r; valid arguments are %s"
+                        % (op.name, unknown[0], ", ".join(op.arg_names())))
+    node = SymNode(op, "", params, dict(attr or {}))
+    node.name = _current_names().get(name, op.name.lower())
+    names = node.input_names()
+    inputs = []
+    for i, n in enumerate(names):
+        s = args[i] if i < len(args) else None
+        if n in sym_kw:
+            s = sym_kw.pop(n)
+        if s is None:
+            s = Variable("%s_%s" % (node.name, n))
+        if len(s._outputs) != 1:
+            raise ValueError("%s: input %r is a group of %d outputs; pass one output"
+                             % (op.name, n, len(s._outputs)))
+        inputs.append(s._outputs[0])
+    if sym_kw:
+        raise TypeError("%s: unexpected input %r; inputs are %s"
+                        % (op.name, next(iter(sym_kw)), ", ".join(names)))
+    if len(args) > len(names):
+        raise TypeError("%s takes %d input(s) (%s), got %d"
+                        % (op.name, len(names), ", ".join(names), len(args)))
+    node.inputs = inputs
+    return Symbol([(node, i) for i in range(node.num_visible())])
+
+
+def make_function(op, fname):
+    def fn(*args, name=None, attr=None, **kwargs):
+        return op_call(op, args, kwargs, name=name, attr=attr)
+
+    fn.__name__ = fname
+    fn.__qualname__ = fname
+    fn.__doc__ = _docstring(op, fname).replace("NDArray", "Symbol")
+    P = inspect.Parameter
+    ps = []
+    if op.variadic:
+        ps.append(P("data", P.VAR_POSITIONAL))
+    elif not callable(op.inputs):
+        ps += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in op.inputs]
+    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default) for prm in op.params.values()
+           if prm.name != op.variadic]
+    ps += [P("name", P.KEYWORD_ONLY, default=None), P("attr", P.KEYWORD_ONLY, default=None)]
+    fn.__signature__ = inspect.Signature(ps)
+    fn.__module__ = "mxlite.symbol"
+    return fn

@@ -1,0 +1,562 @@
+"""``Symbol``: a graph of registered operators, MXNet's JSON format, shape and type
+inference, and binding to an :class:`~mxlite.symbol.executor.Executor`."""
+import json
+
+import numpy as np
+
+from ..base import MXNetError, format_attr, DTYPE_TO_FLAG, FLAG_TO_DTYPE, np_dtype
+from ..operator.registry import OPS, get_op
+
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "SymNode"]
+
+MXNET_VERSION = 10901
+
+
+class SymNode:
+    """One node: a variable (``op is None``) or an op call with its inputs.
+
+    ``params`` holds the op's attributes as MXNet strings (what JSON stores) and
+    ``p`` the parsed, typed values; ``attrs`` holds user attributes (``__shape__``,
+    ``__lr_mult__``, ...).
+    """
+    __slots__ = ("op", "name", "params", "p", "attrs", "inputs")
+
+    def __init__(self, op, name, params=None, attrs=None, inputs=()):
+        self.op = op
+        self.name = name
+        self.params = dict(params or {})
+        self.attrs = dict(attrs or {})
+        self.inputs = list(inputs)
+        self.p = op.parse_params(self.params) if op is not None else None
+
+    def num_outputs(self):
+        return 1 if self.op is None else self.op.n_outputs(self.p)
+
+    def num_visible(self):
+        return 1 if self.op is None else self.op.n_visible(self.p)
+
+    def output_names(self):
+        if self.op is None:
+            return [self.name]
+        names = self.op.output_names
+        n = self.num_visible()
+        if callable(names):
+            names = names(self.p)
+        if names:
+            return ["%s_%s" % (self.name, s) for s in names[:n]]
+        if n == 1:
+            return [self.name + "_output"]
+        return ["%s_output%d" % (self.name, i) for i in range(n)]
+
+    def input_names(self):
+        return list(self.op.input_names(self.p))
+
+    def aux_slots(self):
+        return set(self.op.mutate) if self.op is not None else set()
+
+
+def _topo(heads):
+    """Nodes reachable from ``heads`` in MXNet's order (depth first, inputs in order)."""
+    order, seen = [], set()
+    for head, _ in heads:
+        if id(head) in seen:
+            continue
+        stack = [(head, 0)]
+        seen.add(id(head))
+        while stack:
+            node, k = stack.pop()
+            if k < len(node.inputs):
+                stack.append((node, k + 1))
+                child = node.inputs[k][0]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                order.append(node)
+    return order
+
+
+class Symbol:
+    """A symbolic expression: one or more outputs of a graph of operators.
+
+    Examples
+    --------
+    >>> data = mx.sym.var('data')
+    >>> fc1 = mx.sym.FullyConnected(data, num_hidden=128, name='fc1')
+    >>> fc1.list_arguments()
+    ['data', 'fc1_weight', 'fc1_bias']
+    """
+    __slots__ = ("_outputs", "__weakref__")
+
+    def __init__(self, outputs):
+        self._outputs = list(outputs)
+
+    # -- naming and structure ---------------------------------------------------
+    @property
+    def name(self):
+        if len(self._outputs) != 1:
+            return None
+        return self._outputs[0][0].name
+
+    def _nodes(self):
+        return _topo(self._outputs)
+
+    def _arg_aux_nodes(self):
+        """Variable nodes split into arguments and auxiliary states."""
+        aux_ids = set()
+        for node in self._nodes():
+            for slot in node.aux_slots():
+                if slot < len(node.inputs) and node.inputs[slot][0].op is None:
+                    aux_ids.add(id(node.inputs[slot][0]))
+        args, aux = [], []
+        for node in self._nodes():
+            if node.op is None:
+                (aux if id(node) in aux_ids else args).append(node)
+        return args, aux
+
+    def list_arguments(self):
+        """Names of the arguments (inputs and weights), in graph order."""
+        return [n.name for n in self._arg_aux_nodes()[0]]
+
+    def list_auxiliary_states(self):
+        """Names of the auxiliary states (e.g. BatchNorm's moving mean and variance)."""
+        return [n.name for n in self._arg_aux_nodes()[1]]
+
+    def list_inputs(self):
+        """Every variable: arguments and auxiliary states, in graph order."""
+        return [n.name for n in self._nodes() if n.op is None]
+
+    def list_outputs(self):
+        """Names of the outputs (``fc1_output``)."""
+        return [node.output_names()[i] for node, i in self._outputs]
+
+    def get_internals(self):
+        """A group of every output of every node, in graph order."""
+        outs = []
+        for node in self._nodes():
+            outs.extend((node, i) for i in range(node.num_visible()))
+        return Symbol(outs)
+
+    def get_children(self):
+        """The inputs of this symbol's node, grouped (None for a variable)."""
+        node = self._outputs[0][0]
+        if not node.inputs:
+            return None
+        return Symbol(list(node.inputs))
+
+    def __len__(self):
+        return len(self._outputs)
+
+    def __iter__(self):
+        return (Symbol([o]) for o in self._outputs)
+
+    def __getitem__(self, index):
+        if isinstance(index, str):
+            names = self.list_outputs()
+            if index not in names:
+                raise ValueError("Symbol: no output named %r; outputs are %s" % (index, names))
+            if names.count(index) > 1:
+                raise ValueError("Symbol: more than one output named %r" % index)
+            return Symbol([self._outputs[names.index(index)]])
+        if isinstance(index, slice):
+            return Symbol(self._outputs[index])
+        if not -len(self._outputs) <= index < len(self._outputs):
+            raise IndexError("Symbol: output index %d out of range for %d outputs"
+                             % (index, len(self._outputs)))
+        return Symbol([self._outputs[index]])
+
+    def __repr__(self):
+        if len(self._outputs) == 1:
+            return "<Symbol %s>" % self.name
+        return "<Symbol group [%s]>" % ", ".join(s.name for s in self)
+
+    def __copy__(self):
+        return Symbol(self._outputs)
+
+    def __deepcopy__(self, memo):
+        return load_json(self.tojson())
+
+    def __reduce__(self):
+        return (load_json, (self.tojson(),))
+
+    # -- attributes -----------------------------------------------------------------
+    def attr(self, key):
+        """The value of attribute ``key`` of this symbol's node (None if unset)."""
+        node = self._outputs[0][0]
+        if key in node.attrs:
+            return node.attrs[key]
+        return node.params.get(key)
+
+    def list_attr(self, recursive=False):
+        """Attributes of this node (``recursive=True`` is deprecated; use attr_dict)."""
+        if recursive:
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
+                                     "Please use attr_dict instead.")
+        node = self._outputs[0][0]
+        return dict(node.params, **node.attrs)
+
+    def attr_dict(self):
+        """Attributes of every node that has any: ``{node_name: {key: value}}``."""
+        out = {}
+        for node in self._nodes():
+            d = dict(node.params, **node.attrs)
+            if d:
+                out[node.name] = d
+        return out
+
+    def _set_attr(self, **kwargs):
+        node = self._outputs[0][0]
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise ValueError("Symbol._set_attr: attribute values must be strings, got %r"
+                                 % (v,))
+            node.attrs[k] = v
+
+    # -- arithmetic ---------------------------------------------------------------------
+    def _binary(self, other, op, scalar_op, reverse=False):
+        from . import _op_call
+        if isinstance(other, Symbol):
+            return _op_call(op, [other, self] if reverse else [self, other], {})
+        if isinstance(other, (int, float, np.number, bool)):
+            return _op_call(scalar_op, [self], {"scalar": other})
+        raise TypeError("Symbol: unsupported operand type %s" % type(other).__name__)
+
+    def __add__(self, other):
+        return self._binary(other, "elemwise_add", "_plus_scalar")
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._binary(other, "elemwise_sub", "_minus_scalar")
+
+    def __rsub__(self, other):
+        return self._binary(other, "elemwise_sub", "_rminus_scalar", reverse=True)
+
+    def __mul__(self, other):
+        return self._binary(other, "elemwise_mul", "_mul_scalar")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self._binary(other, "elemwise_div", "_div_scalar")
+
+    def __rtruediv__(self, other):
+        return self._binary(other, "elemwise_div", "_rdiv_scalar", reverse=True)
+
+    def __mod__(self, other):
+        return self._binary(other, "_mod", "_mod_scalar")
+
+    def __rmod__(self, other):
+        return self._binary(other, "_mod", "_rmod_scalar", reverse=True)
+
+    def __pow__(self, other):
+        return self._binary(other, "_power", "_power_scalar")
+
+    def __rpow__(self, other):
+        return self._binary(other, "_power", "_rpower_scalar", reverse=True)
+
+    def __neg__(self):
+        return self._binary(-1.0, None, "_mul_scalar")
+
+    def __eq__(self, other):
+        return self._binary(other, "_equal", "_equal_scalar")
+
+    def __ne__(self, other):
+        return self._binary(other, "_not_equal", "_not_equal_scalar")
+
+    def __gt__(self, other):
+        return self._binary(other, "_greater", "_greater_scalar")
+
+    def __ge__(self, other):
+        return self._binary(other, "_greater_equal", "_greater_equal_scalar")
+
+    def __lt__(self, other):
+        return self._binary(other, "_lesser", "_lesser_scalar")
+
+    def __le__(self, other):
+        return self._binary(other, "_lesser_equal", "_lesser_equal_scalar")
+
+    def __hash__(self):
+        return id(self) // 16
+
+    def __getattr__(self, name):
+        # Fluent methods: sym.reshape(...), sym.sum(...) as mx.sym.<op>(sym, ...)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from .. import symbol as _sym_mod
+        fn = getattr(_sym_mod, name, None)
+        if fn is None or not callable(fn) or name not in OPS:
+            raise AttributeError("'Symbol' object has no attribute %r" % name)
+        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+    # -- inference -------------------------------------------------------------------
+    def _infer(self, known, rule):
+        """Propagate ``known`` ({node_id: [value per output]}) through the graph."""
+        nodes = self._nodes()
+        vals = {}
+        for node in nodes:
+            if node.op is None:
+                vals[id(node)] = [known.get(node.name)]
+        for _ in range(3):       # forward, then refill inputs from weights, then settle
+            changed = False
+            for node in nodes:
+                if node.op is None:
+                    continue
+                ins = [vals[id(c)][i] if id(c) in vals else None for c, i in node.inputs]
+                new_ins, outs = rule(node, ins)
+                for (c, i), old, new in zip(node.inputs, ins, new_ins):
+                    if new is not None and old is None and c.op is None:
+                        vals[id(c)][i] = new
+                        changed = True
+                prev = vals.get(id(node))
+                if outs is not None:
+                    vals[id(node)] = list(outs)
+                    changed = changed or prev != vals[id(node)]
+                elif prev is None:
+                    vals[id(node)] = [None] * node.num_outputs()
+            if not changed:
+                break
+        args, aux = self._arg_aux_nodes()
+        arg_v = [vals[id(n)][0] for n in args]
+        aux_v = [vals[id(n)][0] for n in aux]
+        out_v = [vals.get(id(n), [None] * (i + 1))[i] for n, i in self._outputs]
+        return arg_v, out_v, aux_v
+
+    def _known(self, what, args, kwargs, parse):
+        names = self.list_arguments()
+        known = {}
+        if args:
+            if len(args) > len(names):
+                raise ValueError("infer_%s: got %d positional values for %d arguments"
+                                 % (what, len(args), len(names)))
+            for n, v in zip(names, args):
+                if v is not None:
+                    known[n] = parse(v)
+        inputs = set(self.list_inputs())
+        for k, v in kwargs.items():
+            if k not in inputs:
+                raise ValueError("infer_%s: %r is not an input of this symbol; inputs are %s"
+                                 % (what, k, sorted(inputs)))
+            if v is not None:
+                known[k] = parse(v)
+        for node in self._nodes():
+            if node.op is None and node.name not in known:
+                attr = node.attrs.get("__shape__" if what == "shape" else "__dtype__")
+                if attr is not None:
+                    known[node.name] = parse(_parse_attr_value(attr, what))
+        return known
+
+    def infer_shape(self, *args, **kwargs):
+        """``(arg_shapes, out_shapes, aux_shapes)`` from some input shapes.
+
+        Weights are inferred from the data (FullyConnected, Convolution, ...). Returns
+        ``(None, None, None)`` when the given shapes do not determine everything.
+        """
+        arg, out, aux = self._infer_shape_impl(args, kwargs)
+        if any(s is None for s in arg + out + aux):
+            return None, None, None
+        return arg, out, aux
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """As :meth:`infer_shape`, with ``()`` for shapes that stay unknown."""
+        arg, out, aux = self._infer_shape_impl(args, kwargs)
+        return _unknown_as_empty(arg), _unknown_as_empty(out), _unknown_as_empty(aux)
+
+    def _infer_shape_impl(self, args, kwargs):
+        known = self._known("shape", args, kwargs, lambda v: tuple(int(d) for d in v))
+
+        def rule(node, ins):
+            ins = [None if s is None or 0 in s else s for s in ins]
+            try:
+                new_ins, outs = node.op.infer_shape(node.p, ins)
+            except Exception as e:
+                raise MXNetError("infer_shape: error in operator %s (%s): %s"
+                                 % (node.name, node.op.name, e)) from None
+            return new_ins, (None if outs is None else [tuple(s) for s in outs])
+        return self._infer(known, rule)
+
+    def infer_type(self, *args, **kwargs):
+        """``(arg_types, out_types, aux_types)`` as NumPy dtypes from some input types;
+        unknown inputs take the type of their op's other inputs (float32 by default)."""
+        known = self._known("type", args, kwargs, lambda v: np_dtype(v, "infer_type"))
+
+        def rule(node, ins):
+            filled = [d for d in ins if d is not None]
+            base = filled[0] if filled else np.dtype(np.float32)
+            new_ins = [d if d is not None else base for d in ins]
+            return new_ins, node.op.infer_type(node.p, new_ins)
+        arg, out, aux = self._infer(known, rule)
+        return _as_types(arg), _as_types(out), _as_types(aux)
+
+    # -- serialisation ---------------------------------------------------------------------
+    def tojson(self):
+        """The graph in MXNet's JSON format (as ``-symbol.json`` files hold)."""
+        nodes = self._nodes()
+        index = {id(n): k for k, n in enumerate(nodes)}
+        jnodes, arg_nodes, row_ptr = [], [], [0]
+        for k, n in enumerate(nodes):
+            entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
+            attrs = dict(n.params, **n.attrs)
+            if attrs:
+                entry["attrs"] = attrs
+            entry["inputs"] = [[index[id(c)], i, 0] for c, i in n.inputs]
+            jnodes.append(entry)
+            if n.op is None:
+                arg_nodes.append(k)
+            row_ptr.append(row_ptr[-1] + n.num_outputs())
+        graph = {"nodes": jnodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
+                 "heads": [[index[id(n)], i, 0] for n, i in self._outputs],
+                 "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
+        return json.dumps(graph, indent=2)
+
+    def save(self, fname, remove_amp_cast=True):
+        """Write :meth:`tojson` to ``fname``."""
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    # -- execution ---------------------------------------------------------------------------
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
+             group2ctx=None, shared_exec=None):
+        """An :class:`Executor` over the given argument (and gradient, aux) arrays."""
+        from .executor import Executor
+        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
+                    shared_buffer=None, **kwargs):
+        """Bind with arrays allocated from the shapes given as keywords."""
+        from .. import nd
+        arg_shapes, _, aux_shapes = self.infer_shape(**kwargs)
+        if arg_shapes is None:
+            partial = self.infer_shape_partial(**kwargs)[0]
+            missing = [n for n, s in zip(self.list_arguments(), partial) if not s]
+            raise MXNetError("simple_bind: cannot infer the shapes of %s from %s; pass them as "
+                             "keywords" % (missing, kwargs))
+        types = {}
+        if type_dict:
+            types.update({k: np_dtype(v) for k, v in type_dict.items()})
+        arg_types, _, aux_types = self.infer_type(**{k: v for k, v in types.items()
+                                                    if k in self.list_inputs()})
+        args = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
+        aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
+        grads = None
+        if grad_req != "null":
+            grads = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
+        return self.bind(ctx, args, grads, grad_req, aux)
+
+    def eval(self, ctx=None, **kwargs):
+        """Evaluate with the given input arrays; returns the list of outputs."""
+        from ..context import current_context
+        ex = self.bind(ctx or current_context(), kwargs)
+        return ex.forward()
+
+
+def _unknown_as_empty(shapes):
+    return [s if s is not None else () for s in shapes]
+
+
+def _as_types(dtypes):
+    return [None if d is None else np.dtype(d).type for d in dtypes]
+
+
+def _parse_attr_value(text, what):
+    if what == "shape":
+        from ..base import parse_shape
+        return parse_shape(text)
+    try:
+        return FLAG_TO_DTYPE[int(text)]
+    except ValueError:
+        return np_dtype(text)
+
+
+def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
+             stype=None, **kwargs):
+    """A placeholder symbol for an input or a weight.
+
+    Examples
+    --------
+    >>> x = mx.sym.Variable('x', shape=(2, 3))
+    >>> x.attr('__shape__')
+    '(2, 3)'
+    """
+    if not isinstance(name, str):
+        raise TypeError("Variable: name must be a string, got %s" % type(name).__name__)
+    attrs = dict(attr or {})
+    if shape is not None:
+        attrs["__shape__"] = format_attr(tuple(shape))
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attrs["__dtype__"] = str(DTYPE_TO_FLAG[np_dtype(dtype, "Variable")])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        attrs["__storage_type__"] = str(stype)
+    for k, v in kwargs.items():
+        if k.startswith("__") and k.endswith("__"):
+            attrs[k] = str(v)
+        else:
+            raise ValueError("Variable: attribute %r must be of the form __%s__" % (k, k))
+    return Symbol([(SymNode(None, name, attrs=attrs), 0)])
+
+
+var = Variable
+
+
+def Group(symbols):
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    outs = []
+    for s in symbols:
+        if not isinstance(s, Symbol):
+            raise TypeError("Group: expected Symbols, got %s" % type(s).__name__)
+        outs.extend(s._outputs)
+    return Symbol(outs)
+
+
+def load_json(json_str):
+    """A Symbol from MXNet's JSON (also the older ``attr``/``param`` spellings)."""
+    try:
+        graph = json.loads(json_str)
+        jnodes = graph["nodes"]
+        heads = graph["heads"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise MXNetError("load_json: not a symbol JSON graph: %s" % e) from None
+    nodes = []
+    for k, jn in enumerate(jnodes):
+        attrs = dict(jn.get("attrs") or jn.get("attr") or {})
+        attrs.update(jn.get("param") or {})
+        inputs = []
+        for e in jn.get("inputs", []):
+            if e[0] >= k:
+                raise MXNetError("load_json: node %d (%s) takes input from node %d, which comes "
+                                 "later" % (k, jn.get("name"), e[0]))
+            inputs.append((nodes[e[0]], e[1]))
+        if jn["op"] == "null":
+            nodes.append(SymNode(None, jn["name"], attrs=attrs))
+            continue
+        if jn["op"] not in OPS:
+            try:
+                get_op(jn["op"])
+            except MXNetError as e:
+                raise MXNetError("load_json: node %r uses operator %r, which mxlite does not have "
+                                 "(%s)" % (jn["name"], jn["op"], e)) from None
+        op = OPS[jn["op"]]
+        params = {k2: v for k2, v in attrs.items() if k2 in op.params}
+        user = {k2: v for k2, v in attrs.items() if k2 not in op.params}
+        if op.variadic and op.variadic not in params:
+            params[op.variadic] = str(len(inputs))
+        try:
+            node = SymNode(op, jn["name"], params, user, inputs)
+        except (TypeError, ValueError, MXNetError) as e:
+            raise MXNetError("load_json: node %r (%s): %s" % (jn["name"], jn["op"], e)) from None
+        nodes.append(node)
+    return Symbol([(nodes[h[0]], h[1]) for h in heads])
+
+
+def load(fname):
+    """Load a Symbol from a ``-symbol.json`` file."""
+    with open(fname) as f:
+        return load_json(f.read())
+

@@ -1,0 +1,206 @@
+"""mx.sym: construction, naming, inference, JSON, executors."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+from conftest import REF
+
+
+def _mlp():
+    data = mx.sym.var("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=8, name="fc1")
+    act = mx.sym.Activation(fc1, act_type="relu", name="relu1")
+    fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
+    return mx.sym.SoftmaxOutput(fc2, name="softmax")
+
+
+@pytest.mark.smoke
+def test_names_and_lists_as_mxnet():
+    net = _mlp()
+    assert net.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias",
+                                    "softmax_label"]
+    assert net.list_outputs() == ["softmax_output"]
+    assert net.name == "softmax"
+    internals = net.get_internals()
+    assert "fc1_output" in internals.list_outputs()
+    assert internals["fc1_output"].list_arguments() == ["data", "fc1_weight", "fc1_bias"]
+    assert net.get_children().list_outputs() == ["fc2_output", "softmax_label"]
+    with mx.name.NameManager():
+        a = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2)
+        b = mx.sym.FullyConnected(a, num_hidden=2)
+    assert a.name == "fullyconnected0" and b.name == "fullyconnected1"
+    assert b.list_arguments()[-2:] == ["fullyconnected1_weight", "fullyconnected1_bias"]
+
+
+def test_aux_states_and_outputs_of_batchnorm():
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), name="bn")
+    assert bn.list_arguments() == ["data", "bn_gamma", "bn_beta"]
+    assert bn.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    assert bn.list_inputs() == ["data", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"]
+    assert bn.list_outputs() == ["bn_output"]
+
+
+def test_infer_shape_fills_weights():
+    net = _mlp()
+    arg, out, aux = net.infer_shape(data=(4, 20))
+    assert arg == [(4, 20), (8, 20), (8,), (3, 8), (3,), (4,)]
+    assert out == [(4, 3)] and aux == []
+    arg, out, aux = net.infer_shape_partial(fc1_weight=(8, 20))
+    assert arg[0] == () and out == [()]
+    assert net.infer_shape(fc1_weight=(8, 20)) == (None, None, None)
+    with pytest.raises(ValueError, match="not an input"):
+        net.infer_shape(dta=(4, 20))
+
+
+def test_infer_shape_error_names_node():
+    x = mx.sym.var("x", shape=(2, 3))
+    y = mx.sym.var("y", shape=(4, 5))
+    with pytest.raises(MXNetError, match="plus0|elemwise_add"):
+        with mx.name.NameManager():
+            mx.sym.broadcast_add(x, y, name="plus0").infer_shape()
+
+
+def test_infer_type():
+    x = mx.sym.var("x")
+    y = mx.sym.Cast(x, dtype="float16") * 2
+    arg, out, aux = y.infer_type(x="float64")
+    assert arg == [np.float64] and out == [np.float16]
+
+
+def test_variable_attributes():
+    w = mx.sym.Variable("w", shape=(2, 3), lr_mult=2.0, wd_mult=0.5, dtype="float64",
+                        attr={"mood": "calm"})
+    assert w.attr("__shape__") == "(2, 3)"
+    assert w.attr("__lr_mult__") == "2.0"
+    assert w.attr("__dtype__") == "1"
+    assert w.attr("mood") == "calm"
+    assert w.list_attr()["__wd_mult__"] == "0.5"
+    assert (w * 2).infer_shape()[1] == [(2, 3)]
+    assert (w * 2).infer_type()[1] == [np.float64]
+    fc = mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=4, name="fc")
+    assert fc.attr("num_hidden") == "4"
+    assert fc.attr_dict()["fc"]["num_hidden"] == "4"
+
+
+def test_arithmetic_indexing_group():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    c = (a + b) * 2 - a / b + 1
+    ex = c.bind(mx.cpu(), {"a": mx.nd.array([1.0, 2.0]), "b": mx.nd.array([4.0, 8.0])})
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), [(5) * 2 - 0.25 + 1, 10 * 2 - 0.25 + 1])
+    g = mx.sym.Group([a * 2, b + 1])
+    assert len(g) == 2 and len(g.list_outputs()) == 2
+    outs = g.eval(a=mx.nd.array([1.0]), b=mx.nd.array([1.0]))
+    assert [o.asscalar() for o in outs] == [2, 2]
+    assert g[1].list_outputs() == g.list_outputs()[1:]
+    split = mx.sym.split(mx.sym.var("x"), num_outputs=3, axis=0, name="sp")
+    assert split.list_outputs() == ["sp_output0", "sp_output1", "sp_output2"]
+    assert split[2].list_outputs() == ["sp_output2"]
+    with pytest.raises(ValueError, match="group"):
+        mx.sym.relu(split)
+
+
+def test_json_round_trip_and_format():
+    net = _mlp()
+    js = json.loads(net.tojson())
+    assert [n["op"] for n in js["nodes"]] == ["null", "null", "null", "FullyConnected", "Activation",
+                                             "null", "null", "FullyConnected", "null",
+                                             "SoftmaxOutput"]
+    assert js["nodes"][3]["attrs"] == {"num_hidden": "8"}
+    assert js["heads"] == [[9, 0, 0]]
+    assert js["arg_nodes"] == [0, 1, 2, 5, 6, 8]
+    back = mx.sym.load_json(net.tojson())
+    assert back.list_arguments() == net.list_arguments()
+    assert back.tojson() == net.tojson()
+
+
+def test_save_load_file(tmp_path):
+    net = _mlp()
+    path = str(tmp_path / "net-symbol.json")
+    net.save(path)
+    assert mx.sym.load(path).list_outputs() == ["softmax_output"]
+
+
+def test_load_old_style_json_and_unknown_ops():
+    old = {"nodes": [{"op": "null", "param": {}, "name": "data", "inputs": [],
+                      "backward_source_id": -1},
+                     {"op": "Activation", "param": {"act_type": "relu"}, "name": "relu0",
+                      "inputs": [[0, 0]], "backward_source_id": -1}],
+           "arg_nodes": [0], "heads": [[1, 0]]}
+    sym = mx.sym.load_json(json.dumps(old))
+    out = sym.eval(data=mx.nd.array([-1.0, 2.0]))[0]
+    assert out.asnumpy().tolist() == [0, 2]
+    bad = {"nodes": [{"op": "null", "name": "data", "inputs": []},
+                     {"op": "NoSuchOp", "name": "n", "inputs": [[0, 0, 0]]}],
+           "arg_nodes": [0], "heads": [[1, 0, 0]]}
+    with pytest.raises(MXNetError, match="NoSuchOp"):
+        mx.sym.load_json(json.dumps(bad))
+    with pytest.raises(MXNetError, match="not a symbol"):
+        mx.sym.load_json("{}")
+
+
+def test_reference_cnn_symbol_loads_and_infers():
+    sym = mx.sym.load(os.path.join(REF, "formats", "cnn-symbol.json"))
+    args = sym.list_arguments()
+    assert args[0] == "data"
+    arg, out, aux = sym.infer_shape(data=(2, 3, 8, 8))
+    assert out == [(2, 3)]
+    assert len(aux) == len(sym.list_auxiliary_states()) > 0
+
+
+def test_executor_forward_backward_matches_nd():
+    net = _mlp()
+    rng = np.random.RandomState(0)
+    ex = net.simple_bind(mx.cpu(), data=(4, 5))
+    vals = {}
+    for name, arr in ex.arg_dict.items():
+        vals[name] = rng.uniform(-1, 1, arr.shape).astype(np.float32)
+        arr[:] = vals[name]
+    vals["softmax_label"] = np.array([0, 1, 2, 1], dtype=np.float32)
+    ex.arg_dict["softmax_label"][:] = vals["softmax_label"]
+    out = ex.forward(is_train=True)[0]
+    ex.backward()
+    nd = {k: mx.nd.array(v) for k, v in vals.items()}
+    for k in ("data", "fc1_weight", "fc2_bias"):
+        nd[k].attach_grad()
+    with mx.autograd.record():
+        h = mx.nd.relu(mx.nd.FullyConnected(nd["data"], nd["fc1_weight"], nd["fc1_bias"],
+                                            num_hidden=8))
+        y = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, nd["fc2_weight"], nd["fc2_bias"],
+                                                     num_hidden=3), nd["softmax_label"])
+    y.backward()
+    np.testing.assert_allclose(out.asnumpy(), y.asnumpy(), rtol=1e-6)
+    for k in ("data", "fc1_weight", "fc2_bias"):
+        np.testing.assert_allclose(ex.grad_dict[k].asnumpy(), nd[k].grad.asnumpy(), rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_executor_grad_req_add_and_copy_params():
+    x = mx.sym.var("x")
+    y = mx.sym.sum(x * x)
+    xa = mx.nd.array([1.0, 2.0])
+    g = mx.nd.zeros((2,))
+    ex = y.bind(mx.cpu(), {"x": xa}, args_grad={"x": g}, grad_req="add")
+    for _ in range(2):
+        ex.forward(is_train=True)
+        ex.backward()
+    np.testing.assert_allclose(g.asnumpy(), [4, 8])
+    ex.copy_params_from({"x": mx.nd.array([3.0, 3.0])})
+    assert ex.forward()[0].asscalar() == 18
+    with pytest.raises(ValueError, match="not an argument"):
+        ex.copy_params_from({"z": mx.nd.ones((1,))})
+    with pytest.raises(MXNetError, match="forward"):
+        ex2 = y.bind(mx.cpu(), {"x": xa})
+        ex2.backward()
+
+
+def test_executor_reshape():
+    net = _mlp()
+    ex = net.simple_bind(mx.cpu(), data=(4, 5))
+    ex2 = ex.reshape(data=(6, 5), softmax_label=(6,))
+    assert ex2.arg_dict["data"].shape == (6, 5)
+    assert ex2.arg_dict["fc1_weight"] is ex.arg_dict["fc1_weight"]
+    assert ex2.forward()[0].shape == (6, 3)
