@@ -1,1 +1,160 @@
-"""(being written)"""
+"""Activation (relu, sigmoid, tanh, softrelu, softsign, log_sigmoid, mish) and
+LeakyReLU (leaky, prelu, elu, selu, gelu, rrelu).
+
+Each activation is one row: a kernel on raw arrays and a gradient in mxlite ops
+(so it differentiates again). Comparisons give 0/1 masks, constant to autograd.
+"""
+import math
+
+
+from ... import nd
+from ...autograd import _state
+from ...base import MXNetError, parse_str, parse_float
+from ..registry import register_op, Param
+from ..tensor.elemwise_unary import _sigmoid, _softplus
+from ..tensor import special
+
+_SQRT2 = math.sqrt(2.0)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+
+
+def _mish(xp, x):
+    return x * xp.tanh(_softplus(xp, x))
+
+
+def _mish_grad(x, y, gy):
+    t = nd.tanh(nd.Activation(x, act_type="softrelu"))
+    return gy * (t + x * (1 - t * t) * nd.sigmoid(x))
+
+
+# act_type: kernel(xp, x), gradient(x, y, gy)
+_ACTIVATIONS = {
+    "relu": (lambda xp, x: xp.maximum(x, 0), lambda x, y, gy: gy * (x > 0)),
+    "sigmoid": (_sigmoid, lambda x, y, gy: gy * y * (1 - y)),
+    "tanh": (lambda xp, x: xp.tanh(x), lambda x, y, gy: gy * (1 - y * y)),
+    "softrelu": (_softplus, lambda x, y, gy: gy * nd.sigmoid(x)),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)),
+                 lambda x, y, gy: gy / nd.square(1 + nd.abs(x))),
+    "log_sigmoid": (lambda xp, x: -_softplus(xp, -x), lambda x, y, gy: gy * nd.sigmoid(-x)),
+    "mish": (_mish, _mish_grad),
+}
+
+
+def _act_entry(act_type, table, op):
+    entry = table.get(act_type)
+    if entry is None:
+        raise MXNetError("%s: act_type=%r, expected one of %s"
+                         % (op, act_type, ", ".join(sorted(table))))
+    return entry
+
+
+def _act_compute(p, xp, x):
+    fwd, _ = _act_entry(p.act_type, _ACTIVATIONS, "Activation")
+    return fwd(xp, x).astype(x.dtype, copy=False)
+
+
+def _act_grad(p, x, y, gy):
+    _, grad = _act_entry(p.act_type, _ACTIVATIONS, "Activation")
+    return [grad(x[0], y[0], gy[0])]
+
+
+register_op("Activation", _act_compute, gradient=_act_grad, saves="xy",
+            params=[Param("act_type", parse_str, doc="relu, sigmoid, tanh, softrelu, softsign, "
+                                                     "log_sigmoid or mish.")],
+            doc="Elementwise activation chosen by ``act_type``.")
+
+
+# -- LeakyReLU -----------------------------------------------------------------------------
+
+def _gelu(xp, x):
+    return 0.5 * x * (1 + special.erf(xp, x / _SQRT2))
+
+
+def _gelu_grad(x, gy):
+    cdf = 0.5 * (1 + nd.erf(x / _SQRT2))
+    return gy * (cdf + x * nd.exp(-0.5 * x * x) / _SQRT_2PI)
+
+
+def _elu(xp, x, a):
+    return xp.where(x > 0, x, a * xp.expm1(xp.minimum(x, 0)))
+
+
+def _gamma_shape(x, gamma):
+    """Broadcast shape of prelu's gamma: one slope per channel (axis 1), or one in all."""
+    if gamma.size == 1:
+        return (1,) * x.ndim
+    if x.ndim < 2 or gamma.shape != (x.shape[1],):
+        raise MXNetError("LeakyReLU: gamma has shape %s, expected (%s,) (one slope per channel "
+                         "of data with shape %s) or (1,)"
+                         % (tuple(gamma.shape), x.shape[1] if x.ndim > 1 else 1, tuple(x.shape)))
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _leaky_compute(p, xp, x, gamma=None):
+    t = p.act_type
+    if t == "leaky":
+        y = xp.where(x > 0, x, x * p.slope)
+    elif t == "prelu":
+        g = gamma.reshape(_gamma_shape(x, gamma))
+        y = xp.where(x > 0, x, x * g)
+    elif t == "elu":
+        y = _elu(xp, x, p.slope)
+    elif t == "selu":
+        y = _SELU_LAMBDA * _elu(xp, x, _SELU_ALPHA)
+    elif t == "gelu":
+        y = _gelu(xp, x)
+    elif t == "rrelu":
+        return _rrelu(p, xp, x)
+    else:
+        raise MXNetError("LeakyReLU: act_type=%r, expected one of elu, gelu, leaky, prelu, "
+                         "rrelu, selu" % (t,))
+    return y.astype(x.dtype, copy=False)
+
+
+def _rrelu(p, xp, x):
+    if _state.training:
+        from ... import random
+        from .dropout import context_of
+        gen = random.get_generator(context_of(xp, x))
+        mask = gen.uniform(p.lower_bound, p.upper_bound, size=x.shape).astype(x.dtype)
+    else:
+        mask = xp.full(x.shape, (p.lower_bound + p.upper_bound) / 2, dtype=x.dtype)
+    return xp.where(x > 0, x, x * mask).astype(x.dtype, copy=False), mask
+
+
+def _leaky_grad(p, x, y, gy):
+    data, g = x[0], gy[0]
+    pos = data > 0
+    neg = data <= 0
+    t = p.act_type
+    if t == "leaky":
+        return [g * pos + g * neg * p.slope]
+    if t == "prelu":
+        gamma = x[1]
+        gm = gamma.reshape(_gamma_shape(data, gamma))
+        gx = g * pos + g * neg * gm
+        gg = g * neg * data
+        axes = tuple(i for i in range(data.ndim) if gamma.size == 1 or i != 1)
+        return [gx, nd.sum(gg, axis=axes).reshape(gamma.shape)]
+    if t == "elu":
+        return [g * pos + g * neg * (y[0] + p.slope)]
+    if t == "selu":
+        return [g * pos * _SELU_LAMBDA + g * neg * (y[0] + _SELU_LAMBDA * _SELU_ALPHA)]
+    if t == "gelu":
+        return [_gelu_grad(data, g)]
+    return [g * pos + g * neg * y[1]]    # rrelu: the drawn slopes
+
+
+register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy",
+            inputs=lambda p: ("data", "gamma") if p.act_type == "prelu" else ("data",),
+            num_outputs=lambda p: 2 if p.act_type == "rrelu" else 1,
+            params=[Param("act_type", parse_str, "leaky",
+                          "leaky, prelu, elu, selu, gelu or rrelu."),
+                    Param("slope", parse_float, 0.25, "Negative slope (leaky) or alpha (elu)."),
+                    Param("lower_bound", parse_float, 0.125, "rrelu: lowest random slope."),
+                    Param("upper_bound", parse_float, 0.334, "rrelu: highest random slope.")],
+            doc="Leaky rectifiers. ``rrelu`` draws a slope in ``[lower_bound, upper_bound]`` "
+                "per element in training mode and uses their mean in predict mode; it returns "
+                "the slopes as a second output.")

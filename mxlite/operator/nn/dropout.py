@@ -1,1 +1,71 @@
-"""(being written)"""
+"""Dropout: zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+Active in training mode (``autograd.is_training()``) or always with
+``mode='always'``; the identity otherwise. The scaled keep-mask is a second,
+hidden output, so the gradient (``gy * mask``) reuses exactly the mask drawn in
+the forward pass.
+"""
+import numpy as np
+
+from ...autograd import _state
+from ...base import MXNetError, parse_float, parse_str, parse_shape, parse_bool
+from ...context import cpu, gpu
+from ..registry import register_op, Param
+
+
+def context_of(xp, x):
+    """The Context of a raw backend array (for picking its random generator)."""
+    if xp is np:
+        return cpu()
+    return gpu(int(x.device.id))
+
+
+def _mask_shape(p, x):
+    """The mask's shape: size 1 along ``axes`` (one draw shared along them)."""
+    if not p.axes:
+        return x.shape
+    axes = set()
+    for a in p.axes:
+        if not -x.ndim <= a < x.ndim:
+            raise MXNetError("Dropout: axes=%s is out of range for data of shape %s"
+                             % (p.axes, x.shape))
+        axes.add(a % x.ndim)
+    return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+
+
+def _compute(p, xp, x):
+    if not 0 <= p.p <= 1:
+        raise MXNetError("Dropout: p=%g must be in [0, 1]" % p.p)
+    shape = _mask_shape(p, x)
+    active = (_state.training or p.mode == "always") and p.p > 0
+    if not active:
+        return x.copy(), xp.ones(shape, dtype=x.dtype)
+    from ... import random
+    gen = random.get_generator(context_of(xp, x))
+    keep = 1.0 - p.p
+    # NOTE: p = 1 drops everything; a zero scale avoids dividing by zero.
+    scale = 1.0 / keep if keep > 0 else 0.0
+    mask = ((gen.random(shape) < keep) * scale).astype(x.dtype)
+    return (x * mask).astype(x.dtype, copy=False), mask
+
+
+def _gradient(p, x, y, gy):
+    return [gy[0] * y[1]]
+
+
+def _check_mode(v):
+    v = parse_str(v)
+    if v not in ("training", "always"):
+        raise ValueError("expected 'training' or 'always', got %r" % (v,))
+    return v
+
+
+register_op("Dropout", _compute, gradient=_gradient, saves="y",
+            num_outputs=2, num_visible_outputs=1,
+            params=[Param("p", parse_float, 0.5, "Fraction of the input dropped."),
+                    Param("mode", _check_mode, "training",
+                          "'training': drop only in training mode; 'always': also in predict."),
+                    Param("axes", parse_shape, (), "Axes along which one draw is shared."),
+                    Param("cudnn_off", parse_bool, False, "Ignored.")],
+            doc="Dropout: in training mode each element is zeroed with probability ``p`` and "
+                "the rest scaled by ``1 / (1 - p)``; the identity in predict mode.")

@@ -1,1 +1,309 @@
-"""(being written)"""
+"""Normalisation layers: BatchNorm, LayerNorm, InstanceNorm, GroupNorm, L2Normalization.
+
+All of them normalise ``xhat = (x - mean) * inv`` over some axes and scale. The
+gradients are written in mxlite ops from ``x`` and the saved statistics, so a
+gradient penalty through a normalisation layer differentiates again.
+
+NOTE: variances are two-pass (``mean((x - mean)^2)``), never ``E[x^2] - E[x]^2``,
+which cancels catastrophically in float32; float16 data is normalised in float32.
+"""
+import numpy as np
+
+from ... import nd
+from ...autograd import _state
+from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
+from ..registry import register_op, Param
+from ..util import norm_axis
+
+
+def _work(x):
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _moments(xp, x, axes):
+    mean = x.mean(axis=axes, keepdims=True)
+    xc = x - mean
+    return mean, (xc * xc).mean(axis=axes, keepdims=True)
+
+
+def _count(shape, axes):
+    return float(np.prod([shape[a] for a in axes]))
+
+
+def _check_param(op, arg, got, want, dshape):
+    if tuple(got) != tuple(want):
+        raise MXNetError("%s: %s has shape %s, expected %s for data of shape %s"
+                         % (op, arg, tuple(got), tuple(want), tuple(dshape)))
+
+
+def norm_backward(x, mean, inv, g, axes, gy_mean=None, gy_inv=None, gy_std=None):
+    """Data gradient of ``xhat = (x - mean) * inv`` where mean and inv are the batch
+    statistics over ``axes``, for the xhat gradient ``g`` (mxlite ops throughout).
+
+    ``gy_mean``/``gy_inv``/``gy_std`` are gradients reaching the statistics when
+    they are outputs (``output_mean_var``).
+    """
+    n = _count(x.shape, axes)
+    xhat = (x - mean) * inv
+    gx = (g - nd.mean(g, axis=axes, keepdims=True)
+          - xhat * nd.mean(g * xhat, axis=axes, keepdims=True)) * inv
+    if gy_mean is not None:
+        gx = gx + gy_mean / n
+    if gy_inv is not None:      # d inv / dx = -inv^2 xhat / n
+        gx = gx - gy_inv * inv * inv * xhat / n
+    if gy_std is not None:      # d std / dx = xhat / n
+        gx = gx + gy_std * xhat / n
+    return gx
+
+
+# -- BatchNorm ---------------------------------------------------------------------------------
+
+def _bn_axes(p, ndim):
+    c = norm_axis(p.axis, ndim)
+    bc = [1] * ndim
+    bc[c] = -1
+    return c, tuple(i for i in range(ndim) if i != c), tuple(bc)
+
+
+def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
+    c, axes, bc = _bn_axes(p, x.ndim)
+    for arg, a in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean),
+                   ("moving_var", moving_var)):
+        _check_param("BatchNorm", arg, a.shape, (x.shape[c],), x.shape)
+    xw = _work(x)
+    if _state.training and not p.use_global_stats:
+        mean, var = _moments(xp, xw, axes)
+        mean, var = mean.reshape(-1), var.reshape(-1)
+        # The moving statistics are updated in place (declared by mutate=(3, 4)).
+        m = p.momentum
+        moving_mean[...] = moving_mean * m + mean.astype(moving_mean.dtype) * (1 - m)
+        moving_var[...] = moving_var * m + var.astype(moving_var.dtype) * (1 - m)
+    else:
+        mean, var = moving_mean.astype(xw.dtype), moving_var.astype(xw.dtype)
+    inv = 1 / xp.sqrt(var + p.eps)
+    scale = inv if p.fix_gamma else inv * gamma.astype(xw.dtype)
+    y = (xw - mean.reshape(bc)) * scale.reshape(bc) + beta.astype(xw.dtype).reshape(bc)
+    dt = x.dtype
+    return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
+
+
+def _bn_grad(p, x, y, gy):
+    data, gamma = x[0], x[1]
+    c, axes, bc = _bn_axes(p, data.ndim)
+    mean, inv = y[1].reshape(bc), y[2].reshape(bc)
+    g = gy[0]
+    xhat = (data - mean) * inv
+    gbeta = nd.sum(g, axis=axes)
+    ggamma = nd.zeros_like(gamma) if p.fix_gamma else nd.sum(g * xhat, axis=axes)
+    gh = g if p.fix_gamma else g * gamma.reshape(bc)
+    # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
+    if _state.training and not p.use_global_stats:
+        gx = norm_backward(data, mean, inv, gh, axes, gy[1].reshape(bc), gy[2].reshape(bc))
+    else:
+        gx = gh * inv
+    return [gx, ggamma, gbeta, None, None]
+
+
+def _bn_infer_shape(p, shapes):
+    shapes = list(shapes)
+    d = shapes[0]
+    if d is None or len(d) == 0:
+        return shapes
+    ch = d[norm_axis(p.axis, len(d))]
+    if ch == 0:
+        return shapes
+    for i, arg in enumerate(("gamma", "beta", "moving_mean", "moving_var"), 1):
+        got = shapes[i]
+        if got is None or len(got) == 0 or 0 in got:
+            shapes[i] = (ch,)
+        else:
+            _check_param("BatchNorm", arg, got, (ch,), d)
+    return shapes
+
+
+register_op("BatchNorm", _bn_compute, gradient=_bn_grad, saves="xy",
+            inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
+            num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+            mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,
+            params=[Param("eps", parse_float, 1e-3, "Added to the variance."),
+                    Param("momentum", parse_float, 0.9, "Decay of the moving statistics."),
+                    Param("fix_gamma", parse_bool, True, "Treat gamma as 1 (zero gradient)."),
+                    Param("use_global_stats", parse_bool, False,
+                          "Use the moving statistics in training mode too."),
+                    Param("output_mean_var", parse_bool, False,
+                          "Also return the mean and 1/sqrt(var + eps)."),
+                    Param("axis", parse_int, 1, "The channel axis."),
+                    Param("cudnn_off", parse_bool, False, "Ignored."),
+                    Param("min_calib_range", optional(parse_float), None, "Ignored."),
+                    Param("max_calib_range", optional(parse_float), None, "Ignored.")],
+            doc="Batch normalisation over every axis but ``axis``. In training mode the batch "
+                "statistics are used and ``moving_mean``/``moving_var`` are updated in place "
+                "(``moving = momentum * moving + (1 - momentum) * batch``, biased variance); in "
+                "predict mode the moving statistics are used.")
+
+
+# -- LayerNorm -----------------------------------------------------------------------------------
+
+def _ln_compute(p, xp, x, gamma, beta):
+    a = norm_axis(p.axis, x.ndim)
+    _check_param("LayerNorm", "gamma", gamma.shape, (x.shape[a],), x.shape)
+    _check_param("LayerNorm", "beta", beta.shape, (x.shape[a],), x.shape)
+    bc = [1] * x.ndim
+    bc[a] = -1
+    xw = _work(x)
+    mean, var = _moments(xp, xw, (a,))
+    std = xp.sqrt(var + p.eps)
+    y = (xw - mean) / std * gamma.reshape(bc) + beta.reshape(bc)
+    dt = x.dtype
+    return y.astype(dt, copy=False), mean.astype(dt), std.astype(dt)
+
+
+def _ln_grad(p, x, y, gy):
+    data, gamma = x[0], x[1]
+    a = norm_axis(p.axis, data.ndim)
+    bc = [1] * data.ndim
+    bc[a] = -1
+    mean, std = y[1], y[2]
+    inv = 1 / std
+    g = gy[0]
+    xhat = (data - mean) * inv
+    others = tuple(i for i in range(data.ndim) if i != a)
+    gx = norm_backward(data, mean, inv, g * gamma.reshape(tuple(bc)), (a,), gy[1], None, gy[2])
+    return [gx, nd.sum(g * xhat, axis=others), nd.sum(g, axis=others)]
+
+
+register_op("LayerNorm", _ln_compute, gradient=_ln_grad, saves="xy",
+            inputs=("data", "gamma", "beta"),
+            num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+            params=[Param("axis", parse_int, -1, "The axis to normalise over."),
+                    Param("eps", parse_float, 1e-5, "Added to the variance."),
+                    Param("output_mean_var", parse_bool, False,
+                          "Also return the mean and sqrt(var + eps) (axis kept).")],
+            doc="Layer normalisation over ``axis``, scaled by ``gamma`` and shifted by ``beta`` "
+                "(both of the size of that axis).")
+
+
+# -- InstanceNorm and GroupNorm ---------------------------------------------------------------
+
+def _in_compute(p, xp, x, gamma, beta):
+    if x.ndim < 3:
+        raise MXNetError("InstanceNorm: data must have at least 3 dims (N, C, spatial...), "
+                         "got shape %s" % (x.shape,))
+    _check_param("InstanceNorm", "gamma", gamma.shape, (x.shape[1],), x.shape)
+    _check_param("InstanceNorm", "beta", beta.shape, (x.shape[1],), x.shape)
+    bc = (1, -1) + (1,) * (x.ndim - 2)
+    xw = _work(x)
+    mean, var = _moments(xp, xw, tuple(range(2, x.ndim)))
+    y = (xw - mean) / xp.sqrt(var + p.eps) * gamma.reshape(bc) + beta.reshape(bc)
+    return y.astype(x.dtype, copy=False)
+
+
+def _stats(x, axes, eps):
+    """Batch mean and 1/sqrt(var + eps) over ``axes``, in mxlite ops (differentiable)."""
+    mean = nd.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    return mean, nd.rsqrt(nd.mean(xc * xc, axis=axes, keepdims=True) + eps)
+
+
+def _in_grad(p, x, y, gy):
+    data, gamma = x[0], x[1]
+    axes = tuple(range(2, data.ndim))
+    bc = (1, -1) + (1,) * (data.ndim - 2)
+    mean, inv = _stats(data, axes, p.eps)
+    g = gy[0]
+    xhat = (data - mean) * inv
+    gx = norm_backward(data, mean, inv, g * gamma.reshape(bc), axes)
+    others = (0,) + axes
+    return [gx, nd.sum(g * xhat, axis=others), nd.sum(g, axis=others)]
+
+
+register_op("InstanceNorm", _in_compute, gradient=_in_grad, saves="x",
+            inputs=("data", "gamma", "beta"),
+            params=[Param("eps", parse_float, 1e-3, "Added to the variance.")],
+            doc="Instance normalisation: each (sample, channel) over its spatial axes, then "
+                "``gamma``/``beta`` per channel.")
+
+
+def _gn_shapes(p, x):
+    g = p.num_groups
+    if x.ndim < 2 or g <= 0 or x.shape[1] % g:
+        raise MXNetError("GroupNorm: num_groups=%d must divide the channels (axis 1) of data "
+                         "with shape %s" % (g, tuple(x.shape)))
+    grouped = (x.shape[0], g, -1)
+    bc = (1, g, 1)
+    return grouped, bc
+
+
+def _gn_compute(p, xp, x, gamma, beta):
+    grouped, bc = _gn_shapes(p, x)
+    _check_param("GroupNorm", "gamma", gamma.shape, (p.num_groups,), x.shape)
+    _check_param("GroupNorm", "beta", beta.shape, (p.num_groups,), x.shape)
+    xg = _work(x).reshape(grouped)
+    mean, var = _moments(xp, xg, (2,))
+    std = xp.sqrt(var + p.eps)
+    y = ((xg - mean) / std * gamma.reshape(bc) + beta.reshape(bc)).reshape(x.shape)
+    dt = x.dtype
+    mshape = (x.shape[0], p.num_groups) + (1,) * (x.ndim - 2)
+    return y.astype(dt, copy=False), mean.reshape(mshape).astype(dt), \
+        std.reshape(mshape).astype(dt)
+
+
+def _gn_grad(p, x, y, gy):
+    data, gamma = x[0], x[1]
+    grouped, bc = _gn_shapes(p, data)
+    n, g = data.shape[0], p.num_groups
+    xg = data.reshape(grouped)
+    mean, std = y[1].reshape((n, g, 1)), y[2].reshape((n, g, 1))
+    inv = 1 / std
+    gyg = gy[0].reshape(grouped)
+    xhat = (xg - mean) * inv
+    gx = norm_backward(xg, mean, inv, gyg * gamma.reshape(bc), (2,),
+                       gy[1].reshape((n, g, 1)), None, gy[2].reshape((n, g, 1)))
+    return [gx.reshape(data.shape), nd.sum(gyg * xhat, axis=(0, 2)), nd.sum(gyg, axis=(0, 2))]
+
+
+register_op("GroupNorm", _gn_compute, gradient=_gn_grad, saves="xy",
+            inputs=("data", "gamma", "beta"),
+            num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+            params=[Param("num_groups", parse_int, 1, "Number of channel groups."),
+                    Param("eps", parse_float, 1e-5, "Added to the variance."),
+                    Param("output_mean_var", parse_bool, False,
+                          "Also return the mean and sqrt(var + eps) per group.")],
+            doc="Group normalisation: channels split into ``num_groups`` groups, each "
+                "normalised per sample; ``gamma``/``beta`` have shape ``(num_groups,)`` as in "
+                "MXNet 1.x.")
+
+
+# -- L2Normalization ------------------------------------------------------------------------------
+
+def _l2_axes(p, ndim):
+    if p.mode == "instance":
+        return tuple(range(1, ndim))
+    if p.mode == "channel":
+        return (1,)
+    if p.mode == "spatial":
+        return tuple(range(2, ndim))
+    raise MXNetError("L2Normalization: mode=%r, expected 'instance', 'channel' or 'spatial'"
+                     % (p.mode,))
+
+
+def _l2_compute(p, xp, x):
+    axes = _l2_axes(p, x.ndim)
+    xw = _work(x)
+    n = xp.sqrt((xw * xw).sum(axis=axes, keepdims=True) + p.eps)
+    return (xw / n).astype(x.dtype, copy=False)
+
+
+def _l2_grad(p, x, y, gy):
+    axes = _l2_axes(p, x[0].ndim)
+    data, g = x[0], gy[0]
+    n = nd.sqrt(nd.sum(data * data, axis=axes, keepdims=True) + p.eps)
+    out = data / n
+    return [(g - out * nd.sum(g * out, axis=axes, keepdims=True)) / n]
+
+
+register_op("L2Normalization", _l2_compute, gradient=_l2_grad, saves="x",
+            params=[Param("eps", parse_float, 1e-10, "Added to the sum of squares."),
+                    Param("mode", parse_str, "instance",
+                          "instance (all but axis 0), channel (axis 1) or spatial (axes 2...).")],
+            doc="``x / sqrt(sum(x^2) + eps)`` over the axes chosen by ``mode``.")

@@ -1,1 +1,155 @@
-"""(being written)"""
+"""softmax, log_softmax, softmin and SoftmaxActivation.
+
+NOTE: every kernel subtracts the maximum along the axis before ``exp``, so large
+inputs never overflow; float16 inputs are computed in float32 and cast back.
+Gradients use the outputs: ``gx = y * (gy - sum(gy * y)) / T`` for softmax and
+``gx = (gy - exp(y) * sum(gy)) / T`` for log_softmax, written in mxlite ops.
+"""
+import numpy as np
+
+from ... import nd
+from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_dtype, \
+    optional
+from ..registry import register_op, Param
+from ..util import norm_axis
+
+
+def _work_dtype(x):
+    return np.float32 if x.dtype == np.float16 else x.dtype
+
+
+def _length_mask(xp, x, length, axis):
+    """1 where the position along ``axis`` is below ``length`` (broadcast over the rest)."""
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    pos = xp.arange(x.shape[axis]).reshape(shape)
+    lens = xp.expand_dims(length.astype(np.int64), axis)
+    return pos < lens
+
+
+def _shifted(p, xp, x, length, negate):
+    axis = norm_axis(p.axis, x.ndim)
+    z = x.astype(_work_dtype(x), copy=False)
+    if negate:
+        z = -z
+    if p.temperature is not None and p.temperature != 1.0:
+        z = z / p.temperature
+    mask = None
+    if p.use_length:
+        if length is None:
+            raise MXNetError("use_length=True needs the length input")
+        want = x.shape[:axis] + x.shape[axis + 1:]
+        if tuple(length.shape) != want:
+            raise MXNetError("length has shape %s, expected %s for data of shape %s and "
+                             "axis=%d" % (tuple(length.shape), want, x.shape, axis))
+        mask = _length_mask(xp, x, length, axis)
+        z = xp.where(mask, z, -np.inf)
+    with np.errstate(invalid="ignore"):
+        m = xp.max(z, axis=axis, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+    return z - m, axis, mask
+
+
+def _out_dtype(p, x):
+    return p.dtype if p.dtype is not None else x.dtype
+
+
+def _softmax_kernel(negate):
+    def compute(p, xp, x, length=None):
+        z, axis, mask = _shifted(p, xp, x, length, negate)
+        e = xp.exp(z)
+        s = e.sum(axis=axis, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = e / s
+        if mask is not None:
+            y = xp.where(mask, y, 0)
+        return y.astype(_out_dtype(p, x), copy=False)
+    return compute
+
+
+def _log_softmax(p, xp, x):
+    if p.use_length:
+        raise MXNetError("use_length=True is not supported (log_softmax takes no length "
+                         "input, as in MXNet); mask the data instead")
+    z, axis, _ = _shifted(p, xp, x, None, False)
+    y = z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return y.astype(_out_dtype(p, x), copy=False)
+
+
+def _scale(p):
+    t = p.temperature
+    return 1.0 if t is None else 1.0 / t
+
+
+def _softmax_grad_rule(sign):
+    def gradient(p, x, y, gy):
+        axis = norm_axis(p.axis, x[0].ndim)
+        out, g = y[0], gy[0]
+        gx = out * (g - nd.sum(g * out, axis=axis, keepdims=True)) * (sign * _scale(p))
+        gx = gx.astype(x[0].dtype, copy=False)
+        return [gx] + ([None] if len(x) > 1 else [])
+    return gradient
+
+
+def _log_softmax_grad(p, x, y, gy):
+    axis = norm_axis(p.axis, x[0].ndim)
+    g = gy[0]
+    gx = (g - nd.exp(y[0]) * nd.sum(g, axis=axis, keepdims=True)) * _scale(p)
+    return [gx.astype(x[0].dtype, copy=False)]
+
+
+def _inputs(p):
+    return ("data", "length") if p.use_length else ("data",)
+
+
+def _dtype_rule(p, dtypes):
+    return p.dtype if p.dtype is not None else dtypes[0]
+
+
+_PARAMS = [Param("axis", parse_int, -1, "The axis to normalise over."),
+           Param("temperature", optional(parse_float), None, "Divide the input by this first."),
+           Param("dtype", parse_dtype, None, "Output dtype; the input's if None."),
+           Param("use_length", optional(parse_bool), False,
+                 "Only the first ``length`` entries along ``axis`` take part; the rest are 0.")]
+
+register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0), saves="y",
+            inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
+            doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.")
+register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0), saves="y",
+            inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
+            doc="``softmax(-x)`` along ``axis``.")
+register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
+            doc="``log(softmax(x))`` along ``axis``, computed stably.")
+
+
+# -- SoftmaxActivation ----------------------------------------------------------------------
+
+def _sa_axis(p):
+    if p.mode not in ("instance", "channel"):
+        raise MXNetError("SoftmaxActivation: mode=%r, expected 'instance' or 'channel'"
+                         % (p.mode,))
+
+
+def _sa_compute(p, xp, x):
+    _sa_axis(p)
+    z = x.reshape(x.shape[0], -1) if p.mode == "instance" else x
+    z = z.astype(_work_dtype(x), copy=False)
+    e = xp.exp(z - z.max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    return y.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def _sa_grad(p, x, y, gy):
+    out, g = y[0], gy[0]
+    if p.mode == "instance":
+        s = nd.sum((g * out).reshape((out.shape[0], -1)), axis=1)
+        s = s.reshape((out.shape[0],) + (1,) * (out.ndim - 1))
+    else:
+        s = nd.sum(g * out, axis=1, keepdims=True)
+    return [out * (g - s)]
+
+
+register_op("SoftmaxActivation", _sa_compute, gradient=_sa_grad, saves="y",
+            params=[Param("mode", parse_str, "instance",
+                          "'instance': over all but the first axis; 'channel': over axis 1.")],
+            doc="Softmax over each instance (all axes but the first) or over channels (axis 1).")
