@@ -95,10 +95,11 @@ def _topk(p, xp, x):
         mask = xp.zeros(v.shape, x.dtype)
         xp.put_along_axis(mask, idx, 1, axis=axis)
         return mask.reshape(x.shape)
-    ind = idx.astype(p.dtype)
     if p.ret_typ == "indices":
-        return ind
-    return xp.take_along_axis(v, idx, axis=axis), ind
+        return idx.astype(p.dtype)
+    # 'value' keeps exact int64 indices as its hidden output for the gradient.
+    return xp.take_along_axis(v, idx, axis=axis), idx.astype(p.dtype) if p.ret_typ == "both" \
+        else idx
 
 
 def _topk_grad(p, x, y, gy):
@@ -108,7 +109,7 @@ def _topk_grad(p, x, y, gy):
 
 
 def _topk_type(p, dtypes):
-    return {"value": [dtypes[0], p.dtype], "both": [dtypes[0], p.dtype],
+    return {"value": [dtypes[0], np.dtype(np.int64)], "both": [dtypes[0], p.dtype],
             "indices": [p.dtype], "mask": [dtypes[0]]}[p.ret_typ]
 
 
@@ -131,13 +132,13 @@ register_op("topk", _topk, gradient=_topk_grad, saves="xy", infer_type=_topk_typ
 def _sort(p, xp, x):
     v, axis = _axis_view(x, p.axis)
     idx = _argsort(xp, v, axis, p.is_ascend)
-    return xp.take_along_axis(v, idx, axis=axis), idx.astype(x.dtype if x.dtype.kind == "f"
-                                                             else np.int64)
+    return xp.take_along_axis(v, idx, axis=axis), idx      # hidden int64 indices
 
 
 _ORDER_PARAMS = [Param("axis", optional(parse_int), -1, "The axis; the flattened array if None."),
                  Param("is_ascend", parse_bool, True, "Ascending (True) or descending order.")]
 register_op("sort", _sort, gradient=_ordered_grad, saves="xy", num_outputs=2,
+            infer_type=lambda p, dtypes: [dtypes[0], np.dtype(np.int64)],
             num_visible_outputs=1, params=_ORDER_PARAMS,
             doc="The elements sorted along ``axis``.")
 

@@ -37,7 +37,7 @@ def infer_reshape(src, spec, reverse=False):
                 i += 1
             elif s == -1:
                 if infer_at >= 0:
-                    raise MXNetError("reshape: only one dimension can be -1 in shape=%s" % (spec,))
+                    raise MXNetError("Reshape: only one dimension can be -1 in shape=%s" % (spec,))
                 infer_at = len(out)
                 out.append(1)
                 i += 1
@@ -51,31 +51,31 @@ def infer_reshape(src, spec, reverse=False):
                 d1, d2 = spec[j + 1], spec[j + 2]
                 j += 2
                 if d1 == -1 and d2 == -1:
-                    raise MXNetError("reshape: -4 cannot split into two -1 dims")
+                    raise MXNetError("Reshape: -4 cannot split into two -1 dims")
                 if d1 == -1:
                     d1 = src[i] // d2
                 if d2 == -1:
                     d2 = src[i] // d1
                 if d1 * d2 != src[i]:
-                    raise MXNetError("reshape: -4 splits dimension %d of size %d into %d x %d"
+                    raise MXNetError("Reshape: -4 splits dimension %d of size %d into %d x %d"
                                      % (i, src[i], d1, d2))
                 out.extend((d1, d2))
                 i += 1
             else:
-                raise MXNetError("reshape: invalid value %d in shape=%s" % (s, spec))
+                raise MXNetError("Reshape: invalid value %d in shape=%s" % (s, spec))
             j += 1
     except IndexError:
-        raise MXNetError("reshape: shape=%s refers to more dimensions than the input shape %s has"
+        raise MXNetError("Reshape: shape=%s refers to more dimensions than the input shape %s has"
                          % (spec, src)) from None
     total = int(np.prod(src, dtype=np.int64))
     if infer_at >= 0:
         known = int(np.prod(out, dtype=np.int64))
         if known == 0 or total % known:
-            raise MXNetError("reshape: cannot infer the -1 dimension of shape=%s for an input of "
+            raise MXNetError("Reshape: cannot infer the -1 dimension of shape=%s for an input of "
                              "shape %s" % (spec, src[::-1] if reverse else src))
         out[infer_at] = total // known
     if int(np.prod(out, dtype=np.int64)) != total:
-        raise MXNetError("reshape: target shape %s has %d elements but the input of shape %s "
+        raise MXNetError("Reshape: target shape %s has %d elements but the input of shape %s "
                          "has %d" % (tuple(out[::-1] if reverse else out), int(np.prod(out)),
                                      src[::-1] if reverse else src, total))
     return tuple(out[::-1]) if reverse else tuple(out)
