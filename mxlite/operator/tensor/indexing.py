@@ -235,7 +235,7 @@ def _one_hot(p, xp, idx):
     return xp.where(hit, p.on_value, p.off_value).astype(p.dtype)
 
 
-register_op("one_hot", _one_hot, inputs=("indices",),
+register_op("one_hot", _one_hot, inputs=("indices",), infer_type=lambda p, dtypes: p.dtype,
             params=[Param("depth", parse_int, doc="The length of each one-hot vector."),
                     Param("on_value", parse_float, 1.0, "The value at the index."),
                     Param("off_value", parse_float, 0.0, "The value elsewhere."),

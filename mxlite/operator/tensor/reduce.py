@@ -103,6 +103,8 @@ def _norm(p, xp, x):
 
 def _norm_grad(p, x, y, gy):
     x, y, gy = x[0], y[0], gy[0]
+    if y.dtype != x.dtype:      # out_dtype: differentiate in the input's dtype
+        y, gy = y.astype(x.dtype), gy.astype(x.dtype)
     axes = _norm_axes(p, x.ndim)
     g = expand_to(gy, x.shape, axes)
     if p.ord == 1:
@@ -115,6 +117,7 @@ def _norm_grad(p, x, y, gy):
 
 
 register_op("norm", _norm, gradient=_norm_grad, saves="xy",
+            infer_type=lambda p, dtypes: dtypes[0] if p.out_dtype is None else p.out_dtype,
             params=[Param("ord", parse_int, 2, "1 (sum of absolute values) or 2 (Euclidean)."),
                     Param("axis", parse_axis, None, "Axis or axes to reduce; all if None."),
                     Param("out_dtype", parse_dtype, None, "The output dtype; the input's if None."),

@@ -204,8 +204,10 @@ register_op("squeeze", _squeeze, gradient=_as_shape_of, saves="", is_view=True,
 
 
 def _flatten(p, xp, x):
-    return x.reshape((x.shape[0] if x.ndim else 1, -1)) if x.size or x.ndim < 2 else \
-        x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
+    if x.ndim == 0:
+        return x.reshape(1, 1)
+    # The product, not -1: -1 cannot be inferred when the first dim is 0.
+    return x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
 
 
 register_op("Flatten", _flatten, gradient=_as_shape_of, saves="", is_view=True,
