@@ -30,6 +30,9 @@ from . import lr_scheduler  # noqa: F401
 from . import optimizer  # noqa: F401
 from . import metric  # noqa: F401
 from . import gluon  # noqa: F401
+from . import io  # noqa: F401
+from . import model  # noqa: F401
+from . import callback  # noqa: F401
 
 init = initializer
 

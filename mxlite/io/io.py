@@ -1,0 +1,287 @@
+"""Data iterators for the Module API: ``DataDesc``, ``DataBatch``, ``DataIter``,
+``NDArrayIter`` and ``ResizeIter``, as ``mxnet.io``."""
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from ..base import MXNetError
+from ..nd.ndarray import NDArray, array
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "ResizeIter"]
+
+
+class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
+    """Name, shape, dtype and layout of one input of a model.
+
+    Examples
+    --------
+    >>> mx.io.DataDesc('data', (32, 3, 28, 28))
+    DataDesc[data,(32, 3, 28, 28),<class 'numpy.float32'>,NCHW]
+    """
+
+    def __new__(cls, name, shape, dtype=np.float32, layout="NCHW"):
+        ret = super().__new__(cls, name, tuple(shape))
+        ret.dtype = dtype
+        ret.layout = layout
+        return ret
+
+    def __repr__(self):
+        return "DataDesc[%s,%s,%s,%s]" % (self.name, self.shape, self.dtype, self.layout)
+
+    @staticmethod
+    def get_batch_axis(layout):
+        """The index of 'N' in ``layout`` (0 when layout is None)."""
+        if layout is None:
+            return 0
+        return layout.find("N")
+
+    @staticmethod
+    def get_list(shapes, types):
+        """DataDescs from ``[(name, shape)]`` and optionally ``[(name, dtype)]``."""
+        if types is not None:
+            type_dict = dict(types)
+            return [DataDesc(x[0], x[1], type_dict[x[0]]) for x in shapes]
+        return [DataDesc(x[0], x[1]) for x in shapes]
+
+
+class DataBatch:
+    """One batch: lists of data and label arrays, and the number of padded samples."""
+
+    def __init__(self, data, label=None, pad=None, index=None, bucket_key=None,
+                 provide_data=None, provide_label=None):
+        if data is not None and not isinstance(data, (list, tuple)):
+            raise TypeError("DataBatch: data must be a list of NDArrays, got %s"
+                            % type(data).__name__)
+        if label is not None and not isinstance(label, (list, tuple)):
+            raise TypeError("DataBatch: label must be a list of NDArrays, got %s"
+                            % type(label).__name__)
+        self.data = data
+        self.label = label
+        self.pad = pad
+        self.index = index
+        self.bucket_key = bucket_key
+        self.provide_data = provide_data
+        self.provide_label = provide_label
+
+    def __str__(self):
+        data_shapes = [d.shape for d in self.data]
+        label_shapes = [l.shape for l in self.label] if self.label else None
+        return "%s: data shapes: %s label shapes: %s" % (type(self).__name__, data_shapes,
+                                                        label_shapes)
+
+
+class DataIter:
+    """Base class of data iterators: iterate, or call ``next()`` until StopIteration."""
+
+    def __init__(self, batch_size=0):
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        return self
+
+    def reset(self):
+        pass
+
+    def next(self):
+        if self.iter_next():
+            return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
+                             index=self.getindex())
+        raise StopIteration
+
+    def __next__(self):
+        return self.next()
+
+    def iter_next(self):
+        raise NotImplementedError()
+
+    def getdata(self):
+        raise NotImplementedError()
+
+    def getlabel(self):
+        raise NotImplementedError()
+
+    def getindex(self):
+        return None
+
+    def getpad(self):
+        raise NotImplementedError()
+
+
+def _init_data(data, allow_empty, default_name):
+    """Normalise data/label into an ordered list of (name, numpy array)."""
+    if data is None:
+        if not allow_empty:
+            raise ValueError("NDArrayIter: data must not be None")
+        return []
+    if isinstance(data, (np.ndarray, NDArray, list)) and not (
+            isinstance(data, list) and data and isinstance(data[0], (np.ndarray, NDArray))):
+        data = [data]
+    if isinstance(data, list):
+        if len(data) == 1:
+            data = OrderedDict([(default_name, data[0])])
+        else:
+            data = OrderedDict([("_%d_%s" % (i, default_name), d) for i, d in enumerate(data)])
+    if not isinstance(data, dict):
+        raise TypeError("NDArrayIter: data must be an NDArray, numpy array, list or dict of them")
+    out = []
+    for k, v in data.items():
+        # As MXNet: NDArrays keep their dtype, anything else becomes float32.
+        v = v.asnumpy() if isinstance(v, NDArray) else np.asarray(v, dtype=np.float32)
+        out.append((k, v))
+    return out
+
+
+class NDArrayIter(DataIter):
+    """Iterate over in-memory arrays in batches.
+
+    Parameters
+    ----------
+    data, label : array, list or dict of arrays
+    batch_size : int
+    shuffle : bool
+        Shuffle the samples at the start of every epoch (with NumPy's global RNG).
+    last_batch_handle : {'pad', 'discard', 'roll_over'}
+        'pad' fills the last batch from the start of the data (``pad`` tells how many),
+        'discard' drops it, 'roll_over' carries the remainder into the next epoch.
+    data_name, label_name : str
+    """
+
+    def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle="pad",
+                 data_name="data", label_name="softmax_label"):
+        super().__init__(batch_size)
+        if last_batch_handle not in ("pad", "discard", "roll_over"):
+            raise ValueError("NDArrayIter: last_batch_handle must be 'pad', 'discard' or "
+                             "'roll_over', got %r" % (last_batch_handle,))
+        if batch_size <= 0:
+            raise ValueError("NDArrayIter: batch_size must be positive, got %r" % (batch_size,))
+        self.data = _init_data(data, False, data_name)
+        self.label = _init_data(label, True, label_name)
+        n = self.data[0][1].shape[0]
+        for k, v in self.data + self.label:
+            if v.shape[0] != n:
+                raise ValueError("NDArrayIter: %r has %d samples but %r has %d"
+                                 % (k, v.shape[0], self.data[0][0], n))
+        self.num_data = n
+        if last_batch_handle == "discard" and n < batch_size:
+            raise ValueError("NDArrayIter: batch_size %d is larger than the %d samples"
+                             % (batch_size, n))
+        self.shuffle = shuffle
+        self.last_batch_handle = last_batch_handle
+        self.idx = np.arange(n)
+        self._cache = None      # roll_over remainder indices
+        self.cursor = -batch_size
+        self.reset()
+
+    @property
+    def provide_data(self):
+        return [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype) for k, v in self.data]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype) for k, v in self.label]
+
+    def hard_reset(self):
+        """Reset, dropping any rolled-over samples."""
+        self._cache = None
+        self.reset()
+
+    def reset(self):
+        if self.shuffle:
+            np.random.shuffle(self.idx)
+        self._order = self.idx
+        if self.last_batch_handle == "roll_over" and self._cache is not None:
+            self._order = np.concatenate([self._cache, self.idx])
+            self._cache = None
+        self.cursor = -self.batch_size
+
+    def iter_next(self):
+        self.cursor += self.batch_size
+        n = len(self._order)
+        if self.cursor >= n:
+            return False
+        remaining = n - self.cursor
+        if remaining < self.batch_size:
+            if self.last_batch_handle == "discard":
+                return False
+            if self.last_batch_handle == "roll_over":
+                self._cache = self._order[self.cursor:]
+                return False
+        return True
+
+    def _batch_indices(self):
+        end = self.cursor + self.batch_size
+        sel = self._order[self.cursor:end]
+        if len(sel) < self.batch_size:      # 'pad': wrap around to the start
+            sel = np.concatenate([sel, self._order[:self.batch_size - len(sel)]])
+        return sel
+
+    def _take(self, arrays):
+        sel = self._batch_indices()
+        return [array(v[sel], dtype=v.dtype) for _, v in arrays]
+
+    def getdata(self):
+        return self._take(self.data)
+
+    def getlabel(self):
+        return self._take(self.label)
+
+    def getindex(self):
+        return self._batch_indices()
+
+    def getpad(self):
+        if self.last_batch_handle == "pad":
+            over = self.cursor + self.batch_size - len(self._order)
+            return max(over, 0)
+        return 0
+
+    def next(self):
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
+                         index=self.getindex(), provide_data=self.provide_data,
+                         provide_label=self.provide_label)
+
+
+class ResizeIter(DataIter):
+    """Make ``data_iter`` yield exactly ``size`` batches per epoch (restarting as needed)."""
+
+    def __init__(self, data_iter, size, reset_internal=True):
+        super().__init__(data_iter.batch_size)
+        self.data_iter = data_iter
+        self.size = size
+        self.reset_internal = reset_internal
+        self.cur = 0
+        self.current_batch = None
+        self.provide_data = data_iter.provide_data
+        self.provide_label = data_iter.provide_label
+
+    def reset(self):
+        self.cur = 0
+        if self.reset_internal:
+            self.data_iter.reset()
+
+    def iter_next(self):
+        if self.cur == self.size:
+            return False
+        try:
+            self.current_batch = self.data_iter.next()
+        except StopIteration:
+            self.data_iter.reset()
+            try:
+                self.current_batch = self.data_iter.next()
+            except StopIteration:
+                raise MXNetError("ResizeIter: the wrapped iterator yields no batch") from None
+        self.cur += 1
+        return True
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad

@@ -1,0 +1,53 @@
+"""``mx.model``: checkpoints of a Symbol and its parameters in MXNet's file layout
+(``prefix-symbol.json`` and ``prefix-%04d.params`` with ``arg:``/``aux:`` keys)."""
+from collections import namedtuple
+
+from .base import MXNetError
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_params", "BatchEndParam"]
+
+BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
+
+
+def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
+    """Write ``prefix-symbol.json`` (when ``symbol`` is given) and ``prefix-%04d.params``."""
+    from . import nd
+    if symbol is not None:
+        symbol.save("%s-symbol.json" % prefix)
+    save_dict = {("arg:%s" % k): v.as_in_context(_cpu()) for k, v in arg_params.items()}
+    save_dict.update({("aux:%s" % k): v.as_in_context(_cpu()) for k, v in aux_params.items()})
+    nd.save("%s-%04d.params" % (prefix, epoch), save_dict)
+
+
+def _cpu():
+    from .context import cpu
+    return cpu()
+
+
+def load_params(prefix, epoch):
+    """``(arg_params, aux_params)`` from ``prefix-%04d.params``."""
+    from . import nd
+    fname = "%s-%04d.params" % (prefix, epoch)
+    save_dict = nd.load(fname)
+    if not isinstance(save_dict, dict):
+        raise MXNetError("load_params: %s holds a list of arrays, expected arg:/aux: names"
+                         % fname)
+    arg_params, aux_params = {}, {}
+    for k, v in save_dict.items():
+        tp, _, name = k.partition(":")
+        if tp == "arg":
+            arg_params[name] = v
+        elif tp == "aux":
+            aux_params[name] = v
+        else:
+            raise MXNetError("load_params: %s has key %r without an arg:/aux: prefix"
+                             % (fname, k))
+    return arg_params, aux_params
+
+
+def load_checkpoint(prefix, epoch):
+    """``(symbol, arg_params, aux_params)`` saved by :func:`save_checkpoint`."""
+    from . import symbol as sym
+    symbol = sym.load("%s-symbol.json" % prefix)
+    arg_params, aux_params = load_params(prefix, epoch)
+    return symbol, arg_params, aux_params
