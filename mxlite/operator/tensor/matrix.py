@@ -10,6 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_str, parse_int
 from ..registry import register_op, Param
+from .shape import _variadic_inputs
 
 _TRANSPOSE = [Param("transpose_a", parse_bool, False, "Use the transpose of lhs."),
               Param("transpose_b", parse_bool, False, "Use the transpose of rhs."),
@@ -153,6 +154,7 @@ def _khatri_rao_grad(p, x, y, gy):
 
 
 register_op("khatri_rao", _khatri_rao, gradient=_khatri_rao_grad, saves="x",
+            inputs=_variadic_inputs,
             variadic="num_args", params=[Param("num_args", parse_int, 1, "The number of inputs.")],
             doc="Column-wise Kronecker product of 2-D arrays with the same number of columns: "
                 "shapes (I1, R), ..., (In, R) give (I1*...*In, R).")

@@ -90,7 +90,7 @@ def _topk(p, xp, x):
     k = n if p.k < 1 else p.k
     if k > n:
         raise MXNetError("k=%d exceeds the size %d of the axis" % (p.k, n))
-    idx = xp.take(_argsort(xp, v, axis, p.is_ascend), np.arange(k), axis=axis)
+    idx = xp.take(_argsort(xp, v, axis, p.is_ascend), xp.arange(k), axis=axis)
     if p.ret_typ == "mask":
         mask = xp.zeros(v.shape, x.dtype)
         xp.put_along_axis(mask, idx, 1, axis=axis)

@@ -243,7 +243,13 @@ def _concat_grad(p, x, y, gy):
 
 
 _NUM_ARGS = Param("num_args", parse_int, 1, "The number of inputs.")
+
+
+def _variadic_inputs(p):
+    """Input names of a variadic op, as MXNet names them in symbols: arg0, arg1, ..."""
+    return tuple("arg%d" % i for i in range(p.num_args))
 register_op("Concat", _concat, gradient=_concat_grad, saves="", variadic="num_args",
+            inputs=_variadic_inputs,
             aliases=("concat",),
             params=[_NUM_ARGS, Param("dim", parse_int, 1, "The axis to join along.")],
             doc="Join arrays along ``dim``.\n\n>>> mx.nd.concat(mx.nd.ones((2, 1)), "
@@ -267,6 +273,7 @@ def _stack_grad(p, x, y, gy):
 
 
 register_op("stack", _stack, gradient=_stack_grad, saves="", variadic="num_args",
+            inputs=_variadic_inputs,
             params=[Param("axis", parse_int, 0, "Where the new axis goes."), _NUM_ARGS],
             doc="Join arrays of one shape along a new ``axis``.")
 
@@ -653,7 +660,7 @@ def _diag_backward(p, xp, gy):
     a1, a2 = norm_axis(p.axis1, len(p.shape)), norm_axis(p.axis2, len(p.shape))
     i, j = _diag_index(p.shape, p.k, a1, a2)
     view = xp.moveaxis(gx, (a1, a2), (-2, -1))
-    view[..., i, j] = gy.reshape(view.shape[:-2] + (len(i),))
+    view[..., xp.asarray(i), xp.asarray(j)] = gy.reshape(view.shape[:-2] + (len(i),))
     return gx
 
 
