@@ -46,6 +46,11 @@ def _dot(p, xp, a, b):
     if a.dtype != b.dtype:
         raise MXNetError("lhs and rhs must have the same dtype, got %s and %s"
                          % (a.dtype, b.dtype))
+    if a.ndim == 2 and b.ndim == 2:        # the hot case: no shape bookkeeping
+        am = a.T if p.transpose_a else a
+        bm = b.T if p.transpose_b else b
+        if am.shape[1] == bm.shape[0]:
+            return xp.matmul(am, bm)
     a2, b2, out = _dot_views(p, a.shape, b.shape)
     # reshape of a contiguous array and .T are views: matmul reads them in place.
     am = a.reshape(a2)
