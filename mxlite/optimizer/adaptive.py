@@ -1,0 +1,477 @@
+"""Adaptive optimizers: Adam, AdaGrad, RMSProp, AdaDelta, Adamax, Nadam, Ftrl, FTML, LAMB.
+
+Each rule is MXNet 1.9's (its fused kernel or its Python code) written on raw
+arrays; ``t`` is the parameter's own update count.
+"""
+import math
+
+import numpy as np
+
+from .optimizer import (Optimizer, register, _check_pair, xp_of, write,
+                        zeros_like_weight, kernel_clip, python_clip)
+
+__all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Adamax", "Nadam", "Ftrl", "FTRL",
+           "FTML", "LAMB"]
+
+
+def _begin(opt, name, index, weight, grad):
+    """Check, count the update, and return ``(lr, wd, xp)``."""
+    _check_pair(name, weight, grad)
+    opt._update_count(index)
+    return opt._get_lr(index), opt._get_wd(index), xp_of(weight)
+
+
+@register
+class Adam(Optimizer):
+    """Adam::
+
+        g = clip(rescale_grad * grad + wd * weight)
+        mean = beta1 * mean + (1 - beta1) * g
+        var = beta2 * var + (1 - beta2) * g**2
+        weight -= lr * sqrt(1 - beta2**t) / (1 - beta1**t) * mean / (sqrt(var) + epsilon)
+
+    The state is ``(mean, var)``.
+
+    Parameters
+    ----------
+    learning_rate : float
+    beta1, beta2 : float
+        Decay rates of the first and second moments.
+    epsilon : float
+    lazy_update : bool
+        Accepted for MXNet compatibility (no sparse gradients here).
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 lazy_update=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lazy_update = lazy_update
+
+    def create_state(self, index, weight):
+        return (zeros_like_weight(weight), zeros_like_weight(weight))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "Adam", index, weight, grad)
+        t = self._index_update_count[index]
+        lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
+        w = weight._data
+        g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
+        mean, var = state
+        m, v = mean._data, var._data
+        m *= self.beta1
+        m += (1. - self.beta1) * g
+        v *= self.beta2
+        v += (1. - self.beta2) * xp.square(g)
+        mean._bump()
+        var._bump()
+        w -= lr * m / (xp.sqrt(v) + self.epsilon)
+        weight._bump()
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad::
+
+        g = clip(rescale_grad * grad)
+        history += g**2
+        weight -= lr * (g / sqrt(history + eps) + wd * weight)
+
+    The state (``history``) is float32 whatever the weight's dtype, as in MXNet.
+
+    Parameters
+    ----------
+    eps : float
+        Added inside the square root (stored as ``float_stable_eps``).
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, eps=1e-7, **kwargs):
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        return zeros_like_weight(weight, np.float32)
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "AdaGrad", index, weight, grad)
+        g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        h = state._data
+        h += xp.square(g)
+        state._bump()
+        div = g / xp.sqrt(h + self.float_stable_eps)
+        w = weight._data
+        write(weight, w + (div + w * wd) * -lr)
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp, Tieleman & Hinton's or (``centered=True``) Graves's.
+
+    Not centered (state ``(n,)``)::
+
+        g = clip(rescale_grad * grad + wd * weight)
+        n = (1 - gamma1) * g**2 + gamma1 * n
+        weight -= lr * g / sqrt(n + epsilon)
+
+    Centered (state ``(n, mean, delta)``)::
+
+        n = (1 - gamma1) * g**2 + gamma1 * n
+        mean = (1 - gamma1) * g + gamma1 * mean
+        delta = gamma2 * delta - lr * g / sqrt(n - mean**2 + epsilon)
+        weight += delta
+
+    Both then clip the weight to ``[-clip_weights, clip_weights]`` when given.
+    States are float32, as in MXNet.
+
+    Parameters
+    ----------
+    learning_rate : float
+    gamma1 : float
+        Decay of the moving averages.
+    gamma2 : float
+        Momentum of the centered version.
+    epsilon : float
+    centered : bool
+    clip_weights : float, optional
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9,
+                 epsilon=1e-8, centered=False, clip_weights=None, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.centered = centered
+        self.epsilon = epsilon
+        self.clip_weights = clip_weights
+
+    def create_state(self, index, weight):
+        k = 3 if self.centered else 1
+        return tuple(zeros_like_weight(weight, np.float32) for _ in range(k))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "RMSProp", index, weight, grad)
+        w = weight._data
+        g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
+        n = state[0]._data
+        n *= self.gamma1
+        n += (1 - self.gamma1) * xp.square(g)
+        if not self.centered:
+            new_w = w - lr * g / xp.sqrt(n + self.epsilon)
+        else:
+            mean, delta = state[1]._data, state[2]._data
+            mean *= self.gamma1
+            mean += (1 - self.gamma1) * g
+            delta *= self.gamma2
+            delta -= lr * g / xp.sqrt(n - xp.square(mean) + self.epsilon)
+            new_w = w + delta
+        for s in state:
+            s._bump()
+        if self.clip_weights:
+            new_w = xp.clip(new_w, -self.clip_weights, self.clip_weights)
+        write(weight, new_w)
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (as MXNet's code, which applies ``wd`` outside the adaptive step)::
+
+        g = clip(rescale_grad * grad)
+        acc_g = rho * acc_g + (1 - rho) * g**2
+        delta = sqrt(acc_delta + epsilon) / sqrt(acc_g + epsilon) * g
+        acc_delta = rho * acc_delta + (1 - rho) * delta**2
+        weight -= delta + wd * weight
+
+    The learning rate is not used. Unlike MXNet, the gradient buffer is left
+    untouched (MXNet rescales it in place as a side effect).
+
+    Parameters
+    ----------
+    rho : float
+    epsilon : float
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (zeros_like_weight(weight, np.float32), zeros_like_weight(weight, np.float32))
+
+    def update(self, index, weight, grad, state):
+        _, wd, xp = _begin(self, "AdaDelta", index, weight, grad)
+        g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        acc_g, acc_delta = state[0]._data, state[1]._data
+        acc_g *= self.rho
+        acc_g += (1. - self.rho) * g * g
+        delta = xp.sqrt(acc_delta + self.epsilon) / xp.sqrt(acc_g + self.epsilon) * g
+        acc_delta *= self.rho
+        acc_delta += (1. - self.rho) * delta * delta
+        for s in state:
+            s._bump()
+        w = weight._data
+        write(weight, w - (delta + wd * w))
+
+
+@register
+class Adamax(Optimizer):
+    """AdaMax (Adam with the infinity norm)::
+
+        g = clip(rescale_grad * grad + wd * weight)
+        m = beta1 * m + (1 - beta1) * g
+        u = maximum(beta2 * u, |g|)
+        weight -= lr / (1 - beta1**t) * m / u
+
+    Parameters
+    ----------
+    learning_rate : float
+    beta1, beta2 : float
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def create_state(self, index, weight):
+        return (zeros_like_weight(weight), zeros_like_weight(weight))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "Adamax", index, weight, grad)
+        t = self._index_update_count[index]
+        lr /= (1. - self.beta1 ** t)
+        w = weight._data
+        g = python_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
+        m, u = state[0]._data, state[1]._data
+        m *= self.beta1
+        m += (1. - self.beta1) * g
+        u[...] = xp.maximum(self.beta2 * u, xp.abs(g))
+        for s in state:
+            s._bump()
+        write(weight, w - lr * m / u)
+
+
+@register
+class Nadam(Optimizer):
+    """Nesterov-accelerated Adam (Dozat 2016), as MXNet computes it.
+
+    ``momentum_t = beta1 * (1 - 0.5 * 0.96 ** (t * schedule_decay))``; the running
+    product ``m_schedule`` is one number on the optimizer.
+
+    NOTE: as in MXNet, ``m_schedule`` is shared by all parameters: it is
+    multiplied once per parameter update, not once per step.
+
+    Parameters
+    ----------
+    learning_rate : float
+    beta1, beta2 : float
+    epsilon : float
+    schedule_decay : float
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 schedule_decay=0.004, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.
+
+    def create_state(self, index, weight):
+        return (zeros_like_weight(weight), zeros_like_weight(weight))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "Nadam", index, weight, grad)
+        t = self._index_update_count[index]
+        w = weight._data
+        g = python_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
+        momentum_t = self.beta1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
+        momentum_t_1 = self.beta1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
+        self.m_schedule = self.m_schedule * momentum_t
+        m_schedule_next = self.m_schedule * momentum_t_1
+        m, v = state[0]._data, state[1]._data
+        m *= self.beta1
+        m += (1. - self.beta1) * g
+        v *= self.beta2
+        v += (1. - self.beta2) * g * g
+        for s in state:
+            s._bump()
+        g_prime = g / (1. - self.m_schedule)
+        m_prime = m / (1. - m_schedule_next)
+        v_prime = v / (1. - pow(self.beta2, t))
+        m_bar = (1. - momentum_t) * g_prime + momentum_t_1 * m_prime
+        write(weight, w - lr * m_bar / (xp.sqrt(v_prime) + self.epsilon))
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-proximal (McMahan et al. 2013)::
+
+        g = clip(rescale_grad * grad)
+        z += g - (sqrt(n + g**2) - sqrt(n)) * weight / lr
+        n += g**2
+        weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)
+
+    The state is ``(z, n)``, float32.
+
+    Parameters
+    ----------
+    lamda1 : float
+        L1 regularisation.
+    learning_rate : float
+    beta : float
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+        super().__init__(**kwargs)
+        self.lamda1 = lamda1
+        self.beta = beta
+        self.lr = learning_rate
+
+    def create_state(self, index, weight):
+        return (zeros_like_weight(weight, np.float32), zeros_like_weight(weight, np.float32))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "Ftrl", index, weight, grad)
+        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        z, n = state[0]._data, state[1]._data
+        w = weight._data
+        z += g - (xp.sqrt(n + g * g) - xp.sqrt(n)) * w / lr
+        n += g * g
+        for s in state:
+            s._bump()
+        new_w = (xp.sign(z) * self.lamda1 - z) / ((self.beta + xp.sqrt(n)) / lr + wd) \
+            * (xp.abs(z) > self.lamda1)
+        write(weight, new_w)
+
+
+FTRL = Ftrl
+
+
+@register
+class FTML(Optimizer):
+    """FTML, Follow the Moving Leader (Zheng & Kwok 2017)::
+
+        g = clip(rescale_grad * grad + wd * weight)
+        v = beta2 * v + (1 - beta2) * g**2
+        d_t = (1 - beta1**t) / lr * (sqrt(v / (1 - beta2**t)) + epsilon)
+        z = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * weight
+        d = d_t;  weight = -z / d_t
+
+    The state is ``(d, v, z)``.
+
+    Parameters
+    ----------
+    beta1, beta2 : float
+    epsilon : float
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(**kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return tuple(zeros_like_weight(weight) for _ in range(3))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "FTML", index, weight, grad)
+        t = self._index_update_count[index]
+        w = weight._data
+        g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
+        d, v, z = state[0]._data, state[1]._data, state[2]._data
+        v *= self.beta2
+        v += (1 - self.beta2) * xp.square(g)
+        d_t = (1 - self.beta1 ** t) / lr * (xp.sqrt(v / (1 - self.beta2 ** t)) + self.epsilon)
+        z *= self.beta1
+        z += (1 - self.beta1) * g - (d_t - self.beta1 * d) * w
+        d[...] = d_t
+        for s in state:
+            s._bump()
+        write(weight, -z / d_t)
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB, layer-wise adaptive moments (You et al. 2019)::
+
+        g = clip(rescale_grad * grad)
+        mean = beta1 * mean + (1 - beta1) * g
+        var = beta2 * var + (1 - beta2) * g**2
+        r = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight     (hats: bias-corrected)
+        r1 = clip(||weight||, lower_bound, upper_bound);  r2 = ||r||
+        weight -= lr * (r1 / r2 if r1 > 0 and r2 > 0 else 1) * r
+
+    With ``multi_precision`` the state is ``(master, (mean, var))`` for float16 weights.
+
+    Parameters
+    ----------
+    learning_rate : float
+    beta1, beta2 : float
+    epsilon : float
+    lower_bound, upper_bound : float, optional
+        Bounds on the weight norm ``r1``.
+    bias_correction : bool
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+        self.aggregate_num = 45
+
+    def create_state(self, index, weight):
+        return (zeros_like_weight(weight), zeros_like_weight(weight))
+
+    def update(self, index, weight, grad, state):
+        lr, wd, xp = _begin(self, "LAMB", index, weight, grad)
+        t = self._index_update_count[index]
+        w = weight._data
+        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        mean, var = state[0]._data, state[1]._data
+        mean *= self.beta1
+        mean += (1. - self.beta1) * g
+        var *= self.beta2
+        var += (1. - self.beta2) * xp.square(g)
+        for s in state:
+            s._bump()
+        m, v = mean, var
+        if self.bias_correction:
+            m = mean / (1. - self.beta1 ** t)
+            v = var / (1. - self.beta2 ** t)
+        r = m / (xp.sqrt(v) + self.epsilon) + wd * w
+        r1 = float(xp.sqrt(xp.sum(xp.square(w, dtype=np.float32))))
+        r2 = float(xp.sqrt(xp.sum(xp.square(r, dtype=np.float32))))
+        if self.lower_bound:
+            r1 = max(r1, self.lower_bound)
+        if self.upper_bound:
+            r1 = min(r1, self.upper_bound)
+        ratio = r1 / r2 if r1 != 0 and r2 != 0 else 1.0
+        write(weight, w - (lr * ratio) * r)

@@ -1,0 +1,246 @@
+"""Momentum-style optimizers: SGD, NAG, Signum, SGLD, DCASGD.
+
+Each rule is MXNet's fused kernel (``sgd_mom_update``, ``nag_mom_update``,
+``signum_update``...) written on raw arrays; the formulas are in the docstrings.
+"""
+import math
+
+from .optimizer import (Optimizer, register, _MasterLastMixin, _check_pair, xp_of, write,
+                        zeros_like_weight, kernel_clip, python_clip)
+
+__all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
+
+
+def _momentum_state(opt, weight):
+    return zeros_like_weight(weight) if opt.momentum != 0.0 else None
+
+
+@register
+class SGD(_MasterLastMixin, Optimizer):
+    """Stochastic gradient descent with momentum and weight decay.
+
+    Without momentum::
+
+        weight = weight - lr * (clip(rescale_grad * grad) + wd * weight)
+
+    With momentum (``state`` is MXNet's momentum buffer, the negative step)::
+
+        state = momentum * state - lr * (clip(rescale_grad * grad) + wd * weight)
+        weight = weight + state
+
+    Parameters
+    ----------
+    momentum : float
+        The momentum.
+    lazy_update : bool
+        Accepted for MXNet compatibility (mxlite has no sparse gradients).
+    multi_precision : bool
+        Update a float32 master copy of float16 weights; the state is then
+        ``(momentum, master)``.
+    **kwargs
+        See :class:`Optimizer`.
+
+    Examples
+    --------
+    >>> opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    >>> w = mx.nd.ones((2,)); state = opt.create_state(0, w)
+    >>> opt.update(0, w, mx.nd.ones((2,)), state); w
+    <BLANKLINE>
+    [0.9 0.9]
+    <NDArray 2 @cpu(0)>
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.lazy_update = lazy_update
+        self.aggregate_num = 4
+
+    def create_state(self, index, weight):
+        return _momentum_state(self, weight)
+
+    def update(self, index, weight, grad, state):
+        _check_pair("SGD", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        xp = xp_of(weight)
+        w = weight._data
+        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        if state is not None and self.momentum > 0:
+            mom = state._data
+            mom *= self.momentum
+            mom -= lr * wd * w
+            mom -= lr * g
+            state._bump()
+            w += mom
+        else:
+            # NOTE: MXNet's sgd_update is (1 - lr*wd) * w - lr * g, same rounding order.
+            write(weight, (1.0 - lr * wd) * w - lr * g)
+            return
+        weight._bump()
+
+
+@register
+class ccSGD(SGD):  # noqa: N801 (MXNet's name)
+    """[DEPRECATED] The same as :class:`SGD`."""
+
+
+@register
+class NAG(_MasterLastMixin, Optimizer):
+    """Nesterov accelerated gradient, as MXNet 1.9's ``nag_mom_update`` computes it::
+
+        g = clip(rescale_grad * grad) + wd * weight
+        new_weight = weight + momentum * (momentum * state - lr * g) - lr * g
+        state = momentum * state - lr * (clip(rescale_grad * grad) + wd * new_weight)
+
+    NOTE: MXNet's kernel writes the new weight over the old one before it
+    updates the momentum, so the weight-decay term of the stored momentum uses
+    the *new* weight. mxlite does the same, to give MXNet's numbers. Without
+    momentum it is plain SGD.
+
+    Parameters
+    ----------
+    momentum : float
+    multi_precision : bool
+        As in :class:`SGD`: the state is ``(momentum, master)`` for float16 weights.
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return _momentum_state(self, weight)
+
+    def update(self, index, weight, grad, state):
+        _check_pair("NAG", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        xp = xp_of(weight)
+        w = weight._data
+        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        if state is not None and self.momentum > 0:
+            mom = state._data
+            step = lr * (g + wd * w)
+            w += self.momentum * (self.momentum * mom - step) - step
+            weight._bump()
+            mom *= self.momentum
+            mom -= lr * wd * w
+            mom -= lr * g
+            state._bump()
+        else:
+            write(weight, (1.0 - lr * wd) * w - lr * g)
+
+
+@register
+class Signum(Optimizer):
+    """signSGD / Signum: steps by the sign of the gradient or of its momentum::
+
+        state = momentum * state - (1 - momentum) * (clip(rescale_grad * grad) + wd * weight)
+        weight = (1 - lr * wd_lh) * weight + lr * sign(state)
+
+    Without momentum: ``weight = (1 - lr * wd) * weight - lr * sign(grad)``.
+
+    Parameters
+    ----------
+    learning_rate : float
+    momentum : float
+    wd_lh : float
+        Decoupled weight decay.
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = momentum
+        self.wd_lh = wd_lh
+
+    def create_state(self, index, weight):
+        return _momentum_state(self, weight)
+
+    def update(self, index, weight, grad, state):
+        _check_pair("Signum", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        xp = xp_of(weight)
+        w = weight._data
+        if state is not None and self.momentum > 0:
+            g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+            mom = state._data
+            mom *= self.momentum
+            mom -= (1 - self.momentum) * wd * w
+            mom -= (1 - self.momentum) * g
+            state._bump()
+            write(weight, (1 - lr * self.wd_lh) * w + lr * xp.sign(mom))
+        else:
+            # NOTE: MXNet's signsgd_update takes the sign of the raw gradient
+            # (rescaling and clipping cannot change a sign) and ignores wd_lh.
+            write(weight, (1 - lr * wd) * w - lr * xp.sign(grad._data))
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics::
+
+        weight = weight - lr / 2 * (clip(rescale_grad * grad) + wd * weight) + N(0, sqrt(lr))
+
+    The noise is drawn from ``mx.random``'s generator of the weight's context.
+    """
+
+    def create_state(self, index, weight):
+        return None
+
+    def update(self, index, weight, grad, state):
+        from .. import random as _random
+        _check_pair("SGLD", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        xp = xp_of(weight)
+        w = weight._data
+        g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        w += -lr / 2 * (g + wd * w)
+        noise = _random.get_generator(weight._ctx).normal(0, math.sqrt(lr), size=w.shape)
+        w += noise.astype(w.dtype, copy=False)
+        weight._bump()
+
+
+@register
+class DCASGD(Optimizer):
+    """Delay-compensated asynchronous SGD::
+
+        g = clip(rescale_grad * grad)
+        mom = momentum * mom - lr * (g + wd * weight + lamda * g * g * (weight - previous))
+        previous = weight;  weight = weight + mom   (without momentum: weight - lr * (...))
+
+    The state is ``(mom or None, previous_weight)``.
+    """
+
+    def __init__(self, momentum=0.0, lamda=0.04, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.weight_previous = {}
+        self.lamda = lamda
+
+    def create_state(self, index, weight):
+        return (_momentum_state(self, weight), weight.copy())
+
+    def update(self, index, weight, grad, state):
+        _check_pair("DCASGD", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        xp = xp_of(weight)
+        w = weight._data
+        g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        mom, previous = state
+        step = -lr * (g + wd * w + self.lamda * g * g * (w - previous._data))
+        if mom is not None:
+            mom._data *= self.momentum
+            mom._data += step
+            mom._bump()
+            step = mom._data
+        write(previous, w)
+        w += step
+        weight._bump()
