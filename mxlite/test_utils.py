@@ -1,9 +1,9 @@
 """``mx.test_utils``: comparisons with MXNet's default tolerances, random test
 data, and numeric gradient checking, as ``mxnet.test_utils``.
 
-``check_numeric_gradient`` takes a Python function of NDArrays (mxlite's
-imperative ops and autograd) or a Symbol, and compares the autograd gradient
-of ``sum(f(x) * random_projection)`` with central differences.
+``check_numeric_gradient`` takes a Python function of NDArrays (differentiated
+with autograd) or a Symbol (differentiated through its executor), and compares
+the gradient of ``sum(f(x) * random_projection)`` with central differences.
 """
 import numbers
 
@@ -320,7 +320,8 @@ class _Problem:
 
     def __init__(self, fn, location, aux_states, ctx, dtype):
         self.ctx, self.dtype = ctx, np.dtype(dtype)
-        if _is_symbol(fn):
+        self.sym = fn if _is_symbol(fn) else None
+        if self.sym is not None:
             fn, location, aux_states = _symbol_problem(fn, location, aux_states, ctx)
         elif not callable(fn):
             raise TypeError("check_numeric_gradient: expected a Python function of NDArrays or "
@@ -384,8 +385,39 @@ def _symbol_problem(sym, location, aux_states, ctx):
         aux_states = dict(zip(aux_names, aux_states))
 
     def fn(**kwargs):
-        return sym.eval(ctx=ctx, **kwargs)[0]
+        args = {k: v for k, v in kwargs.items() if k not in aux_names}
+        aux = {k: v for k, v in kwargs.items() if k in aux_names}
+        ex = sym.bind(ctx, args, grad_req="null", aux_states=aux or None)
+        return ex.forward(is_train=autograd.is_training())[0]
     return fn, location, aux_states
+
+
+def _backward_autograd(problem, reqs, orig, proj):
+    """Gradients of ``sum(f(x) * proj)`` by autograd, into buffers preset to ``orig``."""
+    from . import nd
+    xs = problem.arrays(problem.location)
+    for k, req in reqs.items():
+        xs[k].attach_grad(req)
+        xs[k].grad[:] = orig[k]
+    with autograd.record(train_mode=True):
+        y = problem.call(xs)
+        loss = nd.sum(y * nd.array(proj, ctx=problem.ctx, dtype=y.dtype))
+    loss.backward()
+    return {k: xs[k].grad.asnumpy() for k in reqs}
+
+
+def _backward_symbol(problem, reqs, orig, proj):
+    """The same through the Symbol's executor: forward(is_train=True), backward(proj)."""
+    from . import nd
+    ctx = problem.ctx
+    args = problem.arrays(problem.location)
+    grads = {k: nd.array(orig[k], ctx=ctx, dtype=orig[k].dtype) for k in reqs}
+    grad_req = {k: reqs.get(k, "null") for k in args}
+    aux = problem.arrays(problem.aux)
+    ex = problem.sym.bind(ctx, args, args_grad=grads, grad_req=grad_req, aux_states=aux or None)
+    y = ex.forward(is_train=True)[0]
+    ex.backward([nd.array(proj, ctx=ctx, dtype=y.dtype)])
+    return {k: grads[k].asnumpy() for k in reqs}
 
 
 def _grad_requests(problem, grad_nodes):
@@ -502,24 +534,18 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rto
         raise ValueError("check_numeric_gradient: numeric_eps=%g is too small for %s; "
                          "use float64" % (eps, dtype))
 
-    xs = problem.arrays(problem.location)
-    orig = {k: np.random.normal(0, 0.01, size=xs[k].shape).astype(dtype) for k in reqs}
-    for k, req in reqs.items():
-        xs[k].attach_grad(req)
-        xs[k].grad[:] = orig[k]
-    with autograd.record(train_mode=True):
-        y = problem.call(xs)
-        from . import nd
-        loss = nd.sum(y * nd.array(proj, ctx=ctx, dtype=y.dtype))
-    loss.backward()
+    orig = {k: np.random.normal(0, 0.01, size=v.shape).astype(dtype)
+            for k, v in problem.location.items() if k in reqs}
+    backward = (_backward_symbol if problem.sym is not None else _backward_autograd)(
+        problem, reqs, orig, proj)
 
     numeric = numeric_grad(problem, proj, eps, use_forward_train)
     for k, req in reqs.items():
-        backward = xs[k].grad.asnumpy()
         names = ("NUMERICAL_%s" % k, "BACKWARD_%s" % k)
         if req == "write":
-            assert_almost_equal(numeric[k].astype(dtype), backward, rtol, atol, names)
+            assert_almost_equal(numeric[k].astype(dtype), backward[k], rtol, atol, names)
         elif req == "add":
-            assert_almost_equal(numeric[k].astype(dtype), backward - orig[k], rtol, atol, names)
+            assert_almost_equal(numeric[k].astype(dtype), backward[k] - orig[k], rtol, atol,
+                                names)
         else:
-            assert_almost_equal(orig[k], backward, rtol, atol, names)
+            assert_almost_equal(orig[k], backward[k], rtol, atol, names)

@@ -188,3 +188,14 @@ def test_numeric_gradient_train_mode_forward():
     seen.clear()
     tu.check_numeric_gradient(f, [np.ones(2)], use_forward_train=False)
     assert seen[0] is False and seen[-1] is False
+
+
+def test_numeric_gradient_of_a_symbol():
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    sym = mx.sym.tanh(x) * w
+    loc = [np.random.rand(3, 2), np.random.rand(3, 2)]          # list_arguments() order
+    tu.check_numeric_gradient(sym, loc, dtype=np.float64, numeric_eps=1e-6, rtol=1e-6)
+    tu.check_numeric_gradient(sym, {"x": loc[0], "w": loc[1]}, grad_nodes={"x": "add",
+                                                                            "w": "null"})
+    with pytest.raises(ValueError, match="2 symbol arguments"):
+        tu.check_numeric_gradient(sym, loc[:1])
