@@ -475,8 +475,6 @@ def test_setitem_under_autograd_routes_gradients():
     np.testing.assert_allclose(s.grad.asnumpy(), 8 * s.asnumpy(), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="NDArray.__setitem__ (mxlite/nd/ndarray.py) writes NumPy "
-                   "values directly and drops the recorded graph instead of recording _setitem")
 def test_setitem_numpy_value_under_autograd_keeps_graph():
     z = nd.array(u(3, 4), dtype="float64")
     z.attach_grad()

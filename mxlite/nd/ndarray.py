@@ -273,31 +273,31 @@ class NDArray:
 
     def __setitem__(self, key, value):
         key, _ = _index_key(key, self.shape)
-        if isinstance(value, NDArray):
-            if value._ctx != self._ctx:
-                value = value.as_in_context(self._ctx)
-            if _autograd._state.recording and (value._entry is not None or self._entry is not None):
-                op = _reg.OPS["_setitem"]
-                _reg.invoke(op, (self, value), _reg.Params(op, {"key": key, "scalar": None}),
-                            out=self)
-                return
-            value = value._data
-        elif not isinstance(value, (int, float, bool, np.generic)):
-            value = np.asarray(value)
-            if value.dtype.kind == "O":
+        scalar = isinstance(value, (int, float, bool, np.generic))
+        if not scalar and not isinstance(value, NDArray):
+            a = np.asarray(value)
+            if a.dtype.kind == "O":
                 raise TypeError("NDArray.__setitem__: cannot assign a value of type %s"
                                 % type(value).__name__)
-            if self._ctx.device_typeid == 2:
-                value = self._ctx.array_module().asarray(value)
-        elif _autograd._state.recording and self._entry is not None:
+            value = array(a, ctx=self._ctx, dtype=self._data.dtype)
+        elif not scalar and value._ctx != self._ctx:
+            value = value.as_in_context(self._ctx)
+        if _autograd._state.recording and (
+                self._entry is not None or (not scalar and value._entry is not None)):
+            # Recorded: x[key] = v becomes an op whose result is written into x.
             op = _reg.OPS["_setitem"]
-            _reg.invoke(op, (self,), _reg.Params(op, {"key": key, "scalar": float(value)}),
-                        out=self)
+            if scalar:
+                _reg.invoke(op, (self,), _reg.Params(op, {"key": key, "scalar": float(value)}),
+                            out=self)
+            else:
+                _reg.invoke(op, (self, value), _reg.Params(op, {"key": key, "scalar": None}),
+                            out=self)
             return
         try:
-            if not isinstance(value, (int, float, bool, np.generic)):
-                value = _fit_value(self._data[key].shape, value)
-            self._data[key] = value
+            if scalar:
+                self._data[key] = value
+            else:
+                self._data[key] = _fit_value(self._data[key].shape, value._data)
         except (ValueError, IndexError) as e:
             raise MXNetError("NDArray.__setitem__: cannot assign a value of shape %s to index "
                              "%r of an array of shape %s: %s"
