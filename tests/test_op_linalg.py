@@ -108,7 +108,8 @@ CASES = [
     case("inverse", lambda a: la.inverse(a), np.linalg.inv, [lower(2)]),
     case("det", lambda a: la.det(a), _det, [lower()]),
     case("det_batch", lambda a: la.det(a), _det, [lower(3)]),
-    case("slogdet", lambda a: la.slogdet(a), _slogdet, [u(2, 3, 3) + 2 * np.eye(3) * [[[1]], [[-1]]]]),
+    case("slogdet", lambda a: la.slogdet(a), _slogdet,
+         [u(2, 3, 3) + 2 * np.eye(3) * [[[1]], [[-1]]]]),      # one negative determinant
     case("sumlogdiag", lambda a: la.sumlogdiag(a), _sumlogdiag, [spd(2)]),
 ]
 

@@ -475,3 +475,23 @@ def test_errors_name_op_argument_and_shapes(fn, name, words):
     msg = str(info.value)
     assert msg.startswith(name), "message does not name %s: %s" % (name, msg)
     assert words in msg, "message lacks %r: %s" % (words, msg)
+
+
+# -- symbols: label, length, parameter and state shapes are inferred from the data -------------
+
+def test_infer_shape_fills_labels_lengths_and_rnn_parameters():
+    data = mx.sym.var("data")
+    arg, out, _ = mx.sym.SoftmaxOutput(data, name="softmax").infer_shape(data=(4, 5))
+    assert arg == [(4, 5), (4,)] and out == [(4, 5)]
+    arg, out, _ = mx.sym.SoftmaxOutput(data, multi_output=True).infer_shape(data=(2, 3, 4))
+    assert arg[1] == (2, 4)
+    arg, _, _ = mx.sym.LinearRegressionOutput(data).infer_shape(data=(3, 2))
+    assert arg[1] == (3, 2)
+    seq = mx.sym.SequenceLast(data, mx.sym.var("len"), use_sequence_length=True, axis=1)
+    assert seq.infer_shape(data=(2, 5, 3))[:2] == ([(2, 5, 3), (2,)], [(2, 3)])
+    rnn = mx.sym.RNN(data, mx.sym.var("parameters"), mx.sym.var("state"),
+                     mx.sym.var("state_cell"), state_size=4, num_layers=1, mode="lstm",
+                     state_outputs=True)
+    arg, out, _ = rnn.infer_shape(data=(3, 2, 3))
+    assert arg == [(3, 2, 3), (144,), (1, 2, 4), (1, 2, 4)]
+    assert out == [(3, 2, 4), (1, 2, 4), (1, 2, 4)]

@@ -35,6 +35,20 @@ def _label_zeros(x):
     return nd.zeros_like(x[1])
 
 
+def _known(s):
+    return s is not None and len(s) > 0 and 0 not in s
+
+
+def _label_from_data(label_shape):
+    """An infer_shape rule: fill an unknown label shape from the data shape."""
+    def rule(p, shapes):
+        shapes = list(shapes)
+        if _known(shapes[0]) and not _known(shapes[1]):
+            shapes[1] = label_shape(p, tuple(shapes[0]))
+        return shapes
+    return rule
+
+
 # -- SoftmaxOutput ------------------------------------------------------------------
 
 _SOFTMAX_OUTPUT_PARAMS = [
@@ -129,7 +143,7 @@ register_op("_backward_SoftmaxOutput", _softmax_output_backward,
             doc="Gradient of SoftmaxOutput (not differentiable).")
 register_op("SoftmaxOutput", _softmax_output, inputs=("data", "label"),
             params=_SOFTMAX_OUTPUT_PARAMS, gradient=_softmax_output_grad, saves="xy",
-            aliases=("Softmax",),
+            aliases=("Softmax",), infer_shape=_label_from_data(lambda p, d: _so_layout(p, d)[2]),
             doc="Softmax with a cross-entropy gradient: the forward pass is a softmax (over "
                 "the flattened features, axis 1 with multi_output, the last axis with "
                 "preserve_shape); the backward pass ignores the head gradient and gives "
@@ -162,7 +176,7 @@ def _regression(name, fwd, bwd, doc):
     register_op(bname, backward, inputs=("y", "label"), params=params,
                 doc="Gradient of %s (not differentiable)." % name)
     register_op(name, compute, inputs=("data", "label"), params=params, gradient=gradient,
-                saves="xy", doc=doc)
+                saves="xy", infer_shape=_label_from_data(lambda p, d: d), doc=doc)
 
 
 _regression("LinearRegressionOutput", lambda xp, x: x.copy(),
@@ -248,7 +262,7 @@ def _sce_grad(p, x, y, gy):
 register_op("_backward_softmax_cross_entropy", _sce_backward, inputs=("data", "label", "gy"),
             doc="Gradient of softmax_cross_entropy w.r.t. data (not differentiable).")
 register_op("softmax_cross_entropy", _softmax_cross_entropy, inputs=("data", "label"),
-            gradient=_sce_grad, saves="x",
+            gradient=_sce_grad, saves="x", infer_shape=_label_from_data(lambda p, d: d[:1]),
             doc="Sum over the batch of the cross-entropy of ``softmax(data)`` with integer "
                 "labels; returns shape (1,).")
 

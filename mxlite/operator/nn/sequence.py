@@ -56,6 +56,27 @@ def _batch_view(xp, v, data, b_ax):
     return v.reshape(shape)
 
 
+def _infer_shape(p, shapes):
+    """Fill the lengths' shape (N,) from the data shape."""
+    shapes = list(shapes)
+    d = shapes[0]
+    if len(shapes) > 1 and d is not None and len(d) >= 2 and p.axis in (0, 1):
+        n = d[1 - p.axis]
+        if n and (shapes[1] is None or 0 in shapes[1] or len(shapes[1]) == 0):
+            shapes[1] = (n,)
+    return shapes
+
+
+def _infer_last(p, shapes):
+    """Input shapes, and the output shape (data without its time axis), without running
+    the op on dummy lengths (zero lengths are an error for SequenceLast)."""
+    shapes = _infer_shape(p, shapes)
+    d = shapes[0]
+    if d is None or len(d) < 2 or 0 in d or p.axis not in (0, 1):
+        return shapes
+    return shapes, [tuple(d[:p.axis]) + tuple(d[p.axis + 1:])]
+
+
 def _no_grad_len(x):
     return [nd.zeros_like(x[1])] if len(x) > 1 else []
 
@@ -82,7 +103,7 @@ def _sequence_mask_grad(p, x, y, gy):
 register_op("SequenceMask", _sequence_mask, inputs=_inputs,
             params=_params("The time axis: 0 for (T, N, ...), 1 for (N, T, ...).")
             + [Param("value", parse_float, 0.0, "The value written past each length.")],
-            gradient=_sequence_mask_grad, saves="x",
+            gradient=_sequence_mask_grad, saves="x", infer_shape=_infer_shape,
             doc="Set every step at or past each sequence's length to ``value``.")
 
 
@@ -143,7 +164,7 @@ register_op("_backward_SequenceLast", _sequence_last_backward, inputs=_bwd_input
             params=_LAST_PARAMS, gradient=_sequence_last_backward_grad, saves="x",
             doc="Gradient of SequenceLast: ``gy`` scattered to each sequence's last step.")
 register_op("SequenceLast", _sequence_last, inputs=_inputs, params=_LAST_PARAMS,
-            gradient=_sequence_last_grad, saves="x",
+            gradient=_sequence_last_grad, saves="x", infer_shape=_infer_last,
             doc="The last valid step of each sequence: shape (N, ...).")
 
 
@@ -172,6 +193,6 @@ def _sequence_reverse_grad(p, x, y, gy):
 
 register_op("SequenceReverse", _sequence_reverse, inputs=_inputs,
             params=_params("The time axis; only 0 is supported (as in MXNet)."),
-            gradient=_sequence_reverse_grad, saves="x",
+            gradient=_sequence_reverse_grad, saves="x", infer_shape=_infer_shape,
             doc="Reverse the first ``sequence_length[n]`` steps of each sequence; steps past "
                 "the length stay in place.")
