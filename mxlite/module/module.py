@@ -1,0 +1,372 @@
+"""``Module``: a Symbol bound to executors on one or more contexts, with parameters,
+an optimizer and metrics, as ``mxnet.module.Module``."""
+import logging
+
+
+import numpy as np
+
+from ..base import MXNetError
+from ..context import cpu, Context
+from ..io import DataDesc
+from .base_module import BaseModule
+
+__all__ = ["Module"]
+
+
+def _descs(shapes):
+    if shapes is None:
+        return []
+    return [s if isinstance(s, DataDesc) else DataDesc(*s) for s in shapes]
+
+
+def _split(n, parts):
+    """Even batch slices over ``parts`` devices (the first ones get the remainder)."""
+    step, extra = divmod(n, parts)
+    out, start = [], 0
+    for k in range(parts):
+        size = step + (1 if k < extra else 0)
+        out.append(slice(start, start + size))
+        start += size
+    return out
+
+
+class Module(BaseModule):
+    """Train and run a Symbol.
+
+    Parameters
+    ----------
+    symbol : Symbol
+    data_names, label_names : list of str
+        The arguments fed from ``DataBatch.data`` and ``DataBatch.label``.
+    context : Context or list of Context
+        The batch is split evenly over several contexts.
+    fixed_param_names : list of str
+        Parameters that are not updated.
+
+    Examples
+    --------
+    >>> mod = mx.mod.Module(net, context=mx.cpu())
+    >>> mod.fit(train_iter, num_epoch=2, optimizer_params={'learning_rate': 0.1})
+    """
+
+    def __init__(self, symbol, data_names=("data",), label_names=("softmax_label",),
+                 logger=logging, context=None, work_load_list=None, fixed_param_names=None,
+                 state_names=None, group2ctxs=None, compression_params=None):
+        super().__init__(logger=logger)
+        self._symbol = symbol
+        self._context = [cpu()] if context is None else (
+            [context] if isinstance(context, Context) else list(context))
+        self._data_names = list(data_names or [])
+        self._label_names = list(label_names or [])
+        self._fixed_param_names = list(fixed_param_names or [])
+        self._state_names = list(state_names or [])
+        args = symbol.list_arguments()
+        inputs = set(self._data_names) | set(self._label_names) | set(self._state_names)
+        for n in self._data_names:
+            if n not in args:
+                raise ValueError("Module: data name %r is not an argument of the symbol; its "
+                                 "arguments are %s" % (n, args))
+        self._label_names = [n for n in self._label_names if n in args]
+        self._param_names = [n for n in args if n not in inputs]
+        self._aux_names = symbol.list_auxiliary_states()
+        self._output_names = symbol.list_outputs()
+        self._arg_params = None
+        self._aux_params = None
+        self._execs = []
+        self._optimizer = None
+        self._updater = None
+        self._preload_opt_states = None
+        self._data_shapes = self._label_shapes = None
+
+    # -- properties ------------------------------------------------------------------
+    @property
+    def data_names(self):
+        return self._data_names
+
+    @property
+    def label_names(self):
+        return self._label_names
+
+    @property
+    def output_names(self):
+        return self._output_names
+
+    @property
+    def data_shapes(self):
+        return self._data_shapes
+
+    @property
+    def label_shapes(self):
+        return self._label_shapes
+
+    @property
+    def output_shapes(self):
+        shapes = {d.name: d.shape for d in self._data_shapes + self._label_shapes}
+        _, out, _ = self._symbol.infer_shape(**shapes)
+        return list(zip(self._output_names, out))
+
+    # -- binding -------------------------------------------------------------------------
+    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
+             force_rebind=False, shared_module=None, grad_req="write"):
+        """Allocate executors for input shapes (``provide_data``/``provide_label``)."""
+        if self.binded and not force_rebind:
+            self.logger.warning("Already bound, ignoring bind()")
+            return
+        self.for_training = for_training
+        self.inputs_need_grad = inputs_need_grad
+        self._data_shapes = _descs(data_shapes)
+        self._label_shapes = _descs(label_shapes)
+        self._grad_req = grad_req
+        self._make_execs(self._data_shapes + self._label_shapes)
+        self.binded = True
+        if self.params_initialized:
+            self._push_params()
+
+    def _make_execs(self, descs):
+        from .. import nd
+        n = descs[0].shape[0]
+        slices = _split(n, len(self._context))
+        if any(s.stop - s.start == 0 for s in slices):
+            raise MXNetError("Module: batch size %d is smaller than the %d contexts"
+                             % (n, len(self._context)))
+        old = self._execs
+        self._execs, self._slices = [], slices
+        for k, (ctx, sl) in enumerate(zip(self._context, slices)):
+            shapes = {d.name: (sl.stop - sl.start,) + tuple(d.shape[1:]) for d in descs}
+            types = {d.name: d.dtype for d in descs}
+            arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
+            if arg_shapes is None:
+                partial = self._symbol.infer_shape_partial(**shapes)[0]
+                missing = [a for a, s in zip(self._symbol.list_arguments(), partial) if not s]
+                raise MXNetError("Module.bind: cannot infer the shapes of %s from %s"
+                                 % (missing, shapes))
+            arg_types, _, aux_types = self._symbol.infer_type(**types)
+            names = self._symbol.list_arguments()
+            prev = old[k] if k < len(old) else None
+            args, grads, reqs = {}, {}, {}
+            for name, shape, dt in zip(names, arg_shapes, arg_types):
+                keep = prev is not None and prev.arg_dict[name].shape == shape
+                args[name] = prev.arg_dict[name] if keep else nd.zeros(shape, ctx=ctx, dtype=dt)
+                trainable = name in self._param_names and name not in self._fixed_param_names
+                need = self.for_training and (trainable or (
+                    self.inputs_need_grad and name in self._data_names))
+                reqs[name] = (self._grad_req if isinstance(self._grad_req, str) else
+                              self._grad_req.get(name, "write")) if need else "null"
+                if need:
+                    grads[name] = (prev.grad_dict[name] if keep and name in prev.grad_dict
+                                   else nd.zeros(shape, ctx=ctx, dtype=dt))
+            aux = {}
+            for name, shape, dt in zip(self._aux_names, aux_shapes, aux_types):
+                keep = prev is not None and prev.aux_dict[name].shape == shape
+                aux[name] = prev.aux_dict[name] if keep else nd.zeros(shape, ctx=ctx, dtype=dt)
+            self._execs.append(self._symbol.bind(ctx, args, grads, reqs, aux))
+
+    # -- parameters ------------------------------------------------------------------------
+    def init_params(self, initializer=None, arg_params=None, aux_params=None,
+                    allow_missing=False, force_init=False, allow_extra=False):
+        """Initialise parameters from ``arg_params``/``aux_params`` or ``initializer``."""
+        from .. import nd, initializer as _init
+        if self.params_initialized and not force_init:
+            return
+        if not self.binded:
+            raise MXNetError("init_params: call bind() first")
+        if initializer is None:
+            initializer = _init.Uniform(0.01)
+        ex = self._execs[0]
+        attrs = self._symbol.attr_dict()
+
+        def fill(names, src, arrays, kind):
+            out = {}
+            for name in names:
+                arr = nd.zeros(arrays[name].shape, dtype=arrays[name].dtype)
+                if src is not None and name in src:
+                    if src[name].shape != arr.shape:
+                        raise MXNetError("init_params: %s %r has shape %s, expected %s"
+                                         % (kind, name, src[name].shape, arr.shape))
+                    arr[:] = src[name].as_in_context(arr.context)
+                elif src is not None and not allow_missing:
+                    raise MXNetError("init_params: %s %r is missing from the given %s_params"
+                                     % (kind, name, kind))
+                else:
+                    initializer(_init.InitDesc(name, attrs.get(name, {})), arr)
+                out[name] = arr
+            return out
+
+        if not allow_extra:
+            for src, names, kind in ((arg_params, self._param_names, "arg"),
+                                     (aux_params, self._aux_names, "aux")):
+                extra = [k for k in (src or {}) if k not in names]
+                if extra:
+                    raise MXNetError("init_params: %s_params has names the symbol does not use: "
+                                     "%s (pass allow_extra=True)" % (kind, extra))
+        self._arg_params = fill(self._param_names, arg_params, ex.arg_dict, "arg")
+        self._aux_params = fill(self._aux_names, aux_params, ex.aux_dict, "aux")
+        self.params_initialized = True
+        self._push_params()
+
+    def _push_params(self):
+        for ex in self._execs:
+            for name, v in self._arg_params.items():
+                v.copyto(ex.arg_dict[name])
+            for name, v in self._aux_params.items():
+                v.copyto(ex.aux_dict[name])
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        """Assign parameter values (``init_params`` with the given arrays)."""
+        if not self.binded:
+            self._arg_params, self._aux_params = dict(arg_params), dict(aux_params or {})
+            self.params_initialized = True
+            return
+        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                         allow_missing=allow_missing, force_init=force_init,
+                         allow_extra=allow_extra)
+
+    def get_params(self):
+        """``(arg_params, aux_params)``: copies of the current values on cpu."""
+        if not self.params_initialized:
+            raise MXNetError("get_params: parameters are not initialised; call init_params()")
+        if self._execs:
+            ex = self._execs[0]
+            n = len(self._execs)
+            for name in self._arg_params:
+                self._arg_params[name][:] = ex.arg_dict[name].as_in_context(cpu())
+            for name in self._aux_params:
+                # running statistics are averaged over devices, as MXNet does
+                total = sum(e.aux_dict[name].asnumpy().astype(np.float64) for e in self._execs)
+                self._aux_params[name][:] = (total / n).astype(ex.aux_dict[name].dtype)
+        return dict(self._arg_params), dict(self._aux_params)
+
+    # -- optimizer -------------------------------------------------------------------------
+    def init_optimizer(self, kvstore="local", optimizer="sgd",
+                       optimizer_params=(("learning_rate", 0.01),), force_init=False):
+        """Create the optimizer; ``rescale_grad`` defaults to 1/batch_size."""
+        from .. import optimizer as _opt
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("optimizer already initialized, ignoring...")
+            return
+        if not self.params_initialized:
+            raise MXNetError("init_optimizer: call init_params() first")
+        batch_size = self._data_shapes[0].shape[0]
+        idx2name = {i: n for i, n in enumerate(self._param_names)}
+        if isinstance(optimizer, str):
+            params = dict(optimizer_params)
+            params.setdefault("rescale_grad", 1.0 / batch_size)
+            optimizer = _opt.create(optimizer, sym=self._symbol, param_idx2name=idx2name,
+                                    **params)
+        self._optimizer = optimizer
+        self._updater = _opt.get_updater(optimizer)
+        self.optimizer_initialized = True
+        if self._preload_opt_states is not None:
+            self._updater.set_states(self._preload_opt_states)
+            self._preload_opt_states = None
+
+    # -- computation -----------------------------------------------------------------------
+    def forward(self, data_batch, is_train=None):
+        """Run the executors on a DataBatch (reshaping them for a new batch size)."""
+        self._check_ready("forward")
+        if is_train is None:
+            is_train = self.for_training
+        data = list(data_batch.data)
+        label = list(data_batch.label or [])
+        if data[0].shape[0] != self._data_shapes[0].shape[0]:
+            descs = [DataDesc(d.name, a.shape, d.dtype) for d, a in zip(self._data_shapes, data)]
+            descs += [DataDesc(d.name, a.shape, d.dtype)
+                      for d, a in zip(self._label_shapes, label)]
+            self._make_execs(descs)
+            self._data_shapes = descs[:len(data)]
+            self._label_shapes = descs[len(data):]
+        names = [d.name for d in self._data_shapes] + [d.name for d in self._label_shapes]
+        arrays = data + label[:len(self._label_shapes)]
+        for ex, sl in zip(self._execs, self._slices):
+            feed = {n: a[sl] for n, a in zip(names, arrays)}
+            ex.forward(is_train=is_train, **feed)
+
+    def backward(self, out_grads=None):
+        """Backward through every executor."""
+        if not self.for_training:
+            raise MXNetError("backward: the module was bound with for_training=False")
+        for k, ex in enumerate(self._execs):
+            og = None if out_grads is None else [g[self._slices[k]] for g in out_grads]
+            ex.backward(og)
+
+    def update(self):
+        """Apply the optimizer: gradients are summed over devices, weights copied back."""
+        if not self.optimizer_initialized:
+            raise MXNetError("update: call init_optimizer() first")
+        first = self._execs[0]
+        for i, name in enumerate(self._param_names):
+            if name not in first.grad_dict:
+                continue
+            weight = first.arg_dict[name]
+            grad = first.grad_dict[name]
+            if len(self._execs) > 1:
+                grad = grad.copy()
+                for ex in self._execs[1:]:
+                    grad += ex.grad_dict[name].as_in_context(weight.context)
+            self._updater(i, grad, weight)
+            for ex in self._execs[1:]:
+                weight.copyto(ex.arg_dict[name])
+
+    def get_outputs(self, merge_multi_context=True):
+        """The outputs of the last forward (concatenated over devices)."""
+        from .. import nd
+        per = [ex.outputs for ex in self._execs]
+        if not merge_multi_context:
+            return [[p[i] for p in per] for i in range(len(per[0]))]
+        if len(per) == 1:
+            return list(per[0])
+        return [nd.concat(*[p[i].as_in_context(self._context[0]) for p in per], dim=0)
+                for i in range(len(per[0]))]
+
+    def get_input_grads(self, merge_multi_context=True):
+        """Gradients of the data inputs (bind with ``inputs_need_grad=True``)."""
+        from .. import nd
+        if not self.inputs_need_grad:
+            raise MXNetError("get_input_grads: bind with inputs_need_grad=True")
+        per = [[ex.grad_dict[n] for n in self._data_names] for ex in self._execs]
+        if not merge_multi_context or len(per) == 1:
+            return per[0] if len(per) == 1 else per
+        return [nd.concat(*[p[i] for p in per], dim=0) for i in range(len(self._data_names))]
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        """Update ``eval_metric`` with the labels and the last outputs."""
+        for ex, sl in zip(self._execs, self._slices):
+            eval_metric.update([l[sl] for l in labels], ex.outputs)
+
+    # -- files -----------------------------------------------------------------------------------
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
+        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` (and ``.states``)."""
+        from ..model import save_checkpoint
+        arg_params, aux_params = self.get_params()
+        save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
+        if save_optimizer_states:
+            self.save_optimizer_states("%s-%04d.states" % (prefix, epoch))
+
+    @staticmethod
+    def load(prefix, epoch, load_optimizer_states=False, **kwargs):
+        """A Module with the symbol and parameters of a checkpoint (then call bind)."""
+        from ..model import load_checkpoint
+        sym, args, auxs = load_checkpoint(prefix, epoch)
+        mod = Module(symbol=sym, **kwargs)
+        mod._arg_params, mod._aux_params = args, auxs
+        mod.params_initialized = True
+        if load_optimizer_states:
+            with open("%s-%04d.states" % (prefix, epoch), "rb") as f:
+                mod._preload_opt_states = f.read()
+        return mod
+
+    def save_optimizer_states(self, fname):
+        if not self.optimizer_initialized:
+            raise MXNetError("save_optimizer_states: no optimizer yet")
+        with open(fname, "wb") as f:
+            f.write(self._updater.get_states())
+
+    def load_optimizer_states(self, fname):
+        if not self.optimizer_initialized:
+            raise MXNetError("load_optimizer_states: call init_optimizer() first")
+        with open(fname, "rb") as f:
+            self._updater.set_states(f.read())
+
+
+
