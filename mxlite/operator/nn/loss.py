@@ -7,6 +7,16 @@ sigmoid) and the backward pass **ignores the head gradient** and writes the
 gradient of the implied loss instead (``out_grad=True`` multiplies it in for
 SoftmaxOutput). Their backward is a registered ``_backward_*`` op; it is not
 differentiable again (neither is MXNet's). The label gets a zero gradient.
+
+Where mxlite differs from MXNet 1.9.1 on purpose:
+
+* ``SoftmaxOutput(out_grad=True)`` multiplies by the head gradient, as documented;
+  MXNet 1.9.1 multiplies by the softmax output instead (a bug, in both its
+  imperative and symbolic paths).
+* Without ``multi_output``/``preserve_shape``, data of more than 2 dimensions is
+  softmaxed over its flattened features and takes one label per sample, shape
+  ``(n,)``; MXNet demands labels of shape ``data.shape[:-1]`` and then reads only
+  their first ``n`` values.
 """
 import numpy as np
 

@@ -11,6 +11,12 @@ States are ``(num_layers * D, N, H)``, layer-major, forward direction first.
 The gradient is backpropagation through time in a registered ``_backward_RNN`` op
 that replays the forward pass with the same dropout masks (a hidden output); it
 is not differentiable again.
+
+Differences from MXNet 1.9.1's CPU kernel: LSTM state clipping
+(``lstm_state_clip_min/max``) works here (MXNet supports it only with cuDNN), and
+the parameter gradient of the middle layers of a bidirectional network with 3 or
+more layers is correct (MXNet's CPU kernel returns wrong ``W_i2h`` gradients
+there; checked against central differences).
 """
 import numpy as np
 
