@@ -26,7 +26,10 @@ def _mT(a):
 
 
 def _tri(xp, a, lower):
-    return xp.tril(a) if lower else xp.triu(a)
+    """One triangle of (a batch of) matrices; a mask, since not every backend's
+    tril/triu takes batches."""
+    keep = xp.tri(a.shape[-1], dtype=bool)
+    return xp.where(keep if lower else keep.T, a, xp.zeros((), dtype=a.dtype))
 
 
 def _check_matrix(what, a, square=False):
@@ -194,7 +197,7 @@ def _inv(xp, a):
 
 def _potri(p, xp, a):
     _check_matrix("A", a, square=True)
-    low = xp.tril(a)
+    low = _tri(xp, a, True)
     return _inv(xp, xp.matmul(low, _mT(low))).astype(a.dtype, copy=False)
 
 
