@@ -157,4 +157,9 @@ register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy",
                     Param("upper_bound", parse_float, 0.334, "rrelu: highest random slope.")],
             doc="Leaky rectifiers. ``rrelu`` draws a slope in ``[lower_bound, upper_bound]`` "
                 "per element in training mode and uses their mean in predict mode; it returns "
-                "the slopes as a second output.")
+                "the slopes as a second output.\n\n"
+                "Differences from MXNet 1.9.1 (where its gradient disagrees with its own "
+                "forward): the ``selu`` gradient for x <= 0 is ``y + lambda * alpha`` (MXNet "
+                "gives ``lambda * (y + alpha)``), and the ``rrelu`` gradient in predict mode "
+                "uses the slope ``(lower_bound + upper_bound) / 2`` (MXNet multiplies by the "
+                "output instead).")

@@ -56,7 +56,11 @@ def _backward(p, xp, data, g):
     rows = g.reshape(idx.shape[0], -1)
     gw = xp.zeros((p.input_dim, rows.shape[1]), dtype=g.dtype)
     # NOTE: add.at (not fancy +=) so that repeated indices accumulate.
-    xp.add.at(gw, idx, rows)
+    if getattr(xp.add, "at", None) is not None:
+        xp.add.at(gw, idx, rows)
+    else:                                   # older CuPy
+        import cupyx
+        cupyx.scatter_add(gw, idx, rows)
     return gw
 
 
