@@ -1,6 +1,13 @@
 """The execution engine. mxlite runs every op synchronously: an op has finished
 when it returns, so errors surface where they happen. ``waitall`` is a real
-synchronisation point on GPUs (it syncs the CuPy stream)."""
+synchronisation point on GPUs (it syncs the CuPy stream).
+
+Fork safety: ``os.fork()`` is always safe. mxlite has no engine threads (custom
+operators run in the caller's thread, unlike MXNet, whose documented fork
+deadlock came from them), and an at-fork handler drains pending GPU work
+(:func:`waitall`) before the process forks.
+"""
+import os
 import sys
 
 __all__ = ["waitall", "set_bulk_size", "bulk"]
@@ -37,3 +44,7 @@ class bulk:
 
     def __exit__(self, *exc):
         set_bulk_size(self._prev)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=waitall)
