@@ -7,3 +7,5 @@ from ..nd import ndarray as _ndarray  # noqa: E402
 
 _nd._attach_registry()
 _ndarray._default_params_table()
+from .custom import CustomOp, CustomOpProp, register  # noqa: F401
+from .numpy_op import customop  # noqa: F401
