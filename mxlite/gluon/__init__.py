@@ -1,2 +1,9 @@
 """``mx.gluon``: Blocks, Parameters, layers, losses, the Trainer and data loading."""
-from . import parameter, block, trainer, utils, loss, nn, data, rnn  # noqa: F401
+from . import parameter, block, utils  # noqa: F401
+from .parameter import Parameter, Constant, ParameterDict, DeferredInitializationError  # noqa: F401
+from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
+from . import nn, loss, data, rnn, trainer  # noqa: F401
+
+Trainer = getattr(trainer, "Trainer", None)
+if Trainer is None:
+    del Trainer

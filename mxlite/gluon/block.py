@@ -1,1 +1,729 @@
-"""(being written)"""
+"""Gluon Blocks: :class:`Block` and :class:`HybridBlock`.
+
+A Block owns a :class:`~mxlite.gluon.ParameterDict` whose names carry the
+Block's prefix (``dense0_weight``); children and parameters assigned as attributes
+are registered, and ``name_scope()`` nests the prefixes of the children created
+inside it (``hybridsequential0_dense0_weight``) with one counter per scope, as in
+MXNet. ``save_parameters`` writes MXNet's ``.params`` format with structural names
+(``0.weight``, ``0.1.bias``).
+
+``HybridBlock.hybrid_forward(F, x, *args, **params)`` runs with ``F = mx.nd``.
+Parameters whose shape has unknown (0) dimensions are created during the first
+forward pass: each op that receives one fills its shape with the op's registered
+``infer_shape`` rule (``FullyConnected`` gives the weight ``(num_hidden, in_units)``
+from the data), so no separate shape pass runs and no op runs twice.
+"""
+import re
+import threading
+import warnings
+from collections import OrderedDict
+
+from .. import initializer
+from ..base import MXNetError
+from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
+from .utils import _indent, HookHandle, shape_is_known
+
+__all__ = ["Block", "HybridBlock", "SymbolBlock"]
+
+
+def _nd():
+    from .. import nd
+    return nd
+
+
+def _symbol_type():
+    """``mx.sym.Symbol`` when the symbol API is present, else None."""
+    try:
+        from ..symbol import Symbol
+        return Symbol
+    except ImportError:
+        return None
+
+
+# ----------------------------------------------------------------------------
+# Naming
+
+class _Counters(threading.local):
+    """Per-thread counter of top-level block names (``dense0``, ``dense1``...)."""
+
+    def __init__(self):
+        self.counter = {}
+
+
+_top_level = _Counters()
+
+
+def _top_level_name(hint):
+    count = _top_level.counter.get(hint, 0)
+    _top_level.counter[hint] = count + 1
+    return "%s%d" % (hint, count)
+
+
+class _BlockScope:
+    """The scope of ``with block.name_scope():``; counts child names per hint."""
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._old_scope = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        """The prefix and ParameterDict of a new Block named after ``hint``."""
+        current = getattr(_BlockScope._current, "value", None)
+        if current is None:
+            if prefix is None:
+                prefix = _top_level_name(hint) + "_"
+            if params is None:
+                params = ParameterDict(prefix)
+            else:
+                params = ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = "%s%d_" % (hint, count)
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return current._block.prefix + prefix, params
+
+    def __enter__(self):
+        if self._block._empty_prefix:
+            return self
+        self._old_scope = getattr(_BlockScope._current, "value", None)
+        _BlockScope._current.value = self
+        return self
+
+    def __exit__(self, *exc):
+        if self._block._empty_prefix:
+            return
+        _BlockScope._current.value = self._old_scope
+
+
+# ----------------------------------------------------------------------------
+# Block
+
+class Block:
+    """Base class of every layer and model: subclass it and define ``forward``.
+
+    Children (Blocks) and Parameters assigned as attributes are registered;
+    :meth:`collect_params` gathers the parameters of the whole tree.
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Prefix of this block's name and parameter names; ``<classname><n>_`` by default.
+    params : ParameterDict, optional
+        Parameters to share: ``Dense(20, params=dense0.collect_params())``.
+
+    Examples
+    --------
+    >>> class Model(mx.gluon.Block):
+    ...     def __init__(self, **kwargs):
+    ...         super().__init__(**kwargs)
+    ...         with self.name_scope():
+    ...             self.dense0 = mx.gluon.nn.Dense(20)
+    ...     def forward(self, x):
+    ...         return self.dense0(x)
+    """
+
+    def __init__(self, prefix=None, params=None):
+        self._empty_prefix = prefix == ""
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._scope = _BlockScope(self)
+        self._children = OrderedDict()
+        self._reg_params = {}
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def __repr__(self):
+        modstr = "\n".join("  ({key}): {block}".format(key=key, block=_indent(repr(block), 2))
+                           for key, block in self.__dict__.items() if isinstance(block, Block))
+        return "{name}(\n{modstr}\n)".format(name=self.__class__.__name__, modstr=modstr)
+
+    def __setattr__(self, name, value):
+        """Register Blocks as children and Parameters as this block's parameters."""
+        if hasattr(self, name):
+            existing = getattr(self, name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+                raise TypeError("Changing attribute type for {name} from {type1} to {type2} "
+                                "is not allowed.".format(name=name, type1=type(existing),
+                                                         type2=type(value)))
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            if name in self._reg_params:
+                raise ValueError("Overriding Parameter attribute %s is not allowed. If you want "
+                                 "to share parameters between blocks, please set 'params' at "
+                                 "Block construction instead." % name)
+            self._reg_params[name] = value
+        super().__setattr__(name, value)
+
+    def _check_container_with_block(self):
+        children = set(id(c) for c in self._children.values())
+
+        def unregistered(data):
+            if isinstance(data, (list, tuple)):
+                return any(unregistered(x) for x in data)
+            if isinstance(data, dict):
+                return any(unregistered(x) for x in data.values())
+            return isinstance(data, Block) and id(data) not in children
+
+        for k, v in self.__dict__.items():
+            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
+                if unregistered(v):
+                    warnings.warn('"{name}" is an unregistered container with Blocks. Note that '
+                                  'Blocks inside the list, tuple or dict will not be registered '
+                                  'automatically. Make sure to register them using '
+                                  'register_child() or switching to nn.Sequential/'
+                                  'nn.HybridSequential instead. '
+                                  .format(name=self.__class__.__name__ + "." + k), stacklevel=3)
+
+    def _alias(self):
+        return self.__class__.__name__.lower()
+
+    @property
+    def prefix(self):
+        """Prefix of this block (``'dense0_'``)."""
+        return self._prefix
+
+    @property
+    def name(self):
+        """Name of this block, its prefix without the trailing ``'_'``."""
+        return self._name
+
+    def name_scope(self):
+        """Scope in which created child blocks get this block's prefix::
+
+            with self.name_scope():
+                self.dense = nn.Dense(20)
+        """
+        return self._scope
+
+    @property
+    def params(self):
+        """This block's own ParameterDict (children's parameters not included)."""
+        return self._params
+
+    def collect_params(self, select=None):
+        """A ParameterDict of the parameters of this block and all its children.
+
+        Parameters
+        ----------
+        select : str, optional
+            A regular expression; only names it matches (``re.match``) are kept,
+            e.g. ``'.*weight|.*bias'``.
+        """
+        self._check_container_with_block()
+        ret = ParameterDict(self._params.prefix)
+        if not select:
+            ret.update(self.params)
+        else:
+            pattern = re.compile(select)
+            ret.update({name: value for name, value in self.params.items()
+                        if pattern.match(name)})
+        for child in self._children.values():
+            ret.update(child.collect_params(select=select))
+        return ret
+
+    def _collect_params_with_prefix(self, prefix=""):
+        """Parameters by structural name: ``'0.weight'``, ``'0.1.bias'``."""
+        if prefix:
+            prefix += "."
+        ret = {prefix + key: val for key, val in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    # -- saving and loading -----------------------------------------------------------
+    def save_parameters(self, filename, deduplicate=False):
+        """Save the parameters in MXNet's ``.params`` format, by structural name.
+
+        Parameters
+        ----------
+        filename : str
+        deduplicate : bool, default False
+            Save a parameter shared by several blocks once (under its last name).
+        """
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            reverse = {id(v): (k, v) for k, v in params.items()}
+            params = dict(reverse.values())
+        _nd().save(filename, {key: val._reduce() for key, val in params.items()})
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source="current"):
+        """Load parameters saved by :meth:`save_parameters` (here or in MXNet).
+
+        Nothing changes unless everything matches: otherwise one error lists the
+        missing and unexpected names and the shape and dtype mismatches.
+
+        Parameters
+        ----------
+        filename : str
+        ctx : Context or list of Context, optional
+            Where to create parameters that are not initialised yet (cpu by default).
+        allow_missing : bool, default False
+            Skip parameters the file does not have.
+        ignore_extra : bool, default False
+            Ignore names in the file that the block does not have.
+        cast_dtype : bool, default False
+            Cast values whose dtype differs instead of failing.
+        dtype_source : {'current', 'saved'}, default 'current'
+            With ``cast_dtype``, which dtype wins.
+        """
+        loaded = _nd().load(filename)
+        if not isinstance(loaded, dict):
+            raise ValueError("load_parameters: file '%s' holds a list of %d arrays without "
+                             "names, not saved parameters" % (filename, len(loaded)))
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any("." in k for k in loaded):
+            # A file from ParameterDict.save / the old save_params: full names.
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
+                                       cast_dtype=cast_dtype, dtype_source=dtype_source)
+            return
+        load_checked(params, loaded, "file '%s'" % filename, ctx, allow_missing, ignore_extra,
+                     cast_dtype, dtype_source)
+
+    def save_params(self, filename):
+        """[Deprecated] Save with full parameter names; use :meth:`save_parameters`."""
+        warnings.warn("save_params is deprecated. Please use save_parameters. Note that if you "
+                      "want load from SymbolBlock later, please use export instead.",
+                      DeprecationWarning, stacklevel=2)
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """[Deprecated] Use :meth:`load_parameters`."""
+        warnings.warn("load_params is deprecated. Please use load_parameters.",
+                      DeprecationWarning, stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    # -- structure ----------------------------------------------------------------
+    def register_child(self, block, name=None):
+        """Register ``block`` as a child (attribute assignment does this)."""
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, inputs)`` before each forward; returns a :class:`HookHandle`."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(block, inputs, outputs)`` after each forward; returns a HookHandle."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def apply(self, fn):
+        """Call ``fn(block)`` on every child (recursively), then on this block; returns self."""
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def initialize(self, init=initializer.Uniform(), ctx=None, verbose=False,
+                   force_reinit=False):
+        """Initialise the parameters of this block and its children
+        (``collect_params().initialize(...)``)."""
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def zero_grad(self):
+        """Set the gradients of every parameter to 0."""
+        self.collect_params().zero_grad()
+
+    def reset_ctx(self, ctx):
+        """Move every parameter to ``ctx``."""
+        self.collect_params().reset_ctx(ctx)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the HybridBlock children (a plain Block itself stays imperative)."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        """Cast the parameters of this block and its children to ``dtype``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for param in self.params.values():
+            param.cast(dtype)
+
+    # -- running ------------------------------------------------------------------
+    def __call__(self, *args):
+        """Run ``forward`` with the hooks. Only positional arguments."""
+        for hook in self._forward_pre_hooks.values():
+            hook(self, args)
+        out = self.forward(*args)
+        for hook in self._forward_hooks.values():
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        """The computation on NDArrays; override it."""
+        raise NotImplementedError("%s must define forward()" % type(self).__name__)
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Install an op monitor on the children (mxlite runs no cached graph to monitor)."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter count for one forward on ``inputs``.
+
+        The block must be initialised and not hybridized.
+        """
+        from .nn.basic_layers import Sequential, HybridSequential
+        summary = OrderedDict()
+        seen = set()
+        hooks = []
+
+        def summary_hook(block, _, outputs):
+            key = "%s-%i" % (block.__class__.__name__, len(summary))
+            entry = summary[key] = OrderedDict(output_shape=_shape_str(outputs), n_params=0,
+                                               trainable=0, shared=0)
+            for p in block.params.values():
+                size = p.data().size
+                entry["n_params"] += size
+                entry["trainable"] += 0 if p.grad_req == "null" else size
+                if p in seen:
+                    entry["shared"] += size
+                else:
+                    seen.add(p)
+
+        def register(block):
+            if isinstance(block, HybridBlock) and block._active:
+                raise _assert('"{}" must not be hybridized to print summary.'.format(block.name))
+            if not isinstance(block, (Sequential, HybridSequential)):
+                hooks.append(block.register_forward_hook(summary_hook))
+
+        summary["Input"] = OrderedDict(output_shape=_shape_str(inputs), n_params=0,
+                                       trainable=0, shared=0)
+        try:
+            self.apply(register)
+            self(*inputs)
+            _print_summary(summary)
+        finally:
+            for h in hooks:
+                h.detach()
+
+
+def _assert(msg):
+    from .parameter import _AssertError
+    return _AssertError(msg)
+
+
+def _shape_str(args):
+    """Shapes of (nested) outputs as MXNet's summary prints them."""
+    def shapes(a):
+        if isinstance(a, (list, tuple)):
+            return [shapes(x) for x in a]
+        return a.shape if hasattr(a, "shape") else a
+    s = shapes(args)
+    return str(s)[1:-1] if isinstance(s, list) else str(s)
+
+
+def _print_summary(summary):
+    line_format = "{:>20}  {:>42} {:>15}"
+    print("-" * 80)
+    print(line_format.format("Layer (type)", "Output Shape", "Param #"))
+    print("=" * 80)
+    total = trainable = shared = 0
+    for layer, entry in summary.items():
+        print(line_format.format(layer, str(entry["output_shape"]), entry["n_params"]))
+        total += entry["n_params"]
+        trainable += entry["trainable"]
+        shared += entry["shared"]
+    print("=" * 80)
+    print("Parameters in forward computation graph, duplicate included")
+    print("   Total params: " + str(total))
+    print("   Trainable params: " + str(trainable))
+    print("   Non-trainable params: " + str(total - trainable))
+    print("Shared params in forward computation graph: " + str(shared))
+    print("Unique parameters in model: " + str(total - shared))
+    print("-" * 80)
+
+
+# ----------------------------------------------------------------------------
+# Deferred shapes: the first forward pass
+
+class _Deferred:
+    """Stands for a Parameter whose shape is not known yet, during the first forward.
+
+    An ``F.<op>`` call that receives it infers its shape from the other inputs
+    (the op's ``infer_shape`` rule), creates it and passes the real array on.
+    """
+    __slots__ = ("param", "ctx")
+
+    def __init__(self, param, ctx):
+        self.param = param
+        self.ctx = ctx
+
+    def _unusable(self, *args, **kwargs):
+        raise DeferredInitializationError(
+            "Parameter '%s' has unknown shape %s and was used outside an operator that can infer "
+            "it (in hybrid_forward, pass it to an F.<op> call first, or give the layer its input "
+            "size: in_units, in_channels, ...)" % (self.param.name, self.param.shape))
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unusable
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __getitem__ = _unusable
+
+    def __getattr__(self, name):
+        self._unusable()
+
+
+def _resolve(op, args, kwargs):
+    """Create the deferred parameters among an op call's inputs; returns the new args/kwargs."""
+    from ..nd import NDArray
+    pos = []
+    k = 0
+    while k < len(args) and (args[k] is None or isinstance(args[k], (NDArray, _Deferred))):
+        pos.append(args[k])
+        k += 1
+    pkw = {key: v for key, v in kwargs.items() if key in op.params}
+    param_names = [n for n in op.params if n != op.variadic]
+    pkw.update(zip(param_names, args[k:]))
+    p = op.parse_params(pkw)
+    names = list(op.input_names(p))
+    values = [pos[i] if i < len(pos) else kwargs.get(n) for i, n in enumerate(names)]
+    shapes = [v.shape if isinstance(v, NDArray) else
+              (v.param.shape if isinstance(v, _Deferred) else None) for v in values]
+    inferred, _ = op.infer_shape(p, shapes)
+    for i, v in enumerate(values):
+        if not isinstance(v, _Deferred):
+            continue
+        shape = inferred[i] if inferred is not None else None
+        if shape is None or not shape_is_known(shape):
+            raise ValueError(
+                "Deferred initialization failed because shape cannot be inferred. %s could not "
+                "infer input '%s' (Parameter '%s' of shape %s) from the input shapes %s; give "
+                "the layer its input size (in_units, in_channels, ...)"
+                % (op.name, names[i], v.param.name, v.param.shape,
+                   dict((n, s) for n, s in zip(names, shapes) if s is not None)))
+        v.param.shape = tuple(shape)
+        v.param._finish_deferred_init()
+        values[i] = v.param.data(v.ctx)
+    args = tuple(values[i] if i < len(pos) else a for i, a in enumerate(args))
+    kwargs = {key: (values[names.index(key)] if key in names else v)
+              for key, v in kwargs.items()}
+    return args, kwargs
+
+
+class _DeferredF:
+    """``F`` for the first forward pass: ``mx.nd`` whose op functions resolve
+    :class:`_Deferred` parameters before running."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        attr = getattr(self._module, name)
+        if not callable(attr) or isinstance(attr, type):
+            if hasattr(attr, "__dict__") and not isinstance(attr, type):
+                return _DeferredF(attr)        # a submodule: nd.contrib, nd.linalg ...
+            return attr
+
+        def call(*args, **kwargs):
+            if any(isinstance(a, _Deferred) for a in args) or \
+                    any(isinstance(a, _Deferred) for a in kwargs.values()):
+                from ..operator.registry import OPS
+                op = OPS.get(getattr(attr, "__name__", name))
+                if op is None:
+                    raise DeferredInitializationError(
+                        "F.%s received a Parameter of unknown shape, but it is not a registered "
+                        "operator that can infer the shape; give the layer its input size "
+                        "(in_units, in_channels, ...)" % name)
+                args, kwargs = _resolve(op, args, kwargs)
+            return attr(*args, **kwargs)
+        call.__name__ = name
+        return call
+
+
+# ----------------------------------------------------------------------------
+# HybridBlock
+
+def _first_ctx(args):
+    """The context of the first NDArray in (nested) ``args`` and whether a Symbol is there."""
+    from ..nd import NDArray
+    sym = _symbol_type()
+    for a in args:
+        if isinstance(a, NDArray):
+            return a.context, False
+        if sym is not None and isinstance(a, sym):
+            return None, True
+        if isinstance(a, (list, tuple)):
+            ctx, has_sym = _first_ctx(a)
+            if ctx is not None or has_sym:
+                return ctx, has_sym
+    return None, False
+
+
+class HybridBlock(Block):
+    """A Block whose computation is ``hybrid_forward(F, x, *args, **params)``.
+
+    ``F`` is ``mx.nd`` and ``params`` holds this block's registered parameters
+    as arrays on the input's context. Parameters with unknown dimensions are
+    created during the first call. ``hybridize()`` is accepted; the block keeps
+    running imperatively.
+
+    Examples
+    --------
+    >>> class Model(mx.gluon.HybridBlock):
+    ...     def __init__(self, **kwargs):
+    ...         super().__init__(**kwargs)
+    ...         with self.name_scope():
+    ...             self.dense0 = mx.gluon.nn.Dense(20)
+    ...     def hybrid_forward(self, F, x):
+    ...         return F.relu(self.dense0(x))
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._cached_graph = ()
+        self._cached_op = None
+        self._out_format = None
+        self._in_format = None
+        self._active = False
+        self._flags = []
+        self._callback = None
+        self._monitor_all = False
+        self._backend = None
+        self._backend_opts = {}
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, HybridBlock):
+            self._clear_cached_op()
+
+    def _clear_cached_op(self):
+        self._cached_graph = ()
+        self._cached_op = None
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise ValueError(
+                "Children of HybridBlock must also be HybridBlock, but %s has type %s. If you "
+                "are using Sequential, please try HybridSequential instead."
+                % (str(block), str(type(block))))
+        super().register_child(block, name)
+        self._clear_cached_op()
+
+    def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
+                  static_shape=False, inline_limit=2, forward_bulk_size=None,
+                  backward_bulk_size=None, **kwargs):
+        """Mark this block and its children hybridized.
+
+        The flags are recorded; the computation still runs ``hybrid_forward`` on
+        NDArrays (graph caching comes with the symbol API).
+        """
+        if kwargs:
+            self._backend_opts = kwargs
+        self._backend = backend
+        self._active = active
+        self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
+                       ("inline_limit", inline_limit)]
+        if forward_bulk_size is not None:
+            self._flags.append(("forward_bulk_size", forward_bulk_size))
+        if backward_bulk_size is not None:
+            self._flags.append(("backward_bulk_size", backward_bulk_size))
+        if clear:
+            self._clear_cached_op()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn('"{block}" is being hybridized while still having forward hook/'
+                          'pre-hook. If "{block}" is a child of HybridBlock, the hooks will not '
+                          'take effect.'.format(block=self))
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
+                          backward_bulk_size=backward_bulk_size, **kwargs)
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)
+
+    def register_op_hook(self, callback, monitor_all=False):
+        self._callback = callback
+        self._monitor_all = monitor_all
+        for child in self._children.values():
+            child._callback = callback
+            child._monitor_all = monitor_all
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (needs the symbol API)."""
+        raise MXNetError("HybridBlock.export needs the symbol API (mx.sym), which this mxlite "
+                         "build does not provide yet; use save_parameters instead")
+
+    def forward(self, x, *args):
+        """Run ``hybrid_forward`` with ``F = mx.nd`` and this block's parameters on the
+        context of the first input array."""
+        from ..nd import NDArray
+        if isinstance(x, NDArray):
+            ctx, has_sym = x.context, False
+        else:
+            ctx, has_sym = _first_ctx((x,) + args)
+        if ctx is None:
+            if has_sym:
+                return self._symbol_forward(x, *args)
+            raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the "
+                             "input. Please check the type of the args.\n")
+        with ctx:
+            try:
+                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            except DeferredInitializationError:
+                return self._first_forward(ctx, x, args)
+            return self.hybrid_forward(_nd(), x, *args, **params)
+
+    def _first_forward(self, ctx, x, args):
+        """Forward with deferred parameters created as the ops meet them."""
+        self._infer_param_shapes(x, *args)
+        params = {}
+        for k, v in self._reg_params.items():
+            if v._data is None and v._deferred_init:
+                if shape_is_known(v.shape):
+                    v._finish_deferred_init()
+                    params[k] = v.data(ctx)
+                else:
+                    params[k] = _Deferred(v, ctx)
+            else:
+                params[k] = v.data(ctx)
+        return self.hybrid_forward(_DeferredF(_nd()), x, *args, **params)
+
+    def _infer_param_shapes(self, x, *args):
+        """Fill unknown parameter shapes from the inputs before the first forward.
+
+        Layers whose shapes follow directly from the input (a normalisation's
+        channel count) override this; the rest are inferred by the ops.
+        """
+
+    def _symbol_forward(self, x, *args):
+        from .. import symbol
+        params = {k: v.var() for k, v in self._reg_params.items()}
+        with self.name_scope():
+            return self.hybrid_forward(symbol, x, *args, **params)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """The computation, written with ``F`` (``mx.nd``); override it."""
+        raise NotImplementedError("%s must define hybrid_forward()" % type(self).__name__)
+
+
+class SymbolBlock(HybridBlock):
+    """A Block running a symbol graph; needs the symbol API, not available yet."""
+
+    def __init__(self, outputs, inputs, params=None):
+        raise MXNetError("SymbolBlock needs the symbol API (mx.sym), which this mxlite build "
+                         "does not provide yet")
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
+                ignore_extra=False):
+        """Load a model exported by ``HybridBlock.export`` (needs the symbol API)."""
+        raise MXNetError("SymbolBlock.imports needs the symbol API (mx.sym), which this mxlite "
+                         "build does not provide yet")
+
