@@ -30,9 +30,13 @@ from . import lr_scheduler  # noqa: F401
 from . import optimizer  # noqa: F401
 from . import metric  # noqa: F401
 from . import gluon  # noqa: F401
+from . import recordio  # noqa: F401
 from . import io  # noqa: F401
 from . import model  # noqa: F401
 from . import callback  # noqa: F401
+from . import module  # noqa: F401
+
+mod = module
 
 init = initializer
 

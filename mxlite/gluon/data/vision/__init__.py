@@ -1,0 +1,4 @@
+"""``mx.gluon.data.vision``: vision datasets and image transforms."""
+from .datasets import (MNIST, FashionMNIST, CIFAR10, CIFAR100,  # noqa: F401
+                       ImageRecordDataset, ImageFolderDataset)
+from . import datasets, transforms  # noqa: F401
