@@ -1,1 +1,395 @@
-"""(being written)"""
+"""``gluon.Trainer``: applies an Optimizer to a set of Parameters.
+
+As in MXNet 1.x: gradients of a parameter that lives on several contexts are
+summed, the sum updates the weight, and the new weight is on every context.
+With one context there is no kvstore. With several, the (in-process) kvstore
+either keeps its own copy of each weight and updates that
+(``update_on_kvstore=True``, MXNet's default) or writes the summed gradient
+back to every context, whose updaters then update their own copies
+(``update_on_kvstore=False``).
+
+Differences from MXNet, on purpose:
+
+* a step checks every gradient for staleness *before* touching anything, and
+  its error names all stale parameters; a failed step leaves the weights, the
+  optimizer states and the freshness of the gradients as they were;
+* ``ignore_stale_grad`` also skips stale parameters when updating on the kvstore.
+
+A gradient is *fresh* when ``backward`` (or any in-place write, such as
+``zero_grad``) has changed its buffer since the last step; a buffer the
+Trainer has never seen (created by deferred initialisation or ``cast``) counts
+as fresh.
+"""
+import os
+
+import numpy as np
+
+from .. import optimizer as opt
+from ..base import MXNetError
+from .parameter import Parameter
+
+__all__ = ["Trainer"]
+
+_KV_TYPES = ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
+             "local_allreduce_device", "horovod", "byteps")
+
+
+class Trainer:
+    """Applies an Optimizer on a set of Parameters; use it with ``autograd``.
+
+    Parameters
+    ----------
+    params : ParameterDict, dict or list of Parameter
+        The parameters to optimise (a dict is taken in sorted key order, as in MXNet).
+    optimizer : str or Optimizer
+        An optimizer name for :func:`mx.optimizer.create`, or an instance.
+    optimizer_params : dict, optional
+        Keyword arguments of the optimizer (only with a name), e.g.
+        ``{'learning_rate': 0.1}``.
+    kvstore : str or None, default 'device'
+        How gradients are reduced over contexts; only in-process stores exist here
+        ('device', 'local', ...); 'dist_*' raises.
+    compression_params : dict, optional
+        Accepted for compatibility; gradients are never compressed here.
+    update_on_kvstore : bool, optional
+        Update on the kvstore's copy of the weights (MXNet's default with several
+        contexts) or on every context. Environment variable ``MXNET_UPDATE_ON_KVSTORE``
+        as in MXNet.
+
+    Examples
+    --------
+    >>> net = mx.gluon.nn.Dense(1, in_units=2); net.initialize()
+    >>> trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+    >>> x = mx.nd.ones((4, 2))
+    >>> with mx.autograd.record():
+    ...     loss = net(x).sum()
+    >>> loss.backward()
+    >>> trainer.step(4)
+    """
+
+    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
+                 compression_params=None, update_on_kvstore=None):
+        params = self._param_list(params)
+        self._params = []
+        self._param2idx = {}
+        for i, param in enumerate(params):
+            if not isinstance(param, Parameter):
+                raise ValueError("First argument must be a list or dict of Parameters, "
+                                 "got list of %s." % (type(param)))
+            self._param2idx[param.name] = i
+            self._params.append(param)
+            param._set_trainer(self)
+        self._compression_params = compression_params
+        self._contexts = self._check_contexts()
+        self._init_optimizer(optimizer, optimizer_params or {})
+        self._scale = self._optimizer.rescale_grad
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._grad_seen = {}
+        self._reset_kvstore()
+        for i, param in enumerate(self._params):
+            if param.grad_req != "null" and param._grad is not None:
+                for j, g in enumerate(param._grad):
+                    self._mark_seen(i, j, g)
+
+    @staticmethod
+    def _param_list(params):
+        if hasattr(params, "keys") and hasattr(params, "__getitem__"):
+            return [params[key] for key in sorted(list(params.keys()))]
+        if not isinstance(params, (list, tuple)):
+            raise ValueError("First argument must be a list or dict of Parameters, got %s."
+                             % (type(params)))
+        return list(params)
+
+    def _check_contexts(self):
+        contexts = None
+        for param in self._params:
+            ctx = param.list_ctx()
+            if contexts is not None and contexts != ctx:
+                raise MXNetError(
+                    "All Parameters must be initialized on the same set of contexts, "
+                    "but Parameter %s is initialized on %s while previous Parameters "
+                    "are initialized on %s." % (param.name, str(ctx), str(contexts)))
+            contexts = ctx
+        return contexts
+
+    def _init_optimizer(self, optimizer, optimizer_params):
+        param_dict = {i: param for i, param in enumerate(self._params)}
+        if isinstance(optimizer, opt.Optimizer):
+            if optimizer_params:
+                raise ValueError("optimizer_params must be None if optimizer is an instance of "
+                                 "Optimizer instead of str")
+            self._optimizer = optimizer
+            self._optimizer.param_dict = param_dict
+        else:
+            self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
+        self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
+
+    # -- the in-process kvstore ------------------------------------------------------
+    def _reset_kvstore(self):
+        self._kv_initialized = False
+        self._kvstore = None
+        self._kv_weights = {}
+        self._kv_updater = None
+        self._distributed = False
+        self._update_on_kvstore = None
+        self._params_to_init = list(self._params)
+
+    def _init_kvstore(self):
+        config = self._kvstore_params
+        kvstore = config["kvstore"]
+        kv_type = self._kv_type(kvstore)
+        if kv_type is None or len(self._contexts) == 1:
+            self._kvstore = None
+            self._update_on_kvstore = None
+            if config["update_on_kvstore"]:
+                raise ValueError("Cannot set update_on_kvstore=True without a kvstore: the "
+                                 "parameters live on one context (%s) and kvstore=%r"
+                                 % (self._contexts[0], kvstore))
+        else:
+            self._kvstore = kv_type
+            update = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+            if kv_type == "local" and self._largest_param() > 1024 * 1024 * 16:
+                update = False
+            if config["update_on_kvstore"] is not None:
+                update = bool(config["update_on_kvstore"])
+            self._update_on_kvstore = update
+            if update:
+                self._kv_updater = opt.get_updater(self._optimizer)
+        self._kv_initialized = True
+
+    def _kv_type(self, kvstore):
+        if kvstore is None:
+            return None
+        kv_type = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", None)
+        if not isinstance(kv_type, str):
+            raise TypeError("kvstore must be KVStore, str or None, got %s" % type(kvstore).__name__)
+        if "dist" in kv_type:
+            raise MXNetError("Trainer: kvstore %r is distributed; mxlite runs in one process and "
+                             "supports only local kvstores (%s)" % (kv_type, ", ".join(_KV_TYPES)))
+        return kv_type
+
+    def _largest_param(self):
+        return max((int(np.prod(p.shape)) for p in self._params if p.shape), default=0)
+
+    def _init_params(self):
+        """Broadcast context 0's value to the others (as MXNet's kvstore.broadcast)."""
+        waiting = []
+        for param in self._params_to_init:
+            if param._deferred_init:
+                waiting.append(param)
+                continue
+            if self._kvstore:
+                arrays = param.list_data()
+                for a in arrays[1:]:
+                    arrays[0].copyto(a)
+                if self._update_on_kvstore:
+                    self._kv_weights[self._param2idx[param.name]] = arrays[0].copy()
+        self._params_to_init = waiting
+
+    def _ensure_kv(self):
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+
+    # -- public API ------------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The optimizer's current learning rate."""
+        if not isinstance(self._optimizer, opt.Optimizer):
+            raise UserWarning("Optimizer has to be defined before its learning rate can be "
+                              "accessed.")
+        return self._optimizer.learning_rate
+
+    @property
+    def optimizer(self):
+        """The Optimizer."""
+        if isinstance(self._optimizer, opt.Optimizer):
+            return self._optimizer
+        raise UserWarning("Optimizer has not been initialized yet")
+
+    def set_learning_rate(self, lr):
+        """Set the optimizer's learning rate (not allowed with an lr_scheduler)."""
+        if not isinstance(self._optimizer, opt.Optimizer):
+            raise UserWarning("Optimizer has to be defined before its learning rate is mutated.")
+        self._optimizer.set_learning_rate(lr)
+
+    def step(self, batch_size, ignore_stale_grad=False):
+        """One update: reduce the gradients over contexts, then update with ``1/batch_size``.
+
+        Parameters
+        ----------
+        batch_size : int
+            The gradient is scaled by ``1/batch_size`` (times the optimizer's
+            original ``rescale_grad``).
+        ignore_stale_grad : bool, default False
+            Skip parameters whose gradient has not been written by ``backward``
+            since the last step, instead of raising.
+        """
+        self._optimizer.rescale_grad = self._scale / batch_size
+        self._ensure_kv()
+        fresh = self._freshness(ignore_stale_grad)
+        self._allreduce_grads(fresh)
+        self._update(fresh)
+
+    def allreduce_grads(self):
+        """Sum each parameter's gradients over its contexts (written back to every one).
+
+        Call before :meth:`update` when transforming the summed gradients (e.g.
+        clipping); not possible when updating on the kvstore.
+        """
+        self._ensure_kv()
+        if self._kvstore and self._update_on_kvstore:
+            raise AssertionError("allreduce_grads() when parameters are updated on kvstore "
+                                 "is not supported. Try setting `update_on_kvstore` "
+                                 "to False when creating trainer.")
+        self._allreduce_grads(None)
+
+    def update(self, batch_size, ignore_stale_grad=False):
+        """The update half of :meth:`step` (after :meth:`allreduce_grads`)."""
+        self._ensure_kv()
+        if self._kvstore and self._update_on_kvstore:
+            raise AssertionError("update() when parameters are updated on kvstore "
+                                 "is not supported. Try setting `update_on_kvstore` "
+                                 "to False when creating trainer.")
+        self._optimizer.rescale_grad = self._scale / batch_size
+        self._update(self._freshness(ignore_stale_grad))
+
+    def save_states(self, fname):
+        """Save the optimizer and its states in MXNet's format (a pickle MXNet loads).
+
+        ``optimizer.param_dict`` (the parameters' lr/wd multipliers) is not saved.
+        """
+        self._ensure_kv()
+        with open(fname, "wb") as fout:
+            fout.write(self._state_updater().get_states(dump_optimizer=True))
+
+    def load_states(self, fname):
+        """Load states written by :meth:`save_states`, here or by MXNet."""
+        self._ensure_kv()
+        with open(fname, "rb") as f:
+            states = f.read()
+        if self._kvstore and self._update_on_kvstore:
+            self._kv_updater.set_states(states)
+            self._optimizer = self._kv_updater.optimizer
+        else:
+            for updater in self._updaters:
+                updater.set_states(states)
+                updater.optimizer = self._updaters[0].optimizer
+            self._optimizer = self._updaters[0].optimizer
+        self._optimizer.param_dict = {i: param for i, param in enumerate(self._params)}
+
+    def _state_updater(self):
+        if self._kvstore and self._update_on_kvstore:
+            return self._kv_updater
+        return self._updaters[0]
+
+    # -- internals -----------------------------------------------------------------
+    def _mark_seen(self, i, j, grad):
+        self._grad_seen[(i, j)] = (grad, grad._share_version()[0])
+
+    def _is_fresh(self, i, j, grad):
+        seen = self._grad_seen.get((i, j))
+        if seen is None or seen[0] is not grad:
+            return True
+        return grad._version[0] != seen[1]
+
+    def _freshness(self, ignore_stale_grad):
+        """``{param index: [fresh per context]}``; raises (changing nothing) on stale ones."""
+        fresh, stale = {}, []
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            datas, grads = param.list_data(), param.list_grad()
+            fresh[i] = [self._is_fresh(i, j, g) for j, g in enumerate(grads)]
+            stale += [(param.name, datas[j].context) for j, ok in enumerate(fresh[i]) if not ok]
+        if stale and not ignore_stale_grad:
+            name, ctx = stale[0]
+            raise UserWarning(
+                "Gradient of Parameter `%s` on context %s has not been updated "
+                "by backward since last `step`. This could mean a bug in your "
+                "model that made it only use a subset of the Parameters (Blocks) "
+                "for this iteration. If you are intentionally only using a subset, "
+                "call step with ignore_stale_grad=True to suppress this "
+                "warning and skip updating of Parameters with stale gradient. "
+                "Parameters with stale gradients: %s"
+                % (name, str(ctx), ", ".join("`%s` on %s" % (n, c) for n, c in stale)))
+        return fresh
+
+    def _allreduce_grads(self, fresh):
+        if not self._kvstore:
+            return
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            grads = param.list_grad()
+            if fresh is not None and not any(fresh[i]):
+                continue
+            total = _sum_on(grads, grads[0])
+            if self._update_on_kvstore:
+                self._kv_update(i, param, total)
+            else:
+                # NOTE: written without a version bump: a reduced gradient is not
+                # a new backward, so it must not make a stale gradient look fresh.
+                for g in grads:
+                    g._data[...] = total if g._ctx == grads[0]._ctx else _to(total, g)
+
+    def _kv_update(self, i, param, total):
+        from ..nd.ndarray import _wrap
+        weight = self._kv_weights[i]
+        grad = _wrap(total, weight._ctx)
+        self._kv_updater(i, grad, weight)
+        for a in param.list_data():
+            weight.copyto(a)
+        for j, g in enumerate(param.list_grad()):
+            self._mark_seen(i, j, g)
+
+    def _update(self, fresh):
+        if self._kvstore and self._update_on_kvstore:
+            return
+        updates = [[] for _ in self._updaters]
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            for j, (upd, arr, grad) in enumerate(zip(updates, param.list_data(),
+                                                     param.list_grad())):
+                if fresh[i][j]:
+                    _check_update_pair(param, arr, grad)
+                    upd.append((i, grad, arr))
+        # States are created for every weight before any weight changes, so a
+        # failure there leaves all weights as they were.
+        for updater, upd in zip(self._updaters, updates):
+            if upd:
+                updater.prepare([u[0] for u in upd], [u[2] for u in upd])
+        for updater, upd in zip(self._updaters, updates):
+            if upd:
+                idx, grads, arrs = zip(*upd)
+                updater(list(idx), list(grads), list(arrs))
+        for j, upd in enumerate(updates):
+            for i, grad, _ in upd:
+                self._mark_seen(i, j, grad)
+
+
+def _to(raw, like):
+    """Raw array ``raw`` moved to the array module of NDArray ``like``'s context."""
+    xp = like._ctx.xp or like._ctx.array_module()
+    if xp is np:
+        return raw.get() if hasattr(raw, "get") else raw
+    return xp.asarray(raw)
+
+
+def _sum_on(grads, target):
+    """The sum of the raw gradient arrays, on ``target``'s context."""
+    total = grads[0]._data.copy()
+    for g in grads[1:]:
+        total += _to(g._data, target)
+    return total
+
+
+def _check_update_pair(param, arr, grad):
+    if grad.shape != arr.shape:
+        raise MXNetError("Trainer: gradient of Parameter '%s' has shape %s but its data has "
+                         "shape %s" % (param.name, grad.shape, arr.shape))
+    if grad.dtype != arr.dtype:
+        raise MXNetError("Trainer: gradient of Parameter '%s' has dtype %s but its data has "
+                         "dtype %s" % (param.name, grad.dtype, arr.dtype))
