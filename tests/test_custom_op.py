@@ -647,6 +647,25 @@ def test_named_inputs_follow_list_arguments():
     np.testing.assert_allclose(y.asnumpy(), np.full((2, 4), 4.0))
 
 
+def test_custom_is_in_the_registry_for_graph_executors():
+    from mxlite.operator.custom import make_params
+    op = mx.operator.get_op("Custom")
+    p = make_params("dense", bias=0.5)
+    assert list(op.input_names(p)) == ["data", "weight"] and op.n_outputs(p) == 1
+    assert op.infer_shape(p, [(4, 3), (5, 3)]) == ([(4, 3), (5, 3)], [(4, 5)])
+    assert op.infer_type(p, [np.dtype("float64")] * 2) == [np.dtype("float64")]
+    x, w = mx.nd.ones((4, 3)), mx.nd.ones((5, 3))
+    x.attach_grad()
+    with autograd.record():
+        y = mx.operator.invoke(op, [x, w], p)
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), np.full((4, 5), 3.5))
+    np.testing.assert_allclose(x.grad.asnumpy(), np.full((4, 3), 5.0))
+    out = mx.nd.zeros((4, 5))
+    assert mx.nd.Custom(x, w, bias=1, op_type="dense", out=out) is out
+    np.testing.assert_allclose(out.asnumpy(), np.full((4, 5), 4.0))
+
+
 # ----------------------------------------------------------------------------
 # Errors instead of silence, crashes or hangs.
 
