@@ -35,8 +35,10 @@ from . import io  # noqa: F401
 from . import model  # noqa: F401
 from . import callback  # noqa: F401
 from . import module  # noqa: F401
+from . import visualization  # noqa: F401
 
 mod = module
+viz = visualization
 
 init = initializer
 
