@@ -1,9 +1,9 @@
 """Custom operators: CustomOp/CustomOpProp and nd.Custom, the customop decorator,
 native ops declared through the public registry, fork safety and dtypes.
 
-The seed tutorials' code appears here in full (Sigmoid, the parametrised Dense,
-the softmax loss head with a label, the MinPy-style softmax); the Gluon DenseBlock
-part of the Dense tutorial waits for Gluon.
+The seed tutorials' code appears here in full (Sigmoid, the parametrised Dense
+and its Gluon DenseBlock, the softmax loss head with a label, the MinPy-style
+softmax).
 """
 import multiprocessing
 import os
@@ -191,6 +191,42 @@ def test_tutorial_dense_forward_and_both_gradients():
     np.testing.assert_allclose(w.grad.asnumpy(), dy.T.dot(xa), rtol=1e-4)
 
 
+class DenseBlock(mx.gluon.Block):
+    def __init__(self, in_channels, channels, bias, **kwargs):
+        super(DenseBlock, self).__init__(**kwargs)
+        self._bias = bias
+        self.weight = self.params.get('weight', shape=(channels, in_channels))
+
+    def forward(self, x):
+        ctx = x.context
+        return mx.nd.Custom(x, self.weight.data(ctx), bias=self._bias, op_type='dense')
+
+
+def test_tutorial_dense_block_backward_and_trainer():
+    dense = DenseBlock(3, 5, 0.1)
+    dense.initialize()
+    x = mx.nd.uniform(shape=(4, 3))
+    y = dense(x)
+    wa, xa = dense.weight.data().asnumpy(), x.asnumpy()
+    np.testing.assert_allclose(y.asnumpy(), xa.dot(wa.T) + 0.1, rtol=1e-5)
+    x.attach_grad()
+    with autograd.record():
+        y = dense(x)
+    y.backward()
+    dy = np.ones((4, 5), dtype=np.float32)
+    np.testing.assert_allclose(x.grad.asnumpy(), dy.dot(wa), rtol=1e-5)
+    np.testing.assert_allclose(dense.weight.grad().asnumpy(), dy.T.dot(xa), rtol=1e-5)
+    trainer = mx.gluon.Trainer(dense.collect_params(), "sgd", {"learning_rate": 0.1})
+    losses = []
+    for _ in range(4):
+        with autograd.record():
+            loss = (dense(x) ** 2).sum()
+        loss.backward()
+        trainer.step(4)
+        losses.append(loss.asscalar())
+    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+
+
 def test_dense_numeric_gradient_float64():
     """The same op on float64 data, against central differences of its NumPy form."""
     rng = np.random.RandomState(2)
@@ -374,6 +410,21 @@ def test_tutorial_customop_numpy_softmax():
     loss.backward()
     num = numeric_grad(lambda v: my_softmax(v, y), xa)
     np.testing.assert_allclose(x.grad.asnumpy(), num, rtol=1e-6, atol=1e-8)
+
+
+def test_customop_inside_a_block():
+    dense = DenseBlock(3, 4, 0.0)
+    dense.initialize()
+    rng = np.random.RandomState(6)
+    x, labels = mx.nd.array(rng.randn(6, 3)), rng.randint(0, 4, size=6)
+    with autograd.record():
+        loss = my_softmax(dense(x), labels)
+    loss.backward()
+    xa, wa = x.asnumpy(), dense.weight.data().asnumpy()
+    p = _np_softmax(xa.dot(wa.T))
+    p[np.arange(6), labels] -= 1
+    np.testing.assert_allclose(dense.weight.grad().asnumpy(), (p / 6).T.dot(xa),
+                               rtol=1e-4, atol=1e-6)
 
 
 def test_customop_several_argnums_compose_with_builtin_ops():

@@ -572,8 +572,10 @@ def Custom(*inputs, op_type=None, name=None, out=None, **kwargs):
     entry = _entry_for(op_type, skw)
     if named:
         inputs = _order_named(entry, inputs, named)
-    if len(inputs) != entry.n_in:
+    if len(inputs) != entry.n_in or not inputs:
         entry.check_inputs(inputs)
+        raise TypeError("Custom op %r: at least one input is needed (it gives the context)"
+                        % op_type)
     for i, x in enumerate(inputs):
         if not isinstance(x, NDArray):
             raise TypeError("Custom op %r: input %d must be an NDArray, got %s"
