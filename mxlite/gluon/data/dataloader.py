@@ -213,14 +213,14 @@ def _base_seed():
     return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
-def _shutdown_workers(procs, task_conns, result_conns):
-    """Stop worker processes: ask politely, then terminate; never blocks for long."""
+def _shutdown_workers(procs, task_conns, result_conns, grace):
+    """Stop worker processes: ask politely for ``grace[0]`` seconds, then terminate."""
     for conn in task_conns:
         try:
             conn.send(None)
         except (OSError, ValueError):
             pass
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + grace[0]
     for p in procs:
         p.join(max(0.0, deadline - time.monotonic()))
     for p in procs:
@@ -243,14 +243,15 @@ class _WorkerPool:
         ctx = _mp_context(mp_context)
         seed = _base_seed()
         self._procs, self._task_conns, self._result_conns = [], [], []
+        self._grace = [1.0]   # seconds workers get to exit before being terminated
         try:
             for wid in range(num_workers):
                 self._start_worker(ctx, dataset, batchify_fn, (seed + wid) % 2 ** 32)
         except Exception:
-            _shutdown_workers(self._procs, self._task_conns, self._result_conns)
+            _shutdown_workers(self._procs, self._task_conns, self._result_conns, [0.0])
             raise
         self._finalizer = weakref.finalize(self, _shutdown_workers, self._procs,
-                                           self._task_conns, self._result_conns)
+                                           self._task_conns, self._result_conns, self._grace)
         self._owner = {}          # key -> worker id, for tasks not yet answered
         self._results = {}        # key -> (ok, payload)
         self._live = set()        # iteration ids whose results are still wanted
@@ -287,7 +288,9 @@ class _WorkerPool:
     def pids(self):
         return [p.pid for p in self._procs]
 
-    def shutdown(self):
+    def shutdown(self, grace=None):
+        if grace is not None:
+            self._grace[0] = grace
         self._finalizer()
 
     def open_iteration(self):
@@ -314,13 +317,14 @@ class _WorkerPool:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 wid = self._owner[key]
-                self.shutdown()
+                self.shutdown(grace=0.0)   # a stuck worker would not take the next task
                 raise _timeout_error(timeout, "worker %d (pid %d)" % (wid, self._procs[wid].pid))
             sentinels = [p.sentinel for p in self._procs]
             ready = multiprocessing.connection.wait(self._result_conns + sentinels, remaining)
             self._receive([r for r in ready if r in self._result_conns])
-            if key not in self._results and any(s in ready for s in sentinels):
-                self._raise_dead_worker(key)
+            dead = [i for i, s in enumerate(sentinels) if s in ready]
+            if dead and key not in self._results:
+                self._raise_dead_worker(key, dead)
         wid = self._owner.pop(key)
         ok, payload = self._results.pop(key)
         if not ok:
@@ -339,14 +343,15 @@ class _WorkerPool:
                 else:
                     self._owner.pop(key, None)
 
-    def _raise_dead_worker(self, key):
+    def _raise_dead_worker(self, key, dead):
         # A worker may have answered just before dying: read what is left first.
         self._receive(self._result_conns)
         if key in self._results:
             return
-        dead = [(i, p) for i, p in enumerate(self._procs) if not p.is_alive()]
-        self.shutdown()
-        wid, proc = dead[0]
+        wid = dead[0]
+        proc = self._procs[wid]
+        proc.join(1.0)   # its sentinel can fire a moment before it can be reaped
+        self.shutdown(grace=0.0)
         raise MXNetError("DataLoader worker %d (pid %d) exited unexpectedly with exit code %s "
                          "(killed, out of memory, or a crash in native code)"
                          % (wid, proc.pid, proc.exitcode))

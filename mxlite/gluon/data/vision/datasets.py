@@ -72,7 +72,8 @@ def _read_idx(f, name, ndim):
     magic = struct.unpack(">I", f.read(4))[0]
     if magic != 0x0800 + ndim:
         raise ValueError("%s is not an IDX file of unsigned bytes with %d dimensions "
-                         "(magic number 0x%08x, expected 0x%08x)" % (name, ndim, magic, 0x800 + ndim))
+                         "(magic number 0x%08x, expected 0x%08x)"
+                         % (name, ndim, magic, 0x800 + ndim))
     dims = struct.unpack(">%dI" % ndim, f.read(4 * ndim))
     data = np.frombuffer(f.read(), dtype=np.uint8)
     if data.size != int(np.prod(dims)):
@@ -147,9 +148,12 @@ class _NumpyOnlyUnpickler(pickle.Unpickler):
     """Unpickle the CIFAR "python version" batches without running arbitrary code:
     only NumPy's array reconstruction is allowed."""
 
-    _allowed = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    _allowed = {("numpy.core.multiarray", "_reconstruct"),
+                ("numpy._core.multiarray", "_reconstruct"),
                 ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-                ("numpy", "ndarray"), ("numpy", "dtype")}
+                ("numpy", "ndarray"), ("numpy", "dtype"),
+                # protocol-2 pickles store raw bytes through codecs.encode
+                ("_codecs", "encode")}
 
     def find_class(self, module, name):
         if (module, name) in self._allowed:
