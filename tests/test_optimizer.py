@@ -166,7 +166,8 @@ def _data(steps=3):
     return init, grads
 
 
-@pytest.mark.parametrize("name,kw,ref", CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("name,kw,ref", CASES,
+                         ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
 def test_update_rule_matches_numpy(name, kw, ref):
     init, grads = _data()
     opt = mx.optimizer.create(name, learning_rate=LR, rescale_grad=RESCALE, wd=WD, **kw)

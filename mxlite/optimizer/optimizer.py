@@ -21,7 +21,6 @@ from ..nd.ndarray import NDArray, _wrap
 __all__ = ["Optimizer", "register", "create", "Updater", "get_updater"]
 
 _float16 = np.dtype(np.float16)
-_float32 = np.dtype(np.float32)
 
 
 # ----------------------------------------------------------------------------
