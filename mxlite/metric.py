@@ -879,7 +879,8 @@ def np(numpy_feval, name=None, allow_extra_outputs=False):
     >>> def mean_abs(label, pred):
     ...     return abs(label - pred).mean()
     >>> m = mx.metric.np(mean_abs)
-    >>> m.update([mx.nd.array([1., 2.])], [mx.nd.array([1., 4.])]); m.get()
+    >>> m.update([mx.nd.array([1., 2.])], [mx.nd.array([1., 4.])])
+    >>> m.name, float(m.get()[1])
     ('mean_abs', 1.0)
     """
     def feval(label, pred):
