@@ -20,6 +20,7 @@ from collections import OrderedDict
 
 from .. import initializer
 from ..base import MXNetError
+from ..context import _state as _ctx_state
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle, shape_is_known
 
@@ -673,12 +674,18 @@ class HybridBlock(Block):
                 return self._symbol_forward(x, *args)
             raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the "
                              "input. Please check the type of the args.\n")
-        with ctx:
+        # NOTE: not ``with ctx:``; an array's Context object is shared and its
+        # ``__enter__`` is not reentrant, so nested blocks would leak the context.
+        old = _ctx_state.ctx
+        _ctx_state.ctx = ctx
+        try:
             try:
                 params = {k: v.data(ctx) for k, v in self._reg_params.items()}
             except DeferredInitializationError:
                 return self._first_forward(ctx, x, args)
             return self.hybrid_forward(_nd(), x, *args, **params)
+        finally:
+            _ctx_state.ctx = old
 
     def _first_forward(self, ctx, x, args):
         """Forward with deferred parameters created as the ops meet them."""

@@ -696,7 +696,9 @@ def load_checked(targets, loaded, source, ctx, allow_missing, ignore_extra, cast
         if name in targets:
             why = targets[name]._load_problem(data, ctx, cast_dtype)
             if why is not None:
-                problems.setdefault(why[0], []).append("'%s' %s" % (name[strip:], why[1]))
+                full = targets[name].name
+                label = "'%s'" % name[strip:] + ("" if full == name else " (%s)" % full)
+                problems.setdefault(why[0], []).append("%s %s" % (label, why[1]))
     if missing or unexpected or problems:
         raise _LoadError(_load_message(source, missing, unexpected, problems, strip,
                                        list(loaded), list(targets)))

@@ -102,8 +102,10 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
                       stacklevel=2)
     scale = max_norm / (total_norm + 1e-8)
     scale = nd.minimum(scale, 1.0)
-    for a in arrays:
-        a *= scale.as_in_context(a.context).astype(a.dtype, copy=False)
+    # NOTE: with a NaN/inf norm the result is undefined (warned above); keep NumPy quiet.
+    with np.errstate(invalid="ignore", over="ignore"):
+        for a in arrays:
+            a *= scale.as_in_context(a.context).astype(a.dtype, copy=False)
     return total_norm.asscalar() if check_isfinite else total_norm
 
 
@@ -164,8 +166,8 @@ def _fetch(url, dest, verify_ssl, timeout):
     context = None if verify_ssl else ssl._create_unverified_context()
     with urllib.request.urlopen(url, timeout=timeout, context=context) as r, \
             open(dest, "wb") as f:
-        status = getattr(r, "status", 200)
-        if status != 200:
+        status = getattr(r, "status", None)
+        if status not in (None, 200):       # file:// URLs have no status
             raise RuntimeError("Failed downloading url {} (HTTP status {})".format(url, status))
         for chunk in iter(lambda: r.read(1 << 20), b""):
             f.write(chunk)
