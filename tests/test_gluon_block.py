@@ -21,6 +21,7 @@ def _fresh_names():
     """Top-level names count from 0, as in a fresh MXNet process."""
     _top_level.counter.clear()
     yield
+    _top_level.counter.clear()
 
 
 class Model(gluon.Block):
