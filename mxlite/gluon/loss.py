@@ -460,7 +460,7 @@ class PoissonNLLLoss(Loss):
         if self._compute_full:
             # NOTE: t * log(t) is NaN at t = 0 (and its gradient infinite); the term is
             # only kept for t > 1, so it is computed on max(t, 1) and then masked.
-            safe = F.maximum(target, 1.0)
+            safe = F.broadcast_maximum(target, F.ones_like(target))
             stirling = safe * F.log(safe) - safe + 0.5 * F.log(2 * safe * np.pi)
             loss = loss + stirling * (target > 1)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
@@ -503,7 +503,8 @@ class CosineEmbeddingLoss(Loss):
         x_norm = F.reshape(F.norm(x, axis=axis), shape=(-1, 1))
         y_norm = F.reshape(F.norm(y, axis=axis), shape=(-1, 1))
         x_dot_y = F.reshape(F.sum(x * y, axis=axis), shape=(-1, 1))
-        return x_dot_y / F.maximum(x_norm * y_norm, 1e-12)
+        norms = x_norm * y_norm
+        return x_dot_y / F.broadcast_maximum(norms, F.ones_like(norms) * 1e-12)
 
 
 class SDMLLoss(Loss):
