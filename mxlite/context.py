@@ -42,7 +42,7 @@ class Context:
     """
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
-    __slots__ = ("device_typeid", "device_id", "_old_ctx", "xp", "__weakref__")
+    __slots__ = ("device_typeid", "device_id", "xp", "__weakref__")
 
     def __init__(self, device_type, device_id=0):
         if isinstance(device_type, Context):
@@ -54,7 +54,6 @@ class Context:
                                  % (device_type, sorted(Context.devstr2type)))
             self.device_typeid = Context.devstr2type[device_type]
             self.device_id = int(device_id)
-        self._old_ctx = None
         self.xp = None if self.device_typeid == 2 else np
 
     @property
@@ -80,12 +79,14 @@ class Context:
         return (Context, (self.device_type, self.device_id))
 
     def __enter__(self):
-        self._old_ctx = _state.ctx
+        # A stack, not a slot on self: one Context object may be entered while it is
+        # already active (nested blocks share contexts).
+        _state.stack.append(_state.ctx)
         _state.ctx = self
         return self
 
     def __exit__(self, *exc):
-        _state.ctx = self._old_ctx
+        _state.ctx = _state.stack.pop()
 
     def empty_cache(self):
         """Release cached GPU memory (a no-op on cpu)."""
@@ -106,6 +107,7 @@ class Context:
 class _State(threading.local):
     def __init__(self):
         self.ctx = Context("cpu", 0)
+        self.stack = []
 
 
 _state = _State()

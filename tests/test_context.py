@@ -68,3 +68,12 @@ def test_install_as_mxnet_in_a_fresh_interpreter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2.0, 4.0]"
+
+
+def test_nested_with_on_one_context_object():
+    ctx = mx.cpu(1)
+    with ctx:
+        with ctx:
+            assert mx.current_context() == mx.cpu(1)
+        assert mx.current_context() == mx.cpu(1)
+    assert mx.current_context() == mx.cpu(0)

@@ -204,3 +204,83 @@ def test_executor_reshape():
     assert ex2.arg_dict["data"].shape == (6, 5)
     assert ex2.arg_dict["fc1_weight"] is ex.arg_dict["fc1_weight"]
     assert ex2.forward()[0].shape == (6, 3)
+
+
+class _SoftmaxLoss(mx.operator.CustomOp):
+    """The seed tutorial's softmax loss head (label input, need_top_grad=False)."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        x = in_data[0].asnumpy()
+        y = np.exp(x - x.max(axis=1).reshape((x.shape[0], 1)))
+        y /= y.sum(axis=1).reshape((x.shape[0], 1))
+        self.assign(out_data[0], req[0], mx.nd.array(y))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        label = in_data[1].asnumpy().ravel().astype(int)
+        y = out_data[0].asnumpy()
+        y[np.arange(label.shape[0]), label] -= 1.0
+        self.assign(in_grad[0], req[0], mx.nd.array(y))
+
+
+@mx.operator.register("test_sym_softmax")
+class _SoftmaxLossProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _SoftmaxLoss()
+
+
+def _seed_mlp():
+    data = mx.symbol.Variable("data")
+    fc1 = mx.symbol.FullyConnected(data=data, name="fc1", num_hidden=128)
+    act1 = mx.symbol.Activation(data=fc1, name="relu1", act_type="relu")
+    fc2 = mx.symbol.FullyConnected(data=act1, name="fc2", num_hidden=64)
+    act2 = mx.symbol.Activation(data=fc2, name="relu2", act_type="relu")
+    fc3 = mx.symbol.FullyConnected(data=act2, name="fc3", num_hidden=10)
+    return mx.symbol.Custom(data=fc3, name="softmax", op_type="test_sym_softmax")
+
+
+def test_custom_op_in_symbols_names_infers_and_round_trips():
+    mlp = _seed_mlp()
+    assert mlp.list_arguments()[-1] == "softmax_label"
+    assert mlp.list_outputs() == ["softmax_output"]
+    arg, out, _ = mlp.infer_shape(data=(8, 64))
+    assert arg[-1] == (8,) and out == [(8, 10)]
+    back = mx.sym.load_json(mlp.tojson())
+    assert back.list_arguments() == mlp.list_arguments()
+    bad = json.loads(mlp.tojson())
+    bad["nodes"][-1]["attrs"]["op_type"] = "no_such_custom_op"
+    with pytest.raises(MXNetError, match="no_such_custom_op"):
+        mx.sym.load_json(json.dumps(bad))
+
+
+def test_seed_example_module_fit_on_digits():
+    """The seed: a softmax CustomOp with a label on a symbolic MLP, trained by Module.fit
+    with SGD and momentum on the embedded dataset."""
+    from mxlite.gluon.data.vision.digits import Digits
+    train, test = Digits(train=True), Digits(train=False)
+
+    def arrays(ds):
+        x = np.stack([ds[i][0].asnumpy().reshape(-1) for i in range(len(ds))]) / 255.0
+        return x.astype(np.float32), np.array([ds[i][1] for i in range(len(ds))])
+    xtr, ytr = arrays(train)
+    xte, yte = arrays(test)
+    np.random.seed(0)
+    mx.random.seed(0)
+    train_iter = mx.io.NDArrayIter(xtr, ytr, batch_size=32, shuffle=True)
+    test_iter = mx.io.NDArrayIter(xte, yte, batch_size=32)
+    mod = mx.mod.Module(_seed_mlp(), context=mx.cpu())
+    mod.fit(train_iter, eval_data=test_iter, optimizer="sgd",
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+            initializer=mx.init.Xavier(), num_epoch=10)
+    assert dict(mod.score(test_iter, "acc"))["accuracy"] > 0.95

@@ -618,7 +618,9 @@ def make_params(op_type, **kwargs):
         raise TypeError("make_params: inputs are not params: %s" % ", ".join(named))
     values = {"op_type": op_type}
     values.update(skw)
-    return Params(_OP, values)
+    p = Params(_OP, values)
+    _entry_of(p)     # the op type must be registered and its Prop take these kwargs
+    return p
 
 
 def _entry_of(p):
@@ -651,10 +653,18 @@ def _gradient(p, x, y, gy):
 
 def _infer_shape(p, shapes):
     entry = _entry_of(p)
-    if any(s is None for s in shapes[:entry.n_args]):
+    args = shapes[:entry.n_args]
+    if args and args[0] is None:
         return shapes
-    res = entry._call("infer_shape", entry.prop.infer_shape,
-                      [list(s) for s in shapes[:entry.n_args]])
+    # As in MXNet, unknown input shapes (a label, say) reach the Prop as [] so that
+    # it can fill them in from the data; a Prop that cannot leaves them unknown.
+    try:
+        res = entry._call("infer_shape", entry.prop.infer_shape,
+                          [list(s) if s is not None else [] for s in args])
+    except MXNetError:
+        if any(s is None for s in args):
+            return shapes
+        raise
     ins, outs, auxs = _Plan._three(entry, "infer_shape", res)
     return ([_as_shape(entry, s) for s in list(ins) + list(auxs)],
             [_as_shape(entry, s) for s in outs])
@@ -677,6 +687,7 @@ _OP = register_op(
     infer_shape=_infer_shape,
     infer_type=_infer_type,
     saves="xy",
+    parse=lambda kwargs: make_params(**kwargs),
     doc="Apply a custom operator implemented in Python (see mx.operator.CustomOpProp).")
 
 

@@ -82,7 +82,8 @@ class Op:
     def __init__(self, name, compute, inputs=("data",), params=(), gradient=None,
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
-                 variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None):
+                 variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
+                 parse=None):
         self.name = name
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
@@ -103,6 +104,8 @@ class Op:
         self.output_names = output_names
         self.no_grad_inputs = tuple(no_grad_inputs)
         self.output_ctx = output_ctx    # callable(p) -> Context, when not the inputs'
+        # callable(kwargs) -> Params for ops whose params are open-ended (Custom)
+        self.custom_parse = parse
         defaults = {k: prm.default for k, prm in self.params.items() if prm.default is not REQUIRED}
         self._required = [k for k, prm in self.params.items() if prm.default is REQUIRED]
         self._defaults = defaults
@@ -112,6 +115,8 @@ class Op:
     # -- params ---------------------------------------------------------------
     def parse_params(self, kwargs):
         """Typed :class:`Params` from keyword values or attribute strings."""
+        if self.custom_parse is not None:
+            return self.custom_parse(kwargs)
         if not kwargs:
             if self.default_params is None:
                 raise TypeError("%s: missing required argument(s) %s"

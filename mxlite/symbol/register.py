@@ -49,7 +49,7 @@ def op_call(op, args, kwargs, name=None, attr=None):
             raw[pname] = v
     params = {k: _attr_string(v) for k, v in raw.items()}
     unknown = [k for k in params if k not in op.params]
-    if unknown:
+    if unknown and op.custom_parse is None:
         raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                         % (op.name, unknown[0], ", ".join(op.arg_names())))
     node = SymNode(op, "", params, dict(attr or {}))
