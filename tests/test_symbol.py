@@ -284,3 +284,13 @@ def test_seed_example_module_fit_on_digits():
             optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
             initializer=mx.init.Xavier(), num_epoch=10)
     assert dict(mod.score(test_iter, "acc"))["accuracy"] > 0.95
+
+
+def test_numpy_style_symbol_functions():
+    x = mx.sym.var("x")
+    y = mx.sym.maximum(x, 1) + mx.sym.minimum(2, x) * mx.sym.power(x, 2)
+    out = y.eval(x=mx.nd.array([0.5, 3.0]))[0].asnumpy()
+    np.testing.assert_allclose(out, [1 + 0.5 * 0.25, 3 + 2 * 9])
+    z = mx.sym.zeros((2, 3)) + mx.sym.ones((2, 3))
+    assert z.eval()[0].asnumpy().tolist() == [[1, 1, 1]] * 2
+    assert mx.sym.greater(x, 1).eval(x=mx.nd.array([0.0, 2.0]))[0].asnumpy().tolist() == [0, 1]

@@ -1,6 +1,8 @@
 """``mx.sym``: Symbols built from the same operator registry as ``mx.nd``."""
 from .symbol import Symbol, Variable, var, Group, load, load_json  # noqa: F401
 from .executor import Executor  # noqa: F401
+from .functions import *  # noqa: F401,F403
+from . import functions as _functions
 from . import register as _register_mod
 from ..nd.register import namespace_of as _namespace_of
 from ..operator import registry as _registry
@@ -11,6 +13,8 @@ contrib = _types.ModuleType("mxlite.symbol.contrib", "``mx.sym.contrib``")
 random = _types.ModuleType("mxlite.symbol.random", "``mx.sym.random``")
 _internal = _types.ModuleType("mxlite.symbol._internal", "raw op functions")
 op = _internal
+_PYTHON_FUNCTIONS = {"Symbol", "Variable", "var", "Group", "load", "load_json"} | set(
+    _functions.__all__)
 _SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "_internal": _internal}
 
 
@@ -31,7 +35,7 @@ def _add_op(op_decl):
                 setattr(mod, short, fn)
             if ns == "linalg" and not fname.startswith("_"):
                 g[fname] = fn
-        elif fname not in ("Symbol", "Variable", "var", "Group", "load", "load_json"):
+        elif fname not in _PYTHON_FUNCTIONS:
             g[fname] = fn
 
 
