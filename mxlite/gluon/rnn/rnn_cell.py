@@ -1,0 +1,817 @@
+"""Recurrent cells: one time step of a recurrent network, and ``unroll`` over a sequence.
+
+A cell maps ``(x_t, states) -> (y_t, new_states)``. Parameter names, prefixes, gate
+order and formulas are MXNet 1.x's, so weights move freely between a cell, MXNet and
+the fused layers of :mod:`.rnn_layer`:
+
+- ``RNNCell``  ``h' = act(W_i2h x + b_i2h + W_h2h h + b_h2h)``
+- ``LSTMCell`` gates ``i, f, g, o`` (in that order along the first weight axis),
+  ``c' = f * c + i * g``, ``h' = o * tanh(c')``
+- ``GRUCell``  gates ``r, z, n``, ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``,
+  ``h' = (1 - z) * n + z * h``
+
+>>> cell = mx.gluon.rnn.LSTMCell(20, prefix='lstm0_')
+>>> cell.initialize()
+>>> outputs, states = cell.unroll(5, mx.nd.ones((4, 5, 8)), layout='NTC', merge_outputs=True)
+>>> outputs.shape, states[1].shape
+((4, 5, 20), (4, 20))
+"""
+import inspect
+
+from ... import nd
+from ..block import Block, HybridBlock
+from ..parameter import _AssertError
+from ..utils import _indent
+
+__all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
+           "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ModifierCell",
+           "ZoneoutCell", "ResidualCell", "BidirectionalCell"]
+
+
+def _is_tensor(x):
+    from ..parameter import tensor_types
+    return isinstance(x, tensor_types)
+
+
+def _namespace(x):
+    """``mx.nd`` for NDArrays, ``mx.sym`` for Symbols."""
+    if isinstance(x, nd.NDArray):
+        return nd
+    from ... import symbol
+    return symbol
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _split(F, x, axis, num_outputs):
+    """``x`` split into ``num_outputs`` steps along ``axis`` (squeezed), as a list."""
+    parts = F.split(x, axis=axis, num_outputs=num_outputs, squeeze_axis=True)
+    if F is nd:
+        return _as_list(parts)
+    return [parts[i] for i in range(num_outputs)]
+
+
+# ----------------------------------------------------------------------------
+# Sequences: one tensor (layout NTC or TNC) <-> a list of (N, C) steps
+
+def _format_sequence(length, inputs, layout, merge, in_layout=None):
+    """Bring ``inputs`` to the form ``merge`` asks for.
+
+    Parameters
+    ----------
+    length : int or None
+        Number of time steps (checked against the inputs when given).
+    inputs : NDArray or list of NDArray
+        One tensor laid out as ``in_layout`` (``layout`` by default), or a list of
+        ``(N, C)`` steps.
+    layout : {'NTC', 'TNC'}
+        The layout of a merged result.
+    merge : bool or None
+        True: one tensor; False: a list of steps; None: leave as it is.
+
+    Returns
+    -------
+    inputs, time axis, F (nd or sym), batch size
+    """
+    if inputs is None:
+        raise ValueError("unroll(inputs=None) is not supported: pass the input sequence")
+    if layout not in ("NTC", "TNC"):
+        raise ValueError("layout must be 'NTC' or 'TNC', got %r" % (layout,))
+    axis = layout.find("T")
+    in_axis = in_layout.find("T") if in_layout is not None else axis
+    batch_size = 0
+    if _is_tensor(inputs):
+        F = _namespace(inputs)
+        if F is nd:
+            batch_size = inputs.shape[layout.find("N")]
+            if length is not None and length != inputs.shape[in_axis]:
+                raise ValueError("unroll: length=%d but the inputs have %d time steps (axis %d "
+                                 "of shape %s, layout %s)" % (length, inputs.shape[in_axis],
+                                                              in_axis, inputs.shape, layout))
+            steps = inputs.shape[in_axis]
+        else:
+            steps = length
+        if merge is False:
+            if steps is None:
+                raise ValueError("unroll: length is needed to split a symbol into steps")
+            inputs = _split(F, inputs, in_axis, steps)
+    else:
+        inputs = list(inputs)
+        if length is not None and len(inputs) != length:
+            raise ValueError("unroll: length=%d but %d input steps were given"
+                             % (length, len(inputs)))
+        F = _namespace(inputs[0])
+        if F is nd:
+            # NOTE: every step is (N, C) whatever the layout, so the batch is axis 0.
+            batch_size = inputs[0].shape[0]
+        if merge is True:
+            inputs = F.stack(*inputs, axis=axis)
+            in_axis = axis
+    if _is_tensor(inputs) and axis != in_axis:
+        inputs = F.swapaxes(inputs, dim1=axis, dim2=in_axis)
+    return inputs, axis, F, batch_size
+
+
+def _get_begin_state(cell, F, begin_state, inputs, batch_size):
+    """``begin_state``, or zeros on the inputs' context with their dtype (MXNet uses
+    float32 whatever the inputs, which fails for float64 cells)."""
+    if begin_state is not None:
+        return _as_list(begin_state)
+    if F is nd:
+        first = inputs if _is_tensor(inputs) else inputs[0]
+        return cell.begin_state(func=F.zeros, batch_size=batch_size, ctx=first.context,
+                                dtype=first.dtype)
+    return cell.begin_state(func=F.zeros, batch_size=batch_size)
+
+
+def _mask_sequence_variable_length(F, data, length, valid_length, time_axis, merge):
+    """Zero the steps at and after ``valid_length`` (per sample)."""
+    if not _is_tensor(data):
+        data = F.stack(*data, axis=time_axis)
+    outputs = F.SequenceMask(data, valid_length, use_sequence_length=True, axis=time_axis)
+    if not merge:
+        outputs = _split(F, outputs, time_axis, length)
+    return outputs
+
+
+def _reverse_sequences(sequences, unroll_step, valid_length=None):
+    """The list of steps in reverse order; with ``valid_length``, each sample's valid
+    prefix is reversed in place and its padding stays at the end."""
+    if valid_length is None:
+        return list(reversed(sequences))
+    F = _namespace(sequences[0])
+    rev = F.SequenceReverse(F.stack(*sequences, axis=0), valid_length,
+                            use_sequence_length=True)
+    return _split(F, rev, 0, unroll_step)
+
+
+def _cells_state_info(cells, batch_size):
+    return sum([c.state_info(batch_size) for c in cells], [])
+
+
+def _cells_begin_state(cells, **kwargs):
+    return sum([c.begin_state(**kwargs) for c in cells], [])
+
+
+def _accepts(func, name):
+    """Whether ``func`` has an explicit parameter ``name``."""
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _make_state(func, name, info):
+    """``func(**info)``: MXNet passes ``name=`` and graph attributes (``__layout__``)
+    too; they mean nothing to an array function, so they go only where accepted."""
+    kwargs = {k: v for k, v in info.items() if not k.startswith("__")}
+    if _accepts(func, "name"):
+        kwargs["name"] = name
+    return func(**kwargs)
+
+
+def _get_activation(F, x, activation):
+    """Apply ``activation``: a name (``'tanh'``, ``'sigmoid'``, ``'relu'``,
+    ``'softsign'``, or any ``Activation`` act_type) or a callable (a Block)."""
+    if isinstance(activation, str):
+        if activation in ("tanh", "sigmoid", "relu", "softsign"):
+            return getattr(F, activation)(x)
+        return F.Activation(x, act_type=activation)
+    return activation(x)
+
+
+# ----------------------------------------------------------------------------
+# Base classes
+
+class RecurrentCell(Block):
+    """Abstract base class of recurrent cells.
+
+    Subclasses define ``state_info`` and the step (``forward`` or ``hybrid_forward``
+    with signature ``(inputs, states)``); ``unroll`` then runs whole sequences.
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Prefix of the parameter names.
+    params : ParameterDict, optional
+        Parameters to share with another cell.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._modified = False
+        self.reset()
+
+    def reset(self):
+        """Reset the step counters before a new sequence (``unroll`` does it)."""
+        self._init_counter = -1
+        self._counter = -1
+        for cell in self._children.values():
+            cell.reset()
+
+    def state_info(self, batch_size=0):
+        """The shape (and layout) of each state: a list of dicts."""
+        raise NotImplementedError()
+
+    @property
+    def _curr_prefix(self):
+        return "%st%d_" % (self.prefix, self._counter)
+
+    def _check_unmodified(self):
+        if self._modified:
+            raise _AssertError("After applying modifier cells (e.g. ZoneoutCell) the base cell "
+                               "cannot be called directly. Call the modifier cell instead.")
+
+    def begin_state(self, batch_size=0, func=nd.zeros, **kwargs):
+        """Initial states: one array per entry of :meth:`state_info`.
+
+        Parameters
+        ----------
+        batch_size : int, default 0
+            Batch size of the states (0: unknown, symbols only).
+        func : callable, default mx.nd.zeros
+            Called with ``shape=`` (and ``name=`` when it takes one) plus ``kwargs``,
+            e.g. ``mx.nd.random.uniform`` or ``ctx=`` / ``dtype=`` for ``zeros``.
+
+        Returns
+        -------
+        list of NDArray
+        """
+        self._check_unmodified()
+        states = []
+        for info in self.state_info(batch_size):
+            self._init_counter += 1
+            info = dict(info or {})
+            info.update(kwargs)
+            states.append(_make_state(func, "%sbegin_state_%d" % (self._prefix,
+                                                                  self._init_counter), info))
+        return states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Run the cell over ``length`` time steps.
+
+        Parameters
+        ----------
+        length : int
+            Number of steps.
+        inputs : NDArray or list of NDArray
+            A tensor laid out as ``layout``, or a list of ``length`` arrays ``(N, C)``.
+        begin_state : list of NDArray, optional
+            Initial states (zeros by default, see :meth:`begin_state`).
+        layout : {'NTC', 'TNC'}, default 'NTC'
+        merge_outputs : bool, optional
+            True: outputs as one tensor laid out as ``layout``; False: a list of steps;
+            None: like the inputs (a tensor when ``valid_length`` is given).
+        valid_length : NDArray, optional
+            ``(N,)`` lengths: outputs past each length are 0 and the returned states
+            are those after each sample's last valid step.
+
+        Returns
+        -------
+        outputs : NDArray or list of NDArray
+        states : list of NDArray
+            The states after the last (valid) step.
+        """
+        self.reset()
+        inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
+        states = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        outputs, all_states = [], []
+        for x in inputs:
+            y, states = self(x, states)
+            outputs.append(y)
+            if valid_length is not None:
+                all_states.append(states)
+        if valid_length is not None:
+            states = [F.SequenceLast(F.stack(*steps, axis=0), valid_length,
+                                     use_sequence_length=True, axis=0)
+                      for steps in zip(*all_states)]
+            outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis,
+                                                     True)
+        outputs, _, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
+        return outputs, states
+
+    def forward(self, inputs, states):
+        """One step: ``(output, new_states)``."""
+        self._counter += 1
+        return super().forward(inputs, states)
+
+
+class HybridRecurrentCell(RecurrentCell, HybridBlock):
+    """A recurrent cell whose step is ``hybrid_forward(F, inputs, states, **params)``."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError("%s must define hybrid_forward()" % type(self).__name__)
+
+
+def _mapping(weight, gates):
+    """``'in -> out'`` of a repr, ``None`` for an input size not known yet."""
+    shape = weight.shape
+    return "{0} -> {1}".format(shape[1] if shape[1] else None, shape[0])
+
+
+class _GatedCell(HybridRecurrentCell):
+    """The weights shared by RNN/LSTM/GRU cells: ``i2h_weight (G*H, in)``,
+    ``h2h_weight (G*H, H)``, ``i2h_bias``, ``h2h_bias (G*H,)``."""
+    _num_gates = 1
+
+    def __init__(self, hidden_size, i2h_weight_initializer, h2h_weight_initializer,
+                 i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params):
+        super().__init__(prefix=prefix, params=params)
+        self._hidden_size = hidden_size
+        self._input_size = input_size
+        rows = self._num_gates * hidden_size
+        self.i2h_weight = self.params.get("i2h_weight", shape=(rows, input_size),
+                                          init=i2h_weight_initializer, allow_deferred_init=True)
+        self.h2h_weight = self.params.get("h2h_weight", shape=(rows, hidden_size),
+                                          init=h2h_weight_initializer, allow_deferred_init=True)
+        self.i2h_bias = self.params.get("i2h_bias", shape=(rows,), init=i2h_bias_initializer,
+                                        allow_deferred_init=True)
+        self.h2h_bias = self.params.get("h2h_bias", shape=(rows,), init=h2h_bias_initializer,
+                                        allow_deferred_init=True)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def _projections(self, F, inputs, h, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        rows = self._num_gates * self._hidden_size
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=rows)
+        h2h = F.FullyConnected(h, h2h_weight, h2h_bias, num_hidden=rows)
+        return i2h, h2h
+
+    def __repr__(self):
+        return "{name}({mapping})".format(name=type(self).__name__,
+                                          mapping=_mapping(self.i2h_weight, 1))
+
+
+# ----------------------------------------------------------------------------
+# The three cells
+
+class RNNCell(_GatedCell):
+    r"""Elman RNN cell: :math:`h_t = act(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh})`.
+
+    Parameters
+    ----------
+    hidden_size : int
+        Number of units of the output and state.
+    activation : str or Block, default 'tanh'
+    i2h_weight_initializer, h2h_weight_initializer : Initializer or str, optional
+    i2h_bias_initializer, h2h_bias_initializer : Initializer or str, default 'zeros'
+    input_size : int, default 0
+        Number of input features; 0 infers it from the first input.
+    prefix : str, optional
+        Default ``'rnn<n>_'``.
+    params : ParameterDict, optional
+        Parameters to share.
+
+    Examples
+    --------
+    >>> cell = mx.gluon.rnn.RNNCell(10)
+    >>> cell.initialize()
+    >>> y, (h,) = cell(mx.nd.ones((2, 3)), cell.begin_state(2))
+    >>> y.shape
+    (2, 10)
+    """
+
+    def __init__(self, hidden_size, activation="tanh", i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None):
+        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
+        self._activation = activation
+
+    def _alias(self):
+        return "rnn"
+
+    def __repr__(self):
+        return "{name}({mapping}, {act})".format(name=type(self).__name__,
+                                                 mapping=_mapping(self.i2h_weight, 1),
+                                                 act=self._activation)
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
+                                     h2h_bias)
+        output = _get_activation(F, i2h + h2h, self._activation)
+        return output, [output]
+
+
+class LSTMCell(_GatedCell):
+    r"""Long short-term memory cell (gates ``i, f, g, o``, no peepholes).
+
+    .. math::
+        i, f, g, o = \sigma(\cdot), \sigma(\cdot), \tanh(\cdot), \sigma(\cdot)
+        \text{ of } W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh} \\
+        c_t = f c_{t-1} + i g, \quad h_t = o \tanh(c_t)
+
+    The states are ``[h, c]``, both ``(N, hidden_size)``.
+
+    Parameters
+    ----------
+    hidden_size : int
+    i2h_weight_initializer, h2h_weight_initializer : Initializer or str, optional
+    i2h_bias_initializer, h2h_bias_initializer : Initializer or str, default 'zeros'
+    input_size : int, default 0
+        0 infers it from the first input.
+    prefix : str, optional
+        Default ``'lstm<n>_'``.
+    params : ParameterDict, optional
+    activation : str or Block, default 'tanh'
+        Applied to ``g`` and to the cell state.
+    recurrent_activation : str or Block, default 'sigmoid'
+        Applied to the gates ``i, f, o``.
+    """
+    _num_gates = 4
+
+    def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 prefix=None, params=None, activation="tanh", recurrent_activation="sigmoid"):
+        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
+        self._activation = activation
+        self._recurrent_activation = recurrent_activation
+
+    def _alias(self):
+        return "lstm"
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"},
+                {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
+                                     h2h_bias)
+        gates = F.SliceChannel(i2h + h2h, num_outputs=4)
+        act, rec = self._activation, self._recurrent_activation
+        in_gate = _get_activation(F, gates[0], rec)
+        forget_gate = _get_activation(F, gates[1], rec)
+        in_transform = _get_activation(F, gates[2], act)
+        out_gate = _get_activation(F, gates[3], rec)
+        next_c = forget_gate * states[1] + in_gate * in_transform
+        next_h = out_gate * _get_activation(F, next_c, act)
+        return next_h, [next_h, next_c]
+
+
+class GRUCell(_GatedCell):
+    r"""Gated recurrent unit cell (Cho et al., 2014), as cuDNN and MXNet compute it.
+
+    .. math::
+        r = \sigma(W_{ir} x + b_{ir} + W_{hr} h + b_{hr}), \quad
+        z = \sigma(W_{iz} x + b_{iz} + W_{hz} h + b_{hz}) \\
+        n = \tanh(W_{in} x + b_{in} + r (W_{hn} h + b_{hn})), \quad
+        h' = (1 - z) n + z h
+
+    Parameters
+    ----------
+    hidden_size : int
+    i2h_weight_initializer, h2h_weight_initializer : Initializer or str, optional
+    i2h_bias_initializer, h2h_bias_initializer : Initializer or str, default 'zeros'
+    input_size : int, default 0
+        0 infers it from the first input.
+    prefix : str, optional
+        Default ``'gru<n>_'``.
+    params : ParameterDict, optional
+    """
+    _num_gates = 3
+
+    def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 prefix=None, params=None):
+        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
+
+    def _alias(self):
+        return "gru"
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        h = states[0]
+        i2h, h2h = self._projections(F, inputs, h, i2h_weight, h2h_weight, i2h_bias, h2h_bias)
+        i2h_r, i2h_z, i2h_n = F.SliceChannel(i2h, num_outputs=3)
+        h2h_r, h2h_z, h2h_n = F.SliceChannel(h2h, num_outputs=3)
+        reset_gate = F.sigmoid(i2h_r + h2h_r)
+        update_gate = F.sigmoid(i2h_z + h2h_z)
+        candidate = F.tanh(i2h_n + reset_gate * h2h_n)
+        next_h = (1 - update_gate) * candidate + update_gate * h
+        return next_h, [next_h]
+
+
+# ----------------------------------------------------------------------------
+# Containers
+
+class _SequentialCellMixin:
+    """Stacking for :class:`SequentialRNNCell` and :class:`HybridSequentialRNNCell`."""
+
+    def __repr__(self):
+        modstr = "\n".join("({i}): {m}".format(i=i, m=_indent(repr(m), 2))
+                           for i, m in self._children.items())
+        return "{name}(\n{modstr}\n)".format(name=type(self).__name__, modstr=modstr)
+
+    def add(self, cell):
+        """Append a cell to the stack."""
+        self.register_child(cell)
+
+    def state_info(self, batch_size=0):
+        return _cells_state_info(self._children.values(), batch_size)
+
+    def begin_state(self, **kwargs):
+        """The begin states of every cell, concatenated in order."""
+        self._check_unmodified()
+        return _cells_begin_state(self._children.values(), **kwargs)
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        next_states = []
+        p = 0
+        for cell in self._children.values():
+            if isinstance(cell, BidirectionalCell):
+                raise _AssertError("a stack holding a BidirectionalCell cannot be stepped; "
+                                   "use unroll")
+            n = len(cell.state_info())
+            inputs, state = cell(inputs, states[p:p + n])
+            p += n
+            next_states.extend(state)
+        return inputs, next_states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Unroll each cell over the whole sequence in turn (see
+        :meth:`RecurrentCell.unroll`); the states are every cell's, in order."""
+        self.reset()
+        inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        cells = list(self._children.values())
+        p = 0
+        next_states = []
+        for i, cell in enumerate(cells):
+            n = len(cell.state_info())
+            inputs, states = cell.unroll(length, inputs=inputs, begin_state=begin_state[p:p + n],
+                                         layout=layout,
+                                         merge_outputs=None if i < len(cells) - 1
+                                         else merge_outputs,
+                                         valid_length=valid_length)
+            p += n
+            next_states.extend(states)
+        return inputs, next_states
+
+    def __getitem__(self, i):
+        return list(self._children.values())[i]
+
+    def __len__(self):
+        return len(self._children)
+
+
+class SequentialRNNCell(_SequentialCellMixin, RecurrentCell):
+    """Stacks cells: the output of each is the input of the next; the states are
+    the states of every cell, concatenated.
+
+    Examples
+    --------
+    >>> stack = mx.gluon.rnn.SequentialRNNCell()
+    >>> with stack.name_scope():
+    ...     stack.add(mx.gluon.rnn.LSTMCell(8))
+    ...     stack.add(mx.gluon.rnn.GRUCell(8))
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+
+class HybridSequentialRNNCell(_SequentialCellMixin, HybridRecurrentCell):
+    """:class:`SequentialRNNCell` of hybrid cells."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    def hybrid_forward(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+class DropoutCell(HybridRecurrentCell):
+    """Dropout on the step's input (no state), for stacking between cells.
+
+    Parameters
+    ----------
+    rate : float
+        Fraction of the input units to drop (training only).
+    axes : tuple of int, default ()
+        Axes along which the mask is shared.
+    """
+
+    def __init__(self, rate, axes=(), prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        if not isinstance(rate, (int, float)):
+            raise _AssertError("rate must be a number, got %r" % (rate,))
+        self._rate = rate
+        self._axes = axes
+
+    def __repr__(self):
+        return "{name}(rate={rate}, axes={axes})".format(name=type(self).__name__,
+                                                         rate=self._rate, axes=self._axes)
+
+    def state_info(self, batch_size=0):
+        return []
+
+    def _alias(self):
+        return "dropout"
+
+    def hybrid_forward(self, F, inputs, states):
+        if self._rate > 0:
+            inputs = F.Dropout(inputs, p=self._rate, axes=self._axes)
+        return inputs, states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Dropout over the whole sequence at once (``valid_length`` is not needed:
+        dropout keeps zeros at zero)."""
+        self.reset()
+        inputs, _, F, _ = _format_sequence(length, inputs, layout, merge_outputs)
+        if _is_tensor(inputs):
+            return self.hybrid_forward(F, inputs, begin_state if begin_state else [])
+        return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
+                              merge_outputs=merge_outputs, valid_length=None)
+
+
+class ModifierCell(HybridRecurrentCell):
+    """Base class of cells that wrap another cell (:class:`ZoneoutCell`,
+    :class:`ResidualCell`); the wrapped cell's parameters are this cell's, and the
+    wrapped cell cannot be stepped on its own any more."""
+
+    def __init__(self, base_cell):
+        if base_cell._modified:
+            raise _AssertError("Cell %s is already modified. One cell cannot be modified twice"
+                               % base_cell.name)
+        base_cell._modified = True
+        super().__init__(prefix=base_cell.prefix + self._alias(), params=None)
+        self.base_cell = base_cell
+
+    @property
+    def params(self):
+        return self.base_cell.params
+
+    def state_info(self, batch_size=0):
+        return self.base_cell.state_info(batch_size)
+
+    def begin_state(self, func=nd.zeros, **kwargs):
+        self._check_unmodified()
+        self.base_cell._modified = False
+        try:
+            return self.base_cell.begin_state(func=func, **kwargs)
+        finally:
+            self.base_cell._modified = True
+
+    def hybrid_forward(self, F, inputs, states):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return "{name}({base})".format(name=type(self).__name__, base=self.base_cell)
+
+
+class ZoneoutCell(ModifierCell):
+    """Zoneout (Krueger et al., 2016): in training, each unit of the output and of the
+    states keeps its previous value with probability ``zoneout_outputs`` /
+    ``zoneout_states`` instead of taking the new one.
+
+    Parameters
+    ----------
+    base_cell : RecurrentCell
+        Not a BidirectionalCell (it cannot be stepped).
+    zoneout_outputs : float, default 0
+    zoneout_states : float, default 0
+    """
+
+    def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
+        if isinstance(base_cell, BidirectionalCell):
+            raise _AssertError("BidirectionalCell doesn't support zoneout since it doesn't "
+                               "support step. Please add ZoneoutCell to the cells underneath "
+                               "instead.")
+        super().__init__(base_cell)
+        self.zoneout_outputs = zoneout_outputs
+        self.zoneout_states = zoneout_states
+        self._prev_output = None
+
+    def __repr__(self):
+        return "{name}(p_out={p_out}, p_state={p_state}, {base})".format(
+            name=type(self).__name__, p_out=self.zoneout_outputs, p_state=self.zoneout_states,
+            base=self.base_cell)
+
+    def _alias(self):
+        return "zoneout"
+
+    def reset(self):
+        super().reset()
+        self._prev_output = None
+
+    def hybrid_forward(self, F, inputs, states):
+        next_output, next_states = self.base_cell(inputs, states)
+
+        def keep_new(p, like):
+            # Dropout of ones: nonzero (kept) with probability 1 - p in training, all
+            # ones in prediction, so zoneout is off outside autograd.train_mode().
+            return F.Dropout(F.ones_like(like), p=p)
+
+        prev_output = self._prev_output
+        if prev_output is None:
+            prev_output = F.zeros_like(next_output)
+        p_out, p_state = self.zoneout_outputs, self.zoneout_states
+        output = (F.where(keep_new(p_out, next_output), next_output, prev_output)
+                  if p_out != 0. else next_output)
+        states = ([F.where(keep_new(p_state, new), new, old)
+                   for new, old in zip(next_states, states)] if p_state != 0. else next_states)
+        self._prev_output = output
+        return output, states
+
+
+class ResidualCell(ModifierCell):
+    """Adds the input of each step to the wrapped cell's output (He et al., 2016);
+    input and output sizes must agree."""
+
+    def hybrid_forward(self, F, inputs, states):
+        output, states = self.base_cell(inputs, states)
+        return output + inputs, states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        self.reset()
+        self.base_cell._modified = False
+        try:
+            outputs, states = self.base_cell.unroll(length, inputs=inputs,
+                                                    begin_state=begin_state, layout=layout,
+                                                    merge_outputs=merge_outputs,
+                                                    valid_length=valid_length)
+        finally:
+            self.base_cell._modified = True
+        merge_outputs = _is_tensor(outputs) if merge_outputs is None else merge_outputs
+        inputs, axis, F, _ = _format_sequence(length, inputs, layout, merge_outputs)
+        if valid_length is not None:
+            inputs = _mask_sequence_variable_length(F, inputs, length, valid_length, axis,
+                                                    merge_outputs)
+        if merge_outputs:
+            return outputs + inputs, states
+        return [y + x for y, x in zip(outputs, inputs)], states
+
+
+class BidirectionalCell(HybridRecurrentCell):
+    """Runs ``l_cell`` forward and ``r_cell`` backward in time and concatenates their
+    outputs along the feature axis. It can only be unrolled, not stepped.
+
+    Parameters
+    ----------
+    l_cell : RecurrentCell
+        The forward-in-time cell.
+    r_cell : RecurrentCell
+        The backward-in-time cell.
+    output_prefix : str, default 'bi_'
+    """
+
+    def __init__(self, l_cell, r_cell, output_prefix="bi_"):
+        super().__init__(prefix="", params=None)
+        self.register_child(l_cell, "l_cell")
+        self.register_child(r_cell, "r_cell")
+        self._output_prefix = output_prefix
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
+
+    def __repr__(self):
+        return "{name}(forward={l_cell}, backward={r_cell})".format(
+            name=type(self).__name__, l_cell=self._children["l_cell"],
+            r_cell=self._children["r_cell"])
+
+    def state_info(self, batch_size=0):
+        return _cells_state_info(self._children.values(), batch_size)
+
+    def begin_state(self, **kwargs):
+        """The forward cell's begin states, then the backward cell's."""
+        self._check_unmodified()
+        return _cells_begin_state(self._children.values(), **kwargs)
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Unroll both cells; with ``valid_length``, the backward cell reads each
+        sample's valid steps only, last to first. The states are the forward cell's
+        then the backward cell's."""
+        self.reset()
+        inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
+        reversed_inputs = _reverse_sequences(inputs, length, valid_length)
+        states = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        l_cell, r_cell = self._children.values()
+        n_left = len(l_cell.state_info(batch_size))
+        l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=states[:n_left],
+                                            layout=layout, merge_outputs=False,
+                                            valid_length=valid_length)
+        r_outputs, r_states = r_cell.unroll(length, inputs=reversed_inputs,
+                                            begin_state=states[n_left:], layout=layout,
+                                            merge_outputs=False, valid_length=valid_length)
+        r_outputs = _reverse_sequences(r_outputs, length, valid_length)
+        if merge_outputs is None:
+            merge_outputs = valid_length is not None
+        outputs = [F.concat(l_y, r_y, dim=1) for l_y, r_y in zip(l_outputs, r_outputs)]
+        if valid_length is not None:
+            outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis,
+                                                     merge_outputs)
+        outputs, _, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
+        return outputs, l_states + r_states
