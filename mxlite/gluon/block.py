@@ -598,6 +598,8 @@ class HybridBlock(Block):
         self._monitor_all = False
         self._backend = None
         self._backend_opts = {}
+        self._trace_failed = False
+        self._all_ready = False
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -607,6 +609,8 @@ class HybridBlock(Block):
     def _clear_cached_op(self):
         self._cached_graph = ()
         self._cached_op = None
+        self._trace_failed = False
+        self._all_ready = False
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -620,10 +624,12 @@ class HybridBlock(Block):
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
                   static_shape=False, inline_limit=2, forward_bulk_size=None,
                   backward_bulk_size=None, **kwargs):
-        """Mark this block and its children hybridized.
+        """Trace ``hybrid_forward`` into a graph at the next call and replay it after.
 
-        The flags are recorded; the computation still runs ``hybrid_forward`` on
-        NDArrays (graph caching comes with the symbol API).
+        The graph is traced once per input structure with ``F = mx.sym`` and replayed
+        through the same operators (identical results and gradients, less Python
+        work per call). A block that cannot be traced (it reads ``x.shape`` or calls
+        ``asnumpy()``) warns once and keeps running imperatively.
         """
         if kwargs:
             self._backend_opts = kwargs
@@ -657,9 +663,70 @@ class HybridBlock(Block):
             child._monitor_all = monitor_all
 
     def export(self, path, epoch=0, remove_amp_cast=True):
-        """Write ``path-symbol.json`` and ``path-%04d.params`` (needs the symbol API)."""
-        raise MXNetError("HybridBlock.export needs the symbol API (mx.sym), which this mxlite "
-                         "build does not provide yet; use save_parameters instead")
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (``arg:``/``aux:`` keys),
+        the files ``SymbolBlock.imports`` and MXNet load.
+
+        The block must be hybridized and have run forward at least once.
+        """
+        if not self._cached_graph:
+            raise RuntimeError(
+                "Please first call block.hybridize() and then run forward with this block at "
+                "least once before calling export.")
+        from .. import nd
+        sym = self._cached_graph[-1][1].symbol
+        sym.save("%s-symbol.json" % path)
+        arg_names = set(sym.list_arguments())
+        aux_names = set(sym.list_auxiliary_states())
+        arg_dict = {}
+        for name, param in self.collect_params().items():
+            if name in arg_names:
+                arg_dict["arg:%s" % name] = param._reduce()
+            elif name in aux_names:
+                arg_dict["aux:%s" % name] = param._reduce()
+        nd.save("%s-%04d.params" % (path, epoch), arg_dict)
+        return "%s-symbol.json" % path, "%s-%04d.params" % (path, epoch)
+
+    def _graph_for(self, fmt, n_inputs):
+        """The cached graph for an input structure, tracing it on first use.
+
+        Returns None when the block cannot be traced (after warning once).
+        """
+        for key, graph in self._cached_graph:
+            if key == fmt:
+                return graph
+        if self._trace_failed:
+            return None
+        from .. import symbol
+        from .cached_graph import CachedGraph, flatten, regroup
+        names = ["data"] if n_inputs == 1 else ["data%d" % i for i in range(n_inputs)]
+        inputs = [symbol.var(n) for n in names]
+        grouped, _ = regroup(inputs, fmt)
+        try:
+            out = self._symbol_forward(*grouped)
+            outs, out_fmt = flatten(out if isinstance(out, (list, tuple)) else [out])
+            sym = symbol.Group(outs)
+            params = {p.name: p for p in self.collect_params().values()}
+            graph = CachedGraph(sym, names, params)
+        except Exception as e:  # noqa: BLE001 (any failure means: run imperatively)
+            self._trace_failed = True
+            warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
+                          % (type(self).__name__, type(e).__name__, e), stacklevel=3)
+            return None
+        graph.out_format = out_fmt
+        graph.single = not isinstance(out, (list, tuple))
+        self._cached_graph = self._cached_graph + ((fmt, graph),)
+        return graph
+
+    def _call_cached(self, ctx, x, args):
+        from .cached_graph import flatten, regroup
+        flat, fmt = flatten((x,) + args)
+        graph = self._graph_for(fmt, len(flat))
+        if graph is None:
+            return None
+        outs = graph(flat, ctx)
+        if graph.single:
+            return outs[0]
+        return regroup(outs, graph.out_format)[0]
 
     def forward(self, x, *args):
         """Run ``hybrid_forward`` with ``F = mx.nd`` and this block's parameters on the
@@ -679,13 +746,41 @@ class HybridBlock(Block):
         old = _ctx_state.ctx
         _ctx_state.ctx = ctx
         try:
-            try:
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            except DeferredInitializationError:
-                return self._first_forward(ctx, x, args)
-            return self.hybrid_forward(_nd(), x, *args, **params)
+            if self._active:
+                if self._initialized_for(ctx):
+                    out = self._call_cached(ctx, x, args)
+                    if out is not None:
+                        return out
+                else:
+                    # Deferred shapes resolve in an imperative first call; the graph is
+                    # traced right after, so export works after one forward.
+                    out = self._imperative_forward(ctx, x, args)
+                    if self._initialized_for(ctx):
+                        from .cached_graph import flatten
+                        flat, fmt = flatten((x,) + args)
+                        self._graph_for(fmt, len(flat))
+                    return out
+            return self._imperative_forward(ctx, x, args)
         finally:
             _ctx_state.ctx = old
+
+    def _imperative_forward(self, ctx, x, args):
+        try:
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            return self._first_forward(ctx, x, args)
+        return self.hybrid_forward(_nd(), x, *args, **params)
+
+    def _initialized_for(self, ctx):
+        """Whether every parameter of the tree has data (deferred ones resolved); until
+        then a hybridized block runs imperatively, which resolves them."""
+        if self._all_ready:
+            return True
+        for p in self.collect_params().values():
+            if p._data is None:
+                return False
+        self._all_ready = True
+        return True
 
     def _first_forward(self, ctx, x, args):
         """Forward with deferred parameters created as the ops meet them."""
@@ -711,8 +806,9 @@ class HybridBlock(Block):
 
     def _symbol_forward(self, x, *args):
         from .. import symbol
+        from ..name import Prefix
         params = {k: v.var() for k, v in self._reg_params.items()}
-        with self.name_scope():
+        with self.name_scope(), Prefix(self.prefix):
             return self.hybrid_forward(symbol, x, *args, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
@@ -721,16 +817,119 @@ class HybridBlock(Block):
 
 
 class SymbolBlock(HybridBlock):
-    """A Block running a symbol graph; needs the symbol API, not available yet."""
+    """A Block that runs a Symbol graph: ``SymbolBlock(outputs, inputs, params=None)``.
+
+    Every argument of ``outputs`` that is not an input becomes a Parameter (auxiliary
+    states with ``grad_req='null'``), named exactly as in the graph. Shapes unknown
+    until the first call are inferred from the input shapes.
+
+    Examples
+    --------
+    >>> net = mx.gluon.SymbolBlock.imports('cnn-symbol.json', ['data'], 'cnn-0000.params')
+    >>> y = net(mx.nd.ones((2, 3, 8, 8)))
+    """
 
     def __init__(self, outputs, inputs, params=None):
-        raise MXNetError("SymbolBlock needs the symbol API (mx.sym), which this mxlite build "
-                         "does not provide yet")
+        from ..symbol import Symbol, Group
+        from .cached_graph import CachedGraph, flatten
+        super().__init__(prefix=None, params=None)
+        self._prefix = ""
+        self._params = ParameterDict("", params)
+        if isinstance(inputs, Symbol) and len(inputs) == 1:
+            inputs = [inputs]
+        if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
+            outputs = outputs[0]
+        syms, self._in_format = flatten(inputs)
+        names = []
+        for s in syms:
+            if not isinstance(s, Symbol) or len(s) != 1 or s._outputs[0][0].op is not None:
+                raise ValueError("SymbolBlock: inputs must be variables (mx.sym.var), got %r" % s)
+            names.append(s.name)
+        out = Group(outputs) if isinstance(outputs, (list, tuple)) else outputs
+        missing = [n for n in names if n not in out.list_inputs()]
+        if missing:
+            raise ValueError("SymbolBlock: input(s) %s are not used by the graph, whose inputs "
+                             "are %s" % (missing, out.list_inputs()))
+        for name in out.list_arguments():
+            if name not in names:
+                self.params.get(name, allow_deferred_init=True)
+        for name in out.list_auxiliary_states():
+            if name not in names:
+                self.params.get(name, grad_req="null", allow_deferred_init=True)
+        self._sym = out
+        self._input_names = names
+        self._multi = isinstance(outputs, (list, tuple)) or len(out) > 1
+        self._graph = CachedGraph(out, names, {p.name: p for p in self.params.values()})
+        self._graph.out_format = None
+        self._cached_graph = ((self._in_format, self._graph),)
+        self._graph.single = not self._multi
+
+    def _clear_cached_op(self):
+        pass      # the graph is the block: nothing to re-trace
+
+    def forward(self, x, *args):
+        from ..nd import NDArray
+        from ..symbol import Symbol, Group
+        from .cached_graph import flatten
+        flat, fmt = flatten((x,) + args)
+        if len(flat) != len(self._input_names):
+            raise ValueError("SymbolBlock: expected %d input(s) (%s), got %d"
+                             % (len(self._input_names), ", ".join(self._input_names), len(flat)))
+        if isinstance(flat[0], Symbol):
+            out = self._sym._compose(dict(zip(self._input_names, flat)))
+            return list(out) if self._multi else out
+        if not all(isinstance(a, NDArray) for a in flat):
+            raise TypeError("SymbolBlock: inputs must all be NDArrays or all Symbols")
+        ctx = flat[0].context
+        self._finish_shapes(flat)
+        outs = self._graph(flat, ctx)
+        return outs if self._multi else outs[0]
+
+    def _finish_shapes(self, flat):
+        pending = [p for p in self.params.values() if p._data is None]
+        if not pending:
+            return
+        shapes = {n: a.shape for n, a in zip(self._input_names, flat)}
+        args, _, aux = self._sym.infer_shape_partial(**shapes)
+        known = dict(zip(self._sym.list_arguments(), args))
+        known.update(zip(self._sym.list_auxiliary_states(), aux))
+        types = {n: a.dtype for n, a in zip(self._input_names, flat)}
+        arg_t, _, aux_t = self._sym.infer_type(**types)
+        dtypes = dict(zip(self._sym.list_arguments(), arg_t))
+        dtypes.update(zip(self._sym.list_auxiliary_states(), aux_t))
+        for p in pending:
+            shape = known.get(p.name)
+            if not shape or not shape_is_known(shape):
+                raise DeferredInitializationError(
+                    "SymbolBlock: cannot infer the shape of Parameter '%s' from the input "
+                    "shapes %s" % (p.name, shapes))
+            p.shape = tuple(shape)
+            if p._deferred_init:
+                p._finish_deferred_init()
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError("SymbolBlock runs its graph; it has no hybrid_forward")
 
     @staticmethod
     def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
                 ignore_extra=False):
-        """Load a model exported by ``HybridBlock.export`` (needs the symbol API)."""
-        raise MXNetError("SymbolBlock.imports needs the symbol API (mx.sym), which this mxlite "
-                         "build does not provide yet")
-
+        """A SymbolBlock from ``-symbol.json`` (and ``.params``) files, as written by
+        ``HybridBlock.export`` or MXNet. ``data`` and ``data0`` name the same single input."""
+        from .. import symbol
+        sym = symbol.load(symbol_file)
+        if isinstance(input_names, str):
+            input_names = [input_names]
+        available = sym.list_inputs()
+        names = []
+        for n in input_names:
+            if n not in available:
+                alias = {"data0": "data", "data": "data0"}.get(n)
+                if alias in available:
+                    n = alias
+            names.append(n)
+        ret = SymbolBlock(sym, [symbol.var(n) for n in names])
+        if param_file is not None:
+            ret.collect_params().load(param_file, ctx=ctx, allow_missing=allow_missing,
+                                      ignore_extra=ignore_extra, cast_dtype=True,
+                                      dtype_source="saved")
+        return ret

@@ -179,6 +179,24 @@ class Symbol:
     def __reduce__(self):
         return (load_json, (self.tojson(),))
 
+    def _compose(self, mapping):
+        """A copy of this graph with the variables named in ``mapping`` replaced by the
+        given single-output Symbols (this symbol is left unchanged)."""
+        new = {}
+        for node in self._nodes():
+            if node.op is None and node.name in mapping:
+                new[id(node)] = mapping[node.name]._outputs[0]
+                continue
+            if node.op is None:
+                new[id(node)] = (node, 0)
+                continue
+            clone = SymNode.__new__(SymNode)
+            clone.op, clone.name, clone.params, clone.p = node.op, node.name, node.params, node.p
+            clone.attrs = dict(node.attrs)
+            clone.inputs = [_mapped(new, c, i) for c, i in node.inputs]
+            new[id(node)] = (clone, 0)
+        return Symbol([_mapped(new, n, i) for n, i in self._outputs])
+
     # -- attributes -----------------------------------------------------------------
     def attr(self, key):
         """The value of attribute ``key`` of this symbol's node (None if unset)."""
@@ -398,7 +416,7 @@ class Symbol:
             entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
             attrs = dict(n.params, **n.attrs)
             if attrs:
-                entry["attrs"] = attrs
+                entry["attrs"] = dict(sorted(attrs.items()))    # MXNet writes them sorted
             entry["inputs"] = [[index[id(c)], i, 0] for c, i in n.inputs]
             jnodes.append(entry)
             if n.op is None:
@@ -451,6 +469,12 @@ class Symbol:
         return ex.forward()
 
 
+def _mapped(new, node, index):
+    target, base = new[id(node)]
+    # a replaced variable maps to (its replacement's node, index); a clone keeps index
+    return (target, base if node.op is None else index)
+
+
 def _unknown_as_empty(shapes):
     return [s if s is not None else () for s in shapes]
 
@@ -467,6 +491,9 @@ def _parse_attr_value(text, what):
         return FLAG_TO_DTYPE[int(text)]
     except ValueError:
         return np_dtype(text)
+
+
+_STYPES = {"default": 0, "row_sparse": 1, "csr": 2}
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
@@ -493,7 +520,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        attrs["__storage_type__"] = str(stype)
+        attrs["__storage_type__"] = str(_STYPES.get(stype, stype))
     for k, v in kwargs.items():
         if k.startswith("__") and k.endswith("__"):
             attrs[k] = str(v)

@@ -1,0 +1,213 @@
+"""hybridize (trace once, replay), export, SymbolBlock and imports of MXNet models."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite import gluon
+from mxlite.gluon import nn
+from conftest import REF
+
+FORMATS = os.path.join(REF, "formats")
+
+
+def _layers():
+    """(name, factory, input shape) for every nn layer that hybridizes."""
+    return [
+        ("Dense", lambda: nn.Dense(4, activation="tanh"), (3, 5)),
+        ("Dense_noflatten", lambda: nn.Dense(4, flatten=False), (2, 3, 5)),
+        ("Conv1D", lambda: nn.Conv1D(4, 3, padding=1), (2, 3, 7)),
+        ("Conv2D", lambda: nn.Conv2D(4, (3, 3), strides=2, activation="relu"), (2, 3, 7, 7)),
+        ("Conv3D", lambda: nn.Conv3D(2, 2), (1, 2, 4, 4, 4)),
+        ("Conv2DTranspose", lambda: nn.Conv2DTranspose(3, 3, strides=2), (2, 2, 4, 4)),
+        ("MaxPool2D", lambda: nn.MaxPool2D(), (2, 3, 6, 6)),
+        ("AvgPool1D", lambda: nn.AvgPool1D(3, 2), (2, 3, 7)),
+        ("GlobalAvgPool2D", lambda: nn.GlobalAvgPool2D(), (2, 3, 4, 4)),
+        ("BatchNorm", lambda: nn.BatchNorm(), (4, 3, 2, 2)),
+        ("LayerNorm", lambda: nn.LayerNorm(), (3, 6)),
+        ("InstanceNorm", lambda: nn.InstanceNorm(), (2, 3, 5)),
+        ("GroupNorm", lambda: nn.GroupNorm(num_groups=2), (2, 4, 3)),
+        ("Embedding", lambda: nn.Embedding(10, 4), None),
+        ("Flatten", lambda: nn.Flatten(), (2, 3, 4)),
+        ("Activation", lambda: nn.Activation("softrelu"), (3, 4)),
+        ("LeakyReLU", lambda: nn.LeakyReLU(0.1), (3, 4)),
+        ("PReLU", lambda: nn.PReLU(), (3, 4)),
+        ("ELU", lambda: nn.ELU(), (3, 4)),
+        ("SELU", lambda: nn.SELU(), (3, 4)),
+        ("Swish", lambda: nn.Swish(), (3, 4)),
+        ("GELU", lambda: nn.GELU(), (3, 4)),
+        ("ReflectionPad2D", lambda: nn.ReflectionPad2D(1), (1, 2, 3, 3)),
+        ("HybridLambda", lambda: nn.HybridLambda(lambda F, x: F.sigmoid(x) * 2), (3, 4)),
+        ("Identity", lambda: nn.Identity(), (3, 4)),
+    ]
+
+
+def _run(net, x, train):
+    params = [p for p in net.collect_params().values() if p.grad_req != "null"]
+    x = x.copy()
+    x.attach_grad()
+    with mx.autograd.record(train_mode=train):
+        y = net(x)
+        loss = (y * y).sum()
+    loss.backward()
+    grads = [p.grad().asnumpy().copy() for p in params]
+    return y.asnumpy(), x.grad.asnumpy(), grads
+
+
+@pytest.mark.parametrize("name, factory, shape", _layers(), ids=[r[0] for r in _layers()])
+def test_hybridized_layer_matches_imperative(name, factory, shape):
+    rng = np.random.RandomState(0)
+    net = nn.HybridSequential()
+    net.add(factory())
+    net.initialize(mx.init.Xavier())
+    if shape is None:
+        x = mx.nd.array(rng.randint(0, 10, (3, 4)))
+    else:
+        x = mx.nd.array(rng.uniform(-1, 1, shape))
+    for train in (False, True):
+        want = _run(net, x, train)
+        net.hybridize()
+        got = _run(net, x, train)
+        net.hybridize(False)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-7)
+        if shape is not None:
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-7)
+        for g, w in zip(got[2], want[2]):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+def test_trace_once_then_replay():
+    calls = []
+
+    class Net(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.fc = nn.Dense(3)
+
+        def hybrid_forward(self, F, x):
+            calls.append(F.__name__)
+            return F.relu(self.fc(x))
+
+    net = Net()
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.ones((2, 4))
+    for _ in range(3):
+        net(x)
+    # the first call resolves deferred shapes imperatively, the second traces
+    assert calls == ["mxlite.nd", "mxlite.symbol"]
+    net(mx.nd.ones((5, 4)))             # a new batch size needs no new trace
+    assert len(calls) == 2
+
+
+def test_untraceable_block_warns_once_and_runs():
+    class ShapeReader(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x * x.shape[0]
+
+    net = ShapeReader()
+    net.hybridize()
+    with pytest.warns(UserWarning, match="cannot be hybridized"):
+        y = net(mx.nd.ones((2,)))
+    assert y.asnumpy().tolist() == [2, 2]
+    y = net(mx.nd.ones((3,)))               # no second warning (filterwarnings=error)
+    assert y.asnumpy().tolist() == [3, 3, 3]
+
+
+def test_multiple_inputs_and_outputs():
+    class Two(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b, [a * b, F.relu(a - b)]
+
+    net = Two()
+    net.hybridize()
+    a, b = mx.nd.array([1.0, -2.0]), mx.nd.array([3.0, 4.0])
+    for _ in range(2):
+        s, (p, r) = net(a, b)
+    assert s.asnumpy().tolist() == [4, 2]
+    assert p.asnumpy().tolist() == [3, -8]
+    assert r.asnumpy().tolist() == [0, 0]
+
+
+def _cnn():
+    net = nn.HybridSequential(prefix="cnn_")
+    with net.name_scope():
+        net.add(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"),
+                nn.MaxPool2D(), nn.Flatten(), nn.Dense(8, activation="relu"), nn.Dropout(0.3),
+                nn.Dense(3))
+    return net
+
+
+def test_export_then_imports_round_trip(tmp_path):
+    net = _cnn()
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(1).randn(2, 3, 8, 8))
+    with pytest.raises(RuntimeError, match="hybridize"):
+        net.export(str(tmp_path / "none"))
+    net.hybridize()
+    want = net(x).asnumpy()
+    sym_file, param_file = net.export(str(tmp_path / "cnn"), epoch=7)
+    assert param_file.endswith("cnn-0007.params")
+    saved = mx.nd.load(param_file)
+    assert "arg:cnn_conv0_weight" in saved and "aux:cnn_batchnorm0_running_mean" in saved
+    with open(sym_file) as f:
+        graph = json.load(f)
+    assert graph["nodes"][0] == {"op": "null", "name": "data", "inputs": []}
+    back = gluon.SymbolBlock.imports(sym_file, ["data"], param_file)
+    np.testing.assert_allclose(back(x).asnumpy(), want, rtol=1e-6, atol=1e-7)
+
+
+def test_reference_cnn_from_mxnet():
+    with np.load(os.path.join(FORMATS, "cnn_io.npz")) as f:
+        io = dict(f)
+    for name in ("data", "data0"):
+        net = gluon.SymbolBlock.imports(os.path.join(FORMATS, "cnn-symbol.json"), [name],
+                                        os.path.join(FORMATS, "cnn-0000.params"))
+        y = net(mx.nd.array(io["data"]))
+        np.testing.assert_allclose(y.asnumpy(), io["output"], rtol=1e-4, atol=1e-5)
+
+
+def test_fine_tune_imported_model_with_trainer():
+    with np.load(os.path.join(FORMATS, "cnn_io.npz")) as f:
+        io = dict(f)
+    net = gluon.SymbolBlock.imports(os.path.join(FORMATS, "cnn-symbol.json"), ["data"],
+                                    os.path.join(FORMATS, "cnn-0000.params"))
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.05})
+    x = mx.nd.array(io["data"])
+    label = mx.nd.array([0, 2])
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    before = loss_fn(net(x), label).mean().asscalar()
+    for _ in range(10):
+        with mx.autograd.record(train_mode=False):     # no dropout: a deterministic descent
+            loss = loss_fn(net(x), label)
+        loss.backward()
+        trainer.step(2)
+    assert loss_fn(net(x), label).mean().asscalar() < before * 0.5
+
+
+def test_symbolblock_several_outputs_and_composition():
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    block = gluon.SymbolBlock([fc, mx.sym.relu(fc)], data)
+    block.initialize()
+    outs = block(mx.nd.ones((2, 5)))
+    assert len(outs) == 2 and outs[0].shape == (2, 3)
+    np.testing.assert_allclose(outs[1].asnumpy(), np.maximum(outs[0].asnumpy(), 0))
+    assert block.collect_params()["fc_weight"].shape == (3, 5)
+    composed = block(mx.sym.var("x"))
+    assert composed[0].list_arguments() == ["x", "fc_weight", "fc_bias"]
+    with pytest.raises(ValueError, match="not used"):
+        gluon.SymbolBlock(fc, mx.sym.var("other"))
+
+
+def test_imports_unknown_op_is_an_error(tmp_path):
+    graph = {"nodes": [{"op": "null", "name": "data", "inputs": []},
+                       {"op": "FancyNewOp", "name": "f", "inputs": [[0, 0, 0]]}],
+             "arg_nodes": [0], "heads": [[1, 0, 0]]}
+    path = tmp_path / "bad-symbol.json"
+    path.write_text(json.dumps(graph))
+    with pytest.raises(mx.MXNetError, match="FancyNewOp"):
+        gluon.SymbolBlock.imports(str(path), ["data"])
