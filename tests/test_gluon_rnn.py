@@ -476,7 +476,7 @@ def test_bidirectional_backward_half_reads_reversed_input():
     bi.initialize(mx.init.Uniform(0.5))
     x = nd.array(rand(4, 1, 1))                                  # TNC
     out, _ = bi.unroll(4, x, layout="TNC", merge_outputs=True)
-    r_out, _ = right.unroll(4, x[::-1] if False else nd.flip(x, axis=0), layout="TNC",
+    r_out, _ = right.unroll(4, nd.flip(x, axis=0), layout="TNC",
                             merge_outputs=True)
     np.testing.assert_allclose(out[:, :, 2:].asnumpy(), nd.flip(r_out, axis=0).asnumpy(),
                                rtol=1e-6)

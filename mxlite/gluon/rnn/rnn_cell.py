@@ -215,10 +215,6 @@ class RecurrentCell(Block):
         """The shape (and layout) of each state: a list of dicts."""
         raise NotImplementedError()
 
-    @property
-    def _curr_prefix(self):
-        return "%st%d_" % (self.prefix, self._counter)
-
     def _check_unmodified(self):
         if self._modified:
             raise _AssertError("After applying modifier cells (e.g. ZoneoutCell) the base cell "
@@ -309,7 +305,7 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
         raise NotImplementedError("%s must define hybrid_forward()" % type(self).__name__)
 
 
-def _mapping(weight, gates):
+def _mapping(weight):
     """``'in -> out'`` of a repr, ``None`` for an input size not known yet."""
     shape = weight.shape
     return "{0} -> {1}".format(shape[1] if shape[1] else None, shape[0])
@@ -346,7 +342,7 @@ class _GatedCell(HybridRecurrentCell):
 
     def __repr__(self):
         return "{name}({mapping})".format(name=type(self).__name__,
-                                          mapping=_mapping(self.i2h_weight, 1))
+                                          mapping=_mapping(self.i2h_weight))
 
 
 # ----------------------------------------------------------------------------
@@ -390,7 +386,7 @@ class RNNCell(_GatedCell):
 
     def __repr__(self):
         return "{name}({mapping}, {act})".format(name=type(self).__name__,
-                                                 mapping=_mapping(self.i2h_weight, 1),
+                                                 mapping=_mapping(self.i2h_weight),
                                                  act=self._activation)
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
