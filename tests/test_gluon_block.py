@@ -458,15 +458,21 @@ def test_load_options(tmp_path):
 
 
 def test_drop_in_import():
+    # In a fresh interpreter: install_as_mxnet changes sys.modules for the whole process.
+    import subprocess
     import sys
-    mx.install_as_mxnet()
-    from mxnet.gluon import nn as mnn, loss, utils, Parameter, Block  # noqa: F401
-    assert mnn.Dense is nn.Dense and Parameter is gluon.Parameter
-    assert sys.modules["mxnet.gluon.nn"] is nn
-    if not hasattr(mx.gluon.trainer, "Trainer"):
-        pytest.skip("gluon.Trainer is written separately and has not landed yet")
-    from mxnet.gluon import Trainer
-    assert Trainer is mx.gluon.Trainer
+    code = "\n".join([
+        "import sys, mxlite as mx; mx.install_as_mxnet()",
+        "from mxnet.gluon import nn, loss, utils, Parameter, Block, Trainer",
+        "assert nn.Dense is mx.gluon.nn.Dense and Parameter is mx.gluon.Parameter",
+        "assert Trainer is mx.gluon.Trainer and loss is mx.gluon.loss",
+        "assert sys.modules['mxnet.gluon.nn'] is mx.gluon.nn",
+        "print('ok')",
+    ])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
 
 
 def test_forward_restores_current_context():
