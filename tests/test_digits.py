@@ -50,16 +50,19 @@ def test_split_sizes_and_balance(train, test):
     assert np.all((ratio > 0.78) & (ratio <= 0.8))
 
 
-def test_split_is_disjoint_first_rows_per_class():
+def test_split_is_disjoint_seeded_and_stratified():
     labels = np.repeat(np.arange(3), [5, 10, 6])
     labels = np.concatenate([labels[::2], labels[1::2]])    # interleave the classes
     tr, te = split_indices(labels, True), split_indices(labels, False)
     assert set(tr).isdisjoint(te) and len(tr) + len(te) == len(labels)
+    assert list(tr) == sorted(tr) and list(te) == sorted(te)
+    rng = np.random.RandomState(0)          # the documented rule, step by step
     for digit in range(3):
         rows = np.flatnonzero(labels == digit)
+        rows = rows[rng.permutation(len(rows))]
         n = len(rows) * 4 // 5
-        assert list(rows[:n]) == [r for r in tr if labels[r] == digit]
-        assert list(rows[n:]) == [r for r in te if labels[r] == digit]
+        assert sorted(rows[:n]) == [r for r in tr if labels[r] == digit]
+        assert sorted(rows[n:]) == [r for r in te if labels[r] == digit]
 
 
 def test_sample_format_like_mnist(train):

@@ -267,7 +267,7 @@ def test_custom_op_in_symbols_names_infers_and_round_trips():
 def test_seed_example_module_fit_on_digits():
     """The seed: a softmax CustomOp with a label on a symbolic MLP, trained by Module.fit
     with SGD and momentum on the embedded dataset."""
-    from mxlite.gluon.data.vision.digits import Digits
+    Digits = mx.gluon.data.vision.Digits
     train, test = Digits(train=True), Digits(train=False)
 
     def arrays(ds):
