@@ -262,6 +262,7 @@ def test_creation_functions():
     assert mx.nd.ones((2, 3), dtype="int32").dtype is np.int32
     assert mx.nd.empty((2, 3)).shape == (2, 3)
     assert mx.nd.zeros(4).shape == (4,)
+    assert mx.nd.zeros((2,), name="z", __layout__="N").shape == (2,)   # accepted, as MXNet
     assert mx.nd.zeros((0, 3)).shape == (0, 3)
     assert mx.nd.ones((1,), ctx=mx.cpu(1)).context == mx.cpu(1)
     with mx.cpu(2):

@@ -21,6 +21,9 @@ def _shape(shape):
 
 def _create(name, ctx, kwargs):
     op = OPS[name]
+    # MXNet accepts (and ignores, for arrays) a name and __attr__ keywords.
+    kwargs = {k: v for k, v in kwargs.items()
+              if k != "name" and not (k.startswith("__") and k.endswith("__"))}
     return invoke(op, (), op.parse_params(kwargs), ctx=ctx or current_context())
 
 
