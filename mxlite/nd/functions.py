@@ -1,18 +1,15 @@
 """``mx.nd`` functions that are not single registered ops: array creation with MXNet's
 signatures, and the NumPy-style binary functions that pick the broadcast or scalar op."""
-import numbers
-
 import numpy as np
 
 
 from ..context import current_context
 from ..operator.registry import OPS, invoke
+from ..operator import binary_functions as _binary
 from .ndarray import NDArray
 
-__all__ = ["zeros", "ones", "full", "arange", "eye", "linspace", "add", "subtract", "multiply",
-           "divide", "true_divide", "modulo", "power", "maximum", "minimum", "hypot", "equal",
-           "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
-           "logical_or", "logical_xor", "concatenate", "moveaxis", "waitall", "onehot_encode"]
+__all__ = ["zeros", "ones", "full", "arange", "eye", "linspace", "true_divide", "concatenate",
+           "moveaxis", "waitall", "onehot_encode"] + list(_binary.TABLE)
 
 
 def _shape(shape):
@@ -63,83 +60,14 @@ def linspace(start, stop, num, endpoint=True, ctx=None, dtype=np.float32):
                                           dtype=dtype or "float32"))
 
 
-def _ufunc(lhs, rhs, op, lscalar, rscalar, pyfn):
-    """Apply a binary op to NDArrays and/or scalars, as MXNet's ``nd.add`` etc. do."""
-    lnd, rnd = isinstance(lhs, NDArray), isinstance(rhs, NDArray)
-    if lnd and rnd:
-        return invoke(OPS[op], (lhs, rhs), OPS[op].default_params)
-    if lnd and isinstance(rhs, numbers.Number):
-        o = OPS[lscalar]
-        return invoke(o, (lhs,), o.parse_params({"scalar": rhs}))
-    if rnd and isinstance(lhs, numbers.Number):
-        o = OPS[rscalar]
-        return invoke(o, (rhs,), o.parse_params({"scalar": lhs}))
-    if isinstance(lhs, numbers.Number) and isinstance(rhs, numbers.Number):
-        return pyfn(lhs, rhs)
-    raise TypeError("%s: expected NDArrays or scalars, got %s and %s"
-                    % (op, type(lhs).__name__, type(rhs).__name__))
+def _apply(op_name, inputs, params):
+    op = OPS[op_name]
+    return invoke(op, inputs, op.parse_params(params) if params else op.default_params)
 
 
-def add(lhs, rhs):
-    """``lhs + rhs`` with broadcasting; either may be a scalar."""
-    return _ufunc(lhs, rhs, "broadcast_add", "_plus_scalar", "_plus_scalar", lambda a, b: a + b)
-
-
-def subtract(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_sub", "_minus_scalar", "_rminus_scalar", lambda a, b: a - b)
-
-
-def multiply(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_mul", "_mul_scalar", "_mul_scalar", lambda a, b: a * b)
-
-
-def divide(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_div", "_div_scalar", "_rdiv_scalar", lambda a, b: a / b)
-
-
-true_divide = divide
-
-
-def modulo(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_mod", "_mod_scalar", "_rmod_scalar", lambda a, b: a % b)
-
-
-def power(base, exp):
-    return _ufunc(base, exp, "broadcast_power", "_power_scalar", "_rpower_scalar",
-                  lambda a, b: a ** b)
-
-
-def maximum(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", max)
-
-
-def minimum(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", min)
-
-
-def hypot(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_hypot", "_hypot_scalar", "_hypot_scalar",
-                  lambda a, b: float(np.hypot(a, b)))
-
-
-def _cmp(name, flipped, pyfn):
-    def fn(lhs, rhs):
-        return _ufunc(lhs, rhs, "broadcast_" + name, "_%s_scalar" % name, "_%s_scalar" % flipped,
-                      lambda a, b: float(pyfn(a, b)))
-    fn.__name__ = name
-    fn.__doc__ = "Elementwise ``%s`` with broadcasting (1 or 0); either side may be a scalar." % name
-    return fn
-
-
-equal = _cmp("equal", "equal", lambda a, b: a == b)
-not_equal = _cmp("not_equal", "not_equal", lambda a, b: a != b)
-greater = _cmp("greater", "lesser", lambda a, b: a > b)
-greater_equal = _cmp("greater_equal", "lesser_equal", lambda a, b: a >= b)
-lesser = _cmp("lesser", "greater", lambda a, b: a < b)
-lesser_equal = _cmp("lesser_equal", "greater_equal", lambda a, b: a <= b)
-logical_and = _cmp("logical_and", "logical_and", lambda a, b: bool(a) and bool(b))
-logical_or = _cmp("logical_or", "logical_or", lambda a, b: bool(a) or bool(b))
-logical_xor = _cmp("logical_xor", "logical_xor", lambda a, b: bool(a) != bool(b))
+for _name in _binary.TABLE:
+    globals()[_name] = _binary.make(_name, NDArray, _apply)
+true_divide = divide  # noqa: F821 (defined by the loop above)
 
 
 def concatenate(arrays, axis=0, always_copy=True):

@@ -10,7 +10,7 @@ import inspect
 from ..operator.registry import REQUIRED, invoke
 from .ndarray import NDArray
 
-__all__ = ["make_function", "namespace_of"]
+__all__ = ["make_function", "namespace_of", "signature", "docstring"]
 
 
 def namespace_of(name):
@@ -34,7 +34,7 @@ def _type_name(parse):
             "parse_float_tuple": "tuple of float"}.get(n.replace("optional_", ""), "value")
 
 
-def _docstring(op, fname):
+def docstring(op, fname):
     lines = [(op.doc or "The %s operator." % op.name).strip(), "", "Parameters", "----------"]
     if op.variadic:
         lines += ["*data : NDArray", "    The input arrays."]
@@ -58,19 +58,17 @@ def _docstring(op, fname):
     return "\n".join(lines)
 
 
-def _signature(op):
+def signature(op, extra=("out", "name")):
+    """The signature of an op function: inputs, then keyword-only params and ``extra``."""
     P = inspect.Parameter
     ps = []
     if op.variadic:
         ps.append(P("data", P.VAR_POSITIONAL))
     elif not callable(op.inputs):
         ps += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in op.inputs]
-    for prm in op.params.values():
-        if prm.name == op.variadic:
-            continue
-        ps.append(P(prm.name, P.KEYWORD_ONLY, default=prm.default))
-    ps.append(P("out", P.KEYWORD_ONLY, default=None))
-    ps.append(P("name", P.KEYWORD_ONLY, default=None))
+    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default) for prm in op.params.values()
+           if prm.name != op.variadic]
+    ps += [P(k, P.KEYWORD_ONLY, default=None) for k in extra]
     return inspect.Signature(ps)
 
 
@@ -96,8 +94,8 @@ def make_function(op, fname):
 
     fn.__name__ = fname
     fn.__qualname__ = fname
-    fn.__doc__ = _docstring(op, fname)
-    fn.__signature__ = _signature(op)
+    fn.__doc__ = docstring(op, fname)
+    fn.__signature__ = signature(op)
     fn.__module__ = "mxlite.nd"
     return fn
 

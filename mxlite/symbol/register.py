@@ -4,11 +4,9 @@ Inputs are Symbols (positionally or by name); a missing input becomes a variable
 named ``<node>_<input>`` (``fc1_weight``), as in MXNet. Params are kept as MXNet
 attribute strings (for JSON) and parsed once into typed values.
 """
-import inspect
-
 from ..base import format_attr
 from ..name import current as _current_names
-from ..nd.register import _docstring
+from ..nd.register import docstring, signature
 from .symbol import Symbol, SymNode, Variable
 
 __all__ = ["make_function", "op_call"]
@@ -82,16 +80,7 @@ def make_function(op, fname):
 
     fn.__name__ = fname
     fn.__qualname__ = fname
-    fn.__doc__ = _docstring(op, fname).replace("NDArray", "Symbol")
-    P = inspect.Parameter
-    ps = []
-    if op.variadic:
-        ps.append(P("data", P.VAR_POSITIONAL))
-    elif not callable(op.inputs):
-        ps += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in op.inputs]
-    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default) for prm in op.params.values()
-           if prm.name != op.variadic]
-    ps += [P("name", P.KEYWORD_ONLY, default=None), P("attr", P.KEYWORD_ONLY, default=None)]
-    fn.__signature__ = inspect.Signature(ps)
+    fn.__doc__ = docstring(op, fname).replace("NDArray", "Symbol")
+    fn.__signature__ = signature(op, extra=("name", "attr"))
     fn.__module__ = "mxlite.symbol"
     return fn
