@@ -380,12 +380,16 @@ class Block:
     def summary(self, *inputs):
         """Print each layer's output shape and parameter count for one forward on ``inputs``.
 
-        The block must be initialised and not hybridized.
+        The block must be initialised. A hybridized block prints the same table:
+        the summary's forward runs imperatively (forward hooks do not fire inside a
+        cached graph) and hybridization is restored afterwards, even on error.
+        (MXNet 1.9 refuses hybridized blocks with an AssertionError instead.)
         """
         from .nn.basic_layers import Sequential, HybridSequential
         summary = OrderedDict()
         seen = set()
         hooks = []
+        hybridized = []
 
         def summary_hook(block, _, outputs):
             key = "%s-%i" % (block.__class__.__name__, len(summary))
@@ -402,7 +406,8 @@ class Block:
 
         def register(block):
             if isinstance(block, HybridBlock) and block._active:
-                raise _assert('"{}" must not be hybridized to print summary.'.format(block.name))
+                hybridized.append(block)
+                block._active = False      # the cached graph is kept for afterwards
             if not isinstance(block, (Sequential, HybridSequential)):
                 hooks.append(block.register_forward_hook(summary_hook))
 
@@ -415,6 +420,8 @@ class Block:
         finally:
             for h in hooks:
                 h.detach()
+            for block in hybridized:
+                block._active = True
 
 
 def _assert(msg):
