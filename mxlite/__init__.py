@@ -29,6 +29,7 @@ from . import initializer  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 from . import optimizer  # noqa: F401
 from . import metric  # noqa: F401
+from . import kvstore  # noqa: F401
 from . import gluon  # noqa: F401
 from . import recordio  # noqa: F401
 from . import io  # noqa: F401
@@ -41,6 +42,7 @@ mod = module
 viz = visualization
 
 init = initializer
+kv = kvstore
 
 ndarray = nd
 sym = symbol

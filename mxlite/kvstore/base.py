@@ -1,0 +1,127 @@
+"""``KVStoreBase`` (the interface and registry of stores) and ``create``."""
+import warnings
+
+from ..base import MXNetError
+
+__all__ = ["KVStoreBase", "create", "LOCAL_TYPES"]
+
+#: The single-machine store types; in one process they all behave the same.
+LOCAL_TYPES = ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
+               "local_allreduce_device")
+
+
+class KVStoreBase:
+    """The interface of a key-value store for data-parallel training.
+
+    Subclasses registered with :meth:`register` are created by name with
+    :func:`create` (as MXNet's registry of Python stores).
+    """
+
+    #: The capability queried by ``is_capable`` for updating with an optimizer.
+    OPTIMIZER = "optimizer"
+
+    kv_registry = {}
+
+    def broadcast(self, key, value, out, priority=0):
+        """Initialise ``key`` with ``value`` and write it to every array of ``out``."""
+        raise NotImplementedError()
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Push ``value`` (summed over its arrays), then pull the result into ``out``."""
+        raise NotImplementedError()
+
+    def set_optimizer(self, optimizer):
+        """Update the stored values with ``optimizer`` on every push."""
+        raise NotImplementedError()
+
+    def is_capable(self, capability):
+        """Whether the store supports ``capability`` (e.g. ``KVStoreBase.OPTIMIZER``)."""
+        raise NotImplementedError()
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the optimizer states (and the optimizer if ``dump_optimizer``) to ``fname``."""
+        raise NotImplementedError()
+
+    def load_optimizer_states(self, fname):
+        """Load optimizer states written by :meth:`save_optimizer_states`."""
+        raise NotImplementedError()
+
+    @property
+    def type(self):
+        """The type of the store, e.g. ``'device'``."""
+        raise NotImplementedError()
+
+    @property
+    def rank(self):
+        """The rank of this worker."""
+        raise NotImplementedError()
+
+    @property
+    def num_workers(self):
+        """The number of workers."""
+        raise NotImplementedError()
+
+    @staticmethod
+    def register(klass):
+        """Register a store class under its lower-cased class name for :func:`create`.
+
+        Examples
+        --------
+        >>> @mx.kv.KVStoreBase.register
+        ... class MyStore(mx.kv.KVStoreBase):
+        ...     pass
+        >>> type(mx.kv.create('mystore')).__name__
+        'MyStore'
+        """
+        if not isinstance(klass, type):
+            raise TypeError("KVStoreBase.register: expected a class, got %r" % (klass,))
+        name = klass.__name__.lower()
+        if name in KVStoreBase.kv_registry:
+            old = KVStoreBase.kv_registry[name]
+            warnings.warn("WARNING: New kvstore %s.%s is overriding existing kvstore %s.%s"
+                          % (klass.__module__, klass.__name__, old.__module__, old.__name__))
+        KVStoreBase.kv_registry[name] = klass
+        return klass
+
+
+def create(name="local"):
+    """Create a key-value store.
+
+    Parameters
+    ----------
+    name : str, default 'local'
+        One of ``'local'``, ``'device'``, ``'nccl'``, ``'local_update_cpu'``,
+        ``'local_allreduce_cpu'``, ``'local_allreduce_device'`` (all the same
+        in-process store here), or the name of a class registered with
+        :meth:`KVStoreBase.register`.
+
+    Returns
+    -------
+    KVStoreBase
+
+    Raises
+    ------
+    MXNetError
+        For distributed stores (``'dist_sync'``, ``'dist_async'``, ...) and unknown names.
+        (MXNet accepts any unknown name as a local store; mxlite names the valid ones.)
+
+    Examples
+    --------
+    >>> kv = mx.kv.create('device')
+    >>> kv.type, kv.rank, kv.num_workers
+    ('device', 0, 1)
+    """
+    if not isinstance(name, str):
+        raise TypeError("name must be a string, got %s" % type(name).__name__)
+    name = name.lower()
+    if name in KVStoreBase.kv_registry:
+        return KVStoreBase.kv_registry[name]()
+    if "dist" in name:
+        raise MXNetError("kvstore.create: %r is a distributed kvstore; distributed training is "
+                         "not supported by mxlite, which runs in one process (use one of %s)"
+                         % (name, ", ".join(LOCAL_TYPES)))
+    if name not in LOCAL_TYPES:
+        raise MXNetError("kvstore.create: unknown kvstore type %r; expected one of %s"
+                         % (name, ", ".join(LOCAL_TYPES + tuple(KVStoreBase.kv_registry))))
+    from .kvstore import KVStore
+    return KVStore(name)
