@@ -2,18 +2,24 @@
 
 As in MXNet 1.x: gradients of a parameter that lives on several contexts are
 summed, the sum updates the weight, and the new weight is on every context.
-With one context there is no kvstore. With several, the (in-process) kvstore
-either keeps its own copy of each weight and updates that
-(``update_on_kvstore=True``, MXNet's default) or writes the summed gradient
-back to every context, whose updaters then update their own copies
-(``update_on_kvstore=False``).
+The sum goes through an ``mx.kv`` store: the one given as ``kvstore`` (an
+instance is always used), or one created by name when the parameters live on
+several contexts (with one context and a name there is no store). The store
+either keeps its own copy of each weight and updates it with the optimizer on
+push (``update_on_kvstore=True``, MXNet's default) and every context pulls the
+new weight, or it sums the gradients and writes the sum back to every context,
+whose updaters then update their own copies (``update_on_kvstore=False``).
 
 Differences from MXNet, on purpose:
 
 * a step checks every gradient for staleness *before* touching anything, and
   its error names all stale parameters; a failed step leaves the weights, the
   optimizer states and the freshness of the gradients as they were;
-* ``ignore_stale_grad`` also skips stale parameters when updating on the kvstore.
+* ``ignore_stale_grad`` also skips stale parameters when updating on the kvstore;
+* all gradients go to the kvstore in one ``pushpull``, which checks every key and
+  creates every optimizer state before changing any weight;
+* a ``set_data`` on a parameter updated on a store that the caller passed in puts
+  the new value in that store (MXNet fails on the duplicate key).
 
 A gradient is *fresh* when ``backward`` (or any in-place write, such as
 ``zero_grad``) has changed its buffer since the last step; a buffer the
@@ -24,14 +30,13 @@ import os
 
 import numpy as np
 
+from .. import kvstore as kvs
 from .. import optimizer as opt
 from ..base import MXNetError
+from ..kvstore.base import KVStoreBase, LOCAL_TYPES
 from .parameter import Parameter
 
 __all__ = ["Trainer"]
-
-_KV_TYPES = ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
-             "local_allreduce_device", "horovod", "byteps")
 
 
 class Trainer:
@@ -46,11 +51,13 @@ class Trainer:
     optimizer_params : dict, optional
         Keyword arguments of the optimizer (only with a name), e.g.
         ``{'learning_rate': 0.1}``.
-    kvstore : str or None, default 'device'
-        How gradients are reduced over contexts; only in-process stores exist here
-        ('device', 'local', ...); 'dist_*' raises.
+    kvstore : str, KVStore or None, default 'device'
+        How gradients are reduced over contexts: a store type for :func:`mx.kv.create`
+        (used only with several contexts; 'dist_*' raises, mxlite runs in one
+        process), a store instance (always used), or None.
     compression_params : dict, optional
-        Accepted for compatibility; gradients are never compressed here.
+        Passed to the store's ``set_gradient_compression``: checked, but gradients
+        are never compressed here.
     update_on_kvstore : bool, optional
         Update on the kvstore's copy of the weights (MXNet's default with several
         contexts) or on every context. Environment variable ``MXNET_UPDATE_ON_KVSTORE``
@@ -124,66 +131,88 @@ class Trainer:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
 
-    # -- the in-process kvstore ------------------------------------------------------
+    # -- the kvstore ------------------------------------------------------------------
     def _reset_kvstore(self):
         self._kv_initialized = False
         self._kvstore = None
-        self._kv_weights = {}
-        self._kv_updater = None
         self._distributed = False
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
 
     def _init_kvstore(self):
+        """Create (or take) the kvstore and decide ``update_on_kvstore``, as MXNet does."""
         config = self._kvstore_params
-        kvstore = config["kvstore"]
-        kv_type = self._kv_type(kvstore)
-        if kv_type is None or len(self._contexts) == 1:
-            self._kvstore = None
-            self._update_on_kvstore = None
-            if config["update_on_kvstore"]:
+        kvstore, update = self._create_kvstore(config["kvstore"])
+        if config["update_on_kvstore"] is not None:
+            update = bool(config["update_on_kvstore"])
+        if kvstore is None:
+            if update:
                 raise ValueError("Cannot set update_on_kvstore=True without a kvstore: the "
                                  "parameters live on one context (%s) and kvstore=%r"
-                                 % (self._contexts[0], kvstore))
+                                 % (self._contexts[0], config["kvstore"]))
+            self._kvstore = self._update_on_kvstore = None
         else:
-            self._kvstore = kv_type
-            update = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
-            if kv_type == "local" and self._largest_param() > 1024 * 1024 * 16:
+            if update and not kvstore.is_capable(KVStoreBase.OPTIMIZER):
+                if config["update_on_kvstore"]:
+                    raise ValueError("Please set update_on_kvstore=False when training with %s"
+                                     % type(kvstore).__name__)
                 update = False
-            if config["update_on_kvstore"] is not None:
-                update = bool(config["update_on_kvstore"])
-            self._update_on_kvstore = update
+            if self._compression_params:
+                kvstore.set_gradient_compression(self._compression_params)
             if update:
-                self._kv_updater = opt.get_updater(self._optimizer)
+                kvstore.set_optimizer(self._optimizer)
+            self._kvstore = kvstore
+            self._update_on_kvstore = update
         self._kv_initialized = True
 
-    def _kv_type(self, kvstore):
+    def _create_kvstore(self, kvstore):
+        """``(store or None, update_on_kvstore default)`` (MXNet's ``model._create_kvstore``).
+
+        A store given as an instance is always used; a name gives no store when the
+        parameters live on one context.
+        """
+        update = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
         if kvstore is None:
-            return None
-        kv_type = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", None)
-        if not isinstance(kv_type, str):
-            raise TypeError("kvstore must be KVStore, str or None, got %s" % type(kvstore).__name__)
-        if "dist" in kv_type:
-            raise MXNetError("Trainer: kvstore %r is distributed; mxlite runs in one process and "
-                             "supports only local kvstores (%s)" % (kv_type, ", ".join(_KV_TYPES)))
-        return kv_type
+            return None, False
+        if isinstance(kvstore, KVStoreBase):
+            kv = kvstore
+        elif isinstance(kvstore, str):
+            if "dist" in kvstore:
+                raise MXNetError("Trainer: kvstore %r is distributed; mxlite runs in one process "
+                                 "and supports only local kvstores (%s)"
+                                 % (kvstore, ", ".join(LOCAL_TYPES)))
+            if len(self._contexts) == 1:
+                return None, False
+            kv = kvs.create(kvstore)
+            if kvstore == "local" and self._largest_param() > 1024 * 1024 * 16:
+                update = False
+        else:
+            raise TypeError("kvstore must be KVStore, str or None, got %s"
+                            % type(kvstore).__name__)
+        return kv, update and kv.is_capable(KVStoreBase.OPTIMIZER)
 
     def _largest_param(self):
         return max((int(np.prod(p.shape)) for p in self._params if p.shape), default=0)
 
     def _init_params(self):
-        """Broadcast context 0's value to the others (as MXNet's kvstore.broadcast)."""
+        """Put context 0's value in the kvstore and on every context (kvstore.broadcast)."""
         waiting = []
         for param in self._params_to_init:
             if param._deferred_init:
                 waiting.append(param)
                 continue
             if self._kvstore:
+                idx = self._param2idx[param.name]
                 arrays = param.list_data()
-                for a in arrays[1:]:
-                    arrays[0].copyto(a)
-                if self._update_on_kvstore:
-                    self._kv_weights[self._param2idx[param.name]] = arrays[0].copy()
+                has_key = getattr(self._kvstore, "_has_key", None)
+                if has_key is not None and has_key(idx):
+                    # The same store again after _reset_kvstore (a set_data on a
+                    # parameter updated on the kvstore): MXNet would fail on the
+                    # duplicate init; the store takes the new value instead.
+                    self._kvstore._assign(idx, arrays[0])
+                    self._kvstore.pull(idx, out=arrays)
+                else:
+                    self._kvstore.broadcast(idx, arrays[0], out=arrays)
         self._params_to_init = waiting
 
     def _ensure_kv(self):
@@ -261,28 +290,26 @@ class Trainer:
         ``optimizer.param_dict`` (the parameters' lr/wd multipliers) is not saved.
         """
         self._ensure_kv()
+        if self._kvstore and self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+            return
         with open(fname, "wb") as fout:
-            fout.write(self._state_updater().get_states(dump_optimizer=True))
+            fout.write(self._updaters[0].get_states(dump_optimizer=True))
 
     def load_states(self, fname):
         """Load states written by :meth:`save_states`, here or by MXNet."""
         self._ensure_kv()
-        with open(fname, "rb") as f:
-            states = f.read()
         if self._kvstore and self._update_on_kvstore:
-            self._kv_updater.set_states(states)
-            self._optimizer = self._kv_updater.optimizer
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
         else:
+            with open(fname, "rb") as f:
+                states = f.read()
             for updater in self._updaters:
                 updater.set_states(states)
                 updater.optimizer = self._updaters[0].optimizer
             self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = {i: param for i, param in enumerate(self._params)}
-
-    def _state_updater(self):
-        if self._kvstore and self._update_on_kvstore:
-            return self._kv_updater
-        return self._updaters[0]
 
     # -- internals -----------------------------------------------------------------
     def _mark_seen(self, i, j, grad):
@@ -317,32 +344,34 @@ class Trainer:
         return fresh
 
     def _allreduce_grads(self, fresh):
+        """Push every gradient to the kvstore in one call (checked as a whole first), and
+        pull the updated weights (``update_on_kvstore``) or the summed gradients."""
         if not self._kvstore:
             return
+        keys, grads, datas = [], [], []
         for i, param in enumerate(self._params):
-            if param.grad_req == "null":
+            if param.grad_req == "null" or (fresh is not None and not any(fresh[i])):
                 continue
-            grads = param.list_grad()
-            if fresh is not None and not any(fresh[i]):
-                continue
-            total = _sum_on(grads, grads[0])
-            if self._update_on_kvstore:
-                self._kv_update(i, param, total)
-            else:
-                # NOTE: written without a version bump: a reduced gradient is not
-                # a new backward, so it must not make a stale gradient look fresh.
-                for g in grads:
-                    g._data[...] = total if g._ctx == grads[0]._ctx else _to(total, g)
-
-    def _kv_update(self, i, param, total):
-        from ..nd.ndarray import _wrap
-        weight = self._kv_weights[i]
-        grad = _wrap(total, weight._ctx)
-        self._kv_updater(i, grad, weight)
-        for a in param.list_data():
-            weight.copyto(a)
-        for j, g in enumerate(param.list_grad()):
-            self._mark_seen(i, j, g)
+            keys.append(i)
+            grads.append(param.list_grad())
+            datas.append(param.list_data())
+        if not keys:
+            return
+        was_fresh = [[self._is_fresh(i, j, g) for j, g in enumerate(gl)]
+                     for i, gl in zip(keys, grads)]
+        if self._update_on_kvstore:
+            self._kvstore.pushpull(keys, grads, out=datas)
+            for i, gl in zip(keys, grads):
+                for j, g in enumerate(gl):
+                    self._mark_seen(i, j, g)
+            return
+        self._kvstore.pushpull(keys, grads)
+        # NOTE: writing the sum bumps the buffers' versions, but a reduced gradient
+        # is not a new backward: a buffer that was stale stays stale.
+        for i, gl, flags in zip(keys, grads, was_fresh):
+            for j, (g, ok) in enumerate(zip(gl, flags)):
+                if not ok:
+                    self._mark_seen(i, j, g)
 
     def _update(self, fresh):
         if self._kvstore and self._update_on_kvstore:
@@ -368,22 +397,6 @@ class Trainer:
         for j, upd in enumerate(updates):
             for i, grad, _ in upd:
                 self._mark_seen(i, j, grad)
-
-
-def _to(raw, like):
-    """Raw array ``raw`` moved to the array module of NDArray ``like``'s context."""
-    xp = like._ctx.xp or like._ctx.array_module()
-    if xp is np:
-        return raw.get() if hasattr(raw, "get") else raw
-    return xp.asarray(raw)
-
-
-def _sum_on(grads, target):
-    """The sum of the raw gradient arrays, on ``target``'s context."""
-    total = grads[0]._data.copy()
-    for g in grads[1:]:
-        total += _to(g._data, target)
-    return total
 
 
 def _check_update_pair(param, arr, grad):
