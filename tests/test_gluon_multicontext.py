@@ -1,8 +1,6 @@
 """Issue #4: data-parallel training on two contexts with split_and_load and the Trainer's
 kvstore: a Conv2D-BatchNorm-Dropout-Dense network learns the embedded Digits, and the
 trained parameters are the same on both contexts."""
-import time
-
 import numpy as np
 import pytest
 
@@ -55,7 +53,6 @@ def test_two_contexts_learn_digits_and_agree(hybridize, update_on_kvstore):
         net.hybridize()
     trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01},
                             update_on_kvstore=update_on_kvstore)
-    start = time.time()
     _train(net, trainer, epochs=4)
     assert isinstance(trainer._kvstore, mx.kv.KVStore) and trainer._kvstore.type == "device"
     assert trainer._update_on_kvstore is (update_on_kvstore is not False)
@@ -75,7 +72,6 @@ def test_two_contexts_learn_digits_and_agree(hybridize, update_on_kvstore):
     acc0, acc1 = _accuracy(net, CTXS[0]), _accuracy(net, CTXS[1])
     assert acc0 >= 0.95, acc0
     assert abs(acc0 - acc1) < 0.02
-    assert time.time() - start < 60          # a generous bound: it takes a few seconds
 
 
 def test_two_contexts_match_one_context_on_the_same_batches():
