@@ -424,11 +424,6 @@ class Block:
                 block._active = True
 
 
-def _assert(msg):
-    from .parameter import _AssertError
-    return _AssertError(msg)
-
-
 def _shape_str(args):
     """Shapes of (nested) outputs as MXNet's summary prints them."""
     def shapes(a):
