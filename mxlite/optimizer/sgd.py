@@ -65,18 +65,26 @@ class SGD(_MasterLastMixin, Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         xp = xp_of(weight)
         w = weight._data
-        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
+        # One temporary, updated in place: the same float32 operations, in the same
+        # order, as the expressions in the docstring.
+        step = xp.multiply(grad._data, self.rescale_grad)
+        if self.clip_gradient:
+            xp.clip(step, -self.clip_gradient, self.clip_gradient, out=step)
         if state is not None and self.momentum > 0:
             mom = state._data
             mom *= self.momentum
             mom -= lr * wd * w
-            mom -= lr * g
+            step *= lr
+            mom -= step
             state._bump()
             w += mom
         else:
-            # NOTE: MXNet's sgd_update is (1 - lr*wd) * w - lr * g, same rounding order.
-            write(weight, (1.0 - lr * wd) * w - lr * g)
-            return
+            # NOTE: MXNet's sgd_update is (1 - lr*wd) * w - lr * g, same rounding order;
+            # 1.0 * w is w exactly, so the product is skipped without weight decay.
+            step *= lr
+            if wd:
+                w *= 1.0 - lr * wd
+            w -= step
         weight._bump()
 
 

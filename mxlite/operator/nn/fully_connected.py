@@ -1,7 +1,7 @@
 """FullyConnected: ``y = x W^T + b``.
 
-Its gradients are FullyConnected calls again (``gx = gy W``, ``gW = gy^T x``),
-so a gradient penalty through a dense layer differentiates to any order.
+Its gradients are ``dot`` calls (``gx = gy W``, ``gW = gy^T x``), so a gradient
+penalty through a dense layer differentiates to any order.
 """
 import numpy as np
 
@@ -50,15 +50,24 @@ def _compute(p, xp, x, w, b=None):
 
 def _gradient(p, x, y, gy):
     data, w = x[0], x[1]
-    in_units = w.shape[1]
-    g = gy[0].reshape((-1, p.num_hidden))
-    rows = data.reshape((data.shape[0], -1)) if p.flatten else data.reshape((-1, in_units))
-    gx = nd.FullyConnected(g, nd.transpose(w), num_hidden=in_units, no_bias=True)
-    gw = nd.FullyConnected(nd.transpose(g), nd.transpose(rows), num_hidden=in_units,
-                           no_bias=True)
-    grads = [gx.reshape(data.shape), gw]
+    g = gy[0]
+    if g.ndim != 2:
+        g = g.reshape((-1, p.num_hidden))
+    rows = data
+    if data.ndim != 2:
+        rows = data.reshape((data.shape[0], -1)) if p.flatten else data.reshape((-1, w.shape[1]))
+    # An input outside the recorded graph (the network's data, a frozen weight) needs
+    # no gradient: skipping it saves the largest GEMM of a first layer.
+    gx = gw = None
+    if data._entry is not None:
+        gx = nd.dot(g, w)
+        if gx.shape != data.shape:
+            gx = gx.reshape(data.shape)
+    if w._entry is not None:
+        gw = nd.dot(g, rows, transpose_a=True)
+    grads = [gx, gw]
     if not p.no_bias:
-        grads.append(nd.sum(g, axis=0))
+        grads.append(nd.sum(g, axis=0) if x[2]._entry is not None else None)
     return grads
 
 
