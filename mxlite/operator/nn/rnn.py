@@ -9,8 +9,13 @@ Gate order: LSTM ``i, f, g, o``; GRU ``r, z, n`` with
 States are ``(num_layers * D, N, H)``, layer-major, forward direction first.
 
 The gradient is backpropagation through time in a registered ``_backward_RNN`` op
-that replays the forward pass with the same dropout masks (a hidden output); it
-is not differentiable again.
+(not differentiable again). It reads what the forward pass kept in two hidden
+outputs: the dropout masks and a flat "reserve" (as cuDNN's reserve space) with
+every step's gates, hidden and cell states and the inputs of the upper layers.
+The kernels follow what makes NumPy fast: one matmul for the input projections of
+all steps, one per weight gradient, the recurrent matmul and in-place elementwise
+work per step on preallocated buffers, and no gradient for data or parameters
+that are not variables.
 
 Differences from MXNet 1.9.1's CPU kernel: LSTM state clipping
 (``lstm_state_clip_min/max``) works here (MXNet supports it only with cuDNN), and
@@ -58,7 +63,8 @@ def _inputs(p):
 
 
 def _n_outputs(p):
-    return 4 if p.mode == "lstm" else 3       # out, hy, [cy], dropout masks (hidden)
+    # out, hy, [cy], then hidden: the dropout masks and the reserve for backward
+    return 5 if p.mode == "lstm" else 4
 
 
 def _n_visible(p):
@@ -123,110 +129,281 @@ def _check(p, data, w, state, cell):
                              "state_size)" % (name, s.shape, sshape))
 
 
-def _sigmoid(xp, x):
-    # NOTE: split by sign so that exp never overflows.
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+def _sigmoid_(xp, a):
+    """The logistic function in place, as ``(1 + tanh(a / 2)) / 2``."""
+    # NOTE: one transcendental and no overflow (``exp(-a)`` overflows for a << 0
+    # and raises a warning); the absolute error stays within an ulp of 1.
+    a *= 0.5
+    xp.tanh(a, out=a)
+    a *= 0.5
+    a += 0.5
 
 
-# -- one layer, one direction ------------------------------------------------------------
+def _clips(p):
+    return p.mode == "lstm" and (p.lstm_state_clip_min is not None
+                                 or p.lstm_state_clip_max is not None)
 
-def _run_dir(p, xp, x, wx, wh, bx, bh, h0, c0):
-    """Run one direction over x (T, N, in) in its own time order.
 
-    Returns the hidden states (T, N, H), the final (h, c) and a cache for backward.
-    """
-    steps = x.shape[0]
-    hsz = p.state_size
-    ax = xp.matmul(x, wx.T) + bx                 # input projections of every step
-    hs = xp.empty((steps + 1,) + h0.shape, dtype=x.dtype)
-    hs[0] = h0
-    cache = {"gates": xp.empty(ax.shape, dtype=x.dtype)}
+# -- the reserve: what forward keeps for backward (as cuDNN's reserve space) ---------------
+
+def _dir_blocks(p, steps, batch):
+    """``(name, shape)`` of the arrays one (layer, direction) keeps, in its time order."""
+    g, h = _GATES[p.mode], p.state_size
+    seq, seq1 = (steps, batch, h), (steps + 1, batch, h)
+    blocks = [("hs", seq1)]                       # h_0 .. h_T (rnn modes: their activations)
+    if p.mode in ("lstm", "gru"):
+        blocks.append(("gates", (steps, batch, g * h)))      # activated gates
     if p.mode == "lstm":
-        cs = xp.empty_like(hs)
-        cs[0] = c0
-        cache["cs"] = cs
-        cache["clip"] = xp.ones((steps,) + h0.shape, dtype=bool)
+        blocks += [("cs", seq1), ("tcs", seq)]              # c_0 .. c_T and tanh(c_1 .. c_T)
+        if _clips(p):
+            blocks.append(("keep", seq))                     # 1 where clipping let c through
     if p.mode == "gru":
-        cache["ahn"] = xp.empty((steps,) + h0.shape, dtype=x.dtype)
+        blocks.append(("ahn", seq))                          # W_hn h + b_hn
+    return blocks
+
+
+def _reserve(p, xp, steps, batch, dtype, buf=None):
+    """Carve the flat reserve (allocated when ``buf`` is None) into views.
+
+    Returns the buffer, a dict of views per (layer, direction) and the inputs of
+    layers 1, 2, ... (after dropout), each ``(T, N, D*H)``.
+    """
+    d, h = _dirs(p), p.state_size
+    blocks = _dir_blocks(p, steps, batch)
+    xshape = (steps, batch, d * h)
+    total = (p.num_layers * d * sum(int(np.prod(s)) for _, s in blocks)
+             + (p.num_layers - 1) * int(np.prod(xshape)))
+    if buf is None:
+        buf = xp.empty((total,), dtype=dtype)
+    elif buf.shape != (total,):
+        raise MXNetError("the reserve has shape %s, expected (%d,): pass the hidden outputs "
+                         "of the same RNN call" % (buf.shape, total))
+    off = 0
+
+    def take(shape):
+        nonlocal off
+        n = int(np.prod(shape))
+        off += n
+        return buf[off - n:off].reshape(shape)
+
+    views, xs = [], []
+    for layer in range(p.num_layers):
+        if layer:
+            xs.append(take(xshape))
+        for _ in range(d):
+            views.append({name: take(shape) for name, shape in blocks})
+    return buf, views, xs
+
+
+# -- one layer, one direction: forward ----------------------------------------------------
+
+def _forward_dir(p, xp, x, wx, wh, bx, bh, h0, c0, r):
+    """Run one direction over ``x`` (T, N, in) in its own time order, filling ``r``."""
+    steps, batch = x.shape[:2]
+    h = p.state_size
+    hs = r["hs"]
+    hs[0] = h0
+    acts = r["gates"] if "gates" in r else hs[1:]
+    # The input projections of every step in one matmul, written in place.
+    flat = acts.reshape(steps * batch, acts.shape[2])
+    xp.matmul(x.reshape(steps * batch, x.shape[2]), wx.T, out=flat)
+    if p.mode == "gru":
+        flat += bx
+        flat[:, :2 * h] += bh[:2 * h]        # b_hn sits inside r * (W_hn h + b_hn)
+    else:
+        flat += bx + bh
+    if p.mode == "lstm":
+        r["cs"][0] = c0
+        _lstm_forward(p, xp, r, wh)
+    elif p.mode == "gru":
+        _gru_forward(p, xp, r, wh, bh[2 * h:])
+    else:
+        _plain_forward(p, xp, r, wh)
+
+
+def _lstm_forward(p, xp, r, wh):
+    hs, cs, tcs, gates, keep = r["hs"], r["cs"], r["tcs"], r["gates"], r.get("keep")
+    h, wht = p.state_size, wh.T
     lo, hi = p.lstm_state_clip_min, p.lstm_state_clip_max
-    for t in range(steps):
-        ah = xp.matmul(hs[t], wh.T) + bh
-        if p.mode == "lstm":
-            a = ax[t] + ah
-            i, f, o = (_sigmoid(xp, a[:, k * hsz:(k + 1) * hsz]) for k in (0, 1, 3))
-            g = xp.tanh(a[:, 2 * hsz:3 * hsz])
-            c = f * cs[t] + i * g
-            if lo is not None or hi is not None:
-                clipped = xp.clip(c, lo, hi)
-                cache["clip"][t] = clipped == c
-                c = clipped
-            cs[t + 1] = c
-            hs[t + 1] = o * xp.tanh(c)
-            act = xp.concatenate([i, f, g, o], axis=1)
-        elif p.mode == "gru":
-            r = _sigmoid(xp, ax[t][:, :hsz] + ah[:, :hsz])
-            z = _sigmoid(xp, ax[t][:, hsz:2 * hsz] + ah[:, hsz:2 * hsz])
-            n = xp.tanh(ax[t][:, 2 * hsz:] + r * ah[:, 2 * hsz:])
-            cache["ahn"][t] = ah[:, 2 * hsz:]
-            hs[t + 1] = (1 - z) * n + z * hs[t]
-            act = xp.concatenate([r, z, n], axis=1)
+    tmp = xp.empty(gates.shape[1:], dtype=gates.dtype)
+    t1 = xp.empty(hs.shape[1:], dtype=hs.dtype)
+    for t in range(gates.shape[0]):
+        a = gates[t]
+        xp.matmul(hs[t], wht, out=tmp)
+        a += tmp
+        _sigmoid_(xp, a[:, :2 * h])                   # i, f
+        _sigmoid_(xp, a[:, 3 * h:])                   # o
+        g = a[:, 2 * h:3 * h]
+        xp.tanh(g, out=g)
+        c = cs[t + 1]
+        xp.multiply(a[:, h:2 * h], cs[t], out=c)
+        xp.multiply(a[:, :h], g, out=t1)
+        c += t1
+        if keep is not None:
+            xp.clip(c, lo, hi, out=t1)
+            xp.equal(t1, c, out=keep[t])
+            c[...] = t1
+        xp.tanh(c, out=tcs[t])
+        xp.multiply(a[:, 3 * h:], tcs[t], out=hs[t + 1])
+
+
+def _gru_forward(p, xp, r, wh, bhn):
+    hs, gates, ahn = r["hs"], r["gates"], r["ahn"]
+    h, wht = p.state_size, wh.T
+    tmp = xp.empty(gates.shape[1:], dtype=gates.dtype)
+    t1 = xp.empty(hs.shape[1:], dtype=hs.dtype)
+    for t in range(gates.shape[0]):
+        a = gates[t]
+        xp.matmul(hs[t], wht, out=tmp)
+        rz, n = a[:, :2 * h], a[:, 2 * h:]
+        rz += tmp[:, :2 * h]
+        _sigmoid_(xp, rz)
+        xp.add(tmp[:, 2 * h:], bhn, out=ahn[t])
+        xp.multiply(a[:, :h], ahn[t], out=t1)
+        n += t1
+        xp.tanh(n, out=n)
+        xp.subtract(hs[t], n, out=t1)                 # h' = n + z (h - n)
+        t1 *= a[:, h:2 * h]
+        xp.add(n, t1, out=hs[t + 1])
+
+
+def _plain_forward(p, xp, r, wh):
+    hs, wht = r["hs"], wh.T
+    tmp = xp.empty(hs.shape[1:], dtype=hs.dtype)
+    for t in range(hs.shape[0] - 1):
+        a = hs[t + 1]                                  # holds the input projection
+        xp.matmul(hs[t], wht, out=tmp)
+        a += tmp
+        if p.mode == "rnn_tanh":
+            xp.tanh(a, out=a)
         else:
-            a = ax[t] + ah
-            act = xp.tanh(a) if p.mode == "rnn_tanh" else xp.maximum(a, 0)
-            hs[t + 1] = act
-        cache["gates"][t] = act
-    cache["hs"] = hs
-    c_last = cache["cs"][steps] if p.mode == "lstm" else None
-    return hs[1:], hs[steps], c_last, cache
+            xp.maximum(a, 0, out=a)
 
 
-def _back_dir(p, xp, x, wx, wh, cache, dhs, dh_last, dc_last):
+# -- one layer, one direction: backward ---------------------------------------------------
+
+def _backward_dir(p, xp, x, wx, wh, r, dhs, dh_last, dc_last, need_dx, gw):
     """Backpropagation through time for one direction.
 
-    ``dhs`` (T, N, H): gradient w.r.t. the hidden states; ``dh_last``/``dc_last``:
-    w.r.t. the final states. Returns dx, dWx, dWh, dbx, dbh, dh0, dc0.
+    ``dhs`` (T, N, H): gradient w.r.t. its hidden states; ``dh_last``/``dc_last``:
+    w.r.t. its final states; ``gw``: views ``(dWx, dWh, dbx, dbh)`` to write, or
+    None. Returns dx (None unless ``need_dx``), dh0 and dc0 (None but for lstm).
     """
-    steps = x.shape[0]
-    hsz = p.state_size
-    hs, gates = cache["hs"], cache["gates"]
-    dax = xp.empty(gates.shape, dtype=x.dtype)
-    dwh = xp.zeros(wh.shape, dtype=x.dtype)
-    dbh = xp.zeros(wh.shape[0], dtype=x.dtype)
-    dh_next = dh_last
-    dc_next = dc_last
-    for t in range(steps - 1, -1, -1):
-        dh = dhs[t] + dh_next
-        act = gates[t]
-        if p.mode == "lstm":
-            i, f, g, o = (act[:, k * hsz:(k + 1) * hsz] for k in range(4))
-            tc = xp.tanh(cache["cs"][t + 1])
-            dc = (dc_next + dh * o * (1 - tc * tc)) * cache["clip"][t]
-            da = xp.concatenate([dc * g * i * (1 - i), dc * cache["cs"][t] * f * (1 - f),
-                                 dc * i * (1 - g * g), dh * tc * o * (1 - o)], axis=1)
-            dc_next = dc * f
-            dah = da
-            dax[t] = da
-        elif p.mode == "gru":
-            r, z, n = act[:, :hsz], act[:, hsz:2 * hsz], act[:, 2 * hsz:]
-            dan = dh * (1 - z) * (1 - n * n)
-            dar = dan * cache["ahn"][t] * r * (1 - r)
-            daz = dh * (hs[t] - n) * z * (1 - z)
-            dax[t] = xp.concatenate([dar, daz, dan], axis=1)
-            dah = xp.concatenate([dar, daz, dan * r], axis=1)
+    steps, batch = x.shape[:2]
+    dh_next = dh_last.astype(x.dtype, copy=True)
+    dc_next = dc_last.astype(x.dtype, copy=True) if dc_last is not None else None
+    if p.mode == "lstm":
+        dax = dah = _lstm_backward(p, xp, r, wh, dhs, dh_next, dc_next)
+    elif p.mode == "gru":
+        dax, dah = _gru_backward(p, xp, r, wh, dhs, dh_next)
+    else:
+        dax = dah = _plain_backward(p, xp, r, wh, dhs, dh_next)
+    flat_x = dax.reshape(steps * batch, dax.shape[2])
+    flat_h = dah.reshape(steps * batch, dah.shape[2])
+    if gw is not None:
+        dwx, dwh, dbx, dbh = gw
+        xp.matmul(flat_x.T, x.reshape(steps * batch, x.shape[2]), out=dwx)
+        hs = r["hs"]
+        xp.matmul(flat_h.T, hs[:-1].reshape(steps * batch, hs.shape[2]), out=dwh)
+        flat_x.sum(axis=0, out=dbx)
+        if dah is dax:
+            dbh[...] = dbx
         else:
-            deriv = 1 - act * act if p.mode == "rnn_tanh" else (act > 0)
-            dah = dh * deriv
-            dax[t] = dah
-        dwh += xp.matmul(dah.T, hs[t])
-        dbh += dah.sum(axis=0)
-        dh_next = xp.matmul(dah, wh)
-        if p.mode == "gru":
-            dh_next = dh_next + dh * z
-    flat = dax.reshape(-1, dax.shape[-1])
-    dwx = xp.matmul(flat.T, x.reshape(-1, x.shape[-1]))
-    dx = xp.matmul(dax, wx)
-    return dx, dwx, dwh, flat.sum(axis=0), dbh, dh_next, dc_next
+            flat_h.sum(axis=0, out=dbh)
+    dx = xp.matmul(flat_x, wx).reshape(x.shape) if need_dx else None
+    return dx, dh_next, dc_next
+
+
+def _lstm_backward(p, xp, r, wh, dhs, dh_next, dc_next):
+    """Gradients of the LSTM gates' pre-activations (T, N, 4H); updates dh/dc_next."""
+    hs, cs, tcs, gates, keep = r["hs"], r["cs"], r["tcs"], r["gates"], r.get("keep")
+    steps, batch, h = tcs.shape
+    i, f, g, o = (gates[:, :, k * h:(k + 1) * h] for k in range(4))
+    da = xp.empty_like(gates)
+    di, df, dg, do = (da[:, :, k * h:(k + 1) * h] for k in range(4))
+    # What does not depend on the incoming gradient, for every step at once:
+    # da_i = dc g i(1-i), da_f = dc c_prev f(1-f), da_g = dc i(1-g^2), da_o = dh tanh(c) o(1-o).
+    xp.subtract(1, i, out=di)
+    di *= i
+    di *= g
+    xp.subtract(1, f, out=df)
+    df *= f
+    df *= cs[:-1]
+    xp.multiply(g, g, out=dg)
+    xp.subtract(1, dg, out=dg)
+    dg *= i
+    xp.subtract(1, o, out=do)
+    do *= o
+    do *= tcs
+    q = xp.multiply(tcs, tcs)                   # dc += dh o (1 - tanh(c)^2)
+    xp.subtract(1, q, out=q)
+    q *= o
+    da4 = da.reshape(steps, batch, 4, h)
+    dh = xp.empty_like(dh_next)
+    dc = xp.empty_like(dh_next)
+    for t in range(steps - 1, -1, -1):
+        xp.add(dhs[t], dh_next, out=dh)
+        xp.multiply(dh, q[t], out=dc)
+        dc += dc_next
+        if keep is not None:
+            dc *= keep[t]
+        a = da4[t]
+        xp.multiply(a[:, :3], dc[:, None, :], out=a[:, :3])
+        a[:, 3] *= dh
+        xp.multiply(dc, f[t], out=dc_next)
+        xp.matmul(da[t], wh, out=dh_next)
+    return da
+
+
+def _gru_backward(p, xp, r, wh, dhs, dh_next):
+    """Gradients of the GRU pre-activations, input side and hidden side (they differ in
+    the n block by the factor r); updates dh_next."""
+    hs, gates, ahn = r["hs"], r["gates"], r["ahn"]
+    steps, batch, h = ahn.shape
+    rg, z, n = (gates[:, :, k * h:(k + 1) * h] for k in range(3))
+    # dn = dh (1-z)(1-n^2), dr = dn ahn r(1-r), dz = dh (h_prev - n) z(1-z)
+    pn = xp.multiply(n, n)
+    xp.subtract(1, pn, out=pn)
+    t1 = xp.subtract(1, z)
+    pn *= t1
+    pr = xp.subtract(1, rg)
+    pr *= rg
+    pr *= ahn
+    pz = t1
+    pz *= z
+    pz *= xp.subtract(hs[:-1], n)
+    dax = xp.empty_like(gates)
+    dah = xp.empty_like(gates)
+    dh = xp.empty_like(dh_next)
+    tmp = xp.empty_like(dh_next)
+    for t in range(steps - 1, -1, -1):
+        xp.add(dhs[t], dh_next, out=dh)
+        ax, ah = dax[t], dah[t]
+        dn = ax[:, 2 * h:]
+        xp.multiply(dh, pn[t], out=dn)
+        xp.multiply(dn, pr[t], out=ax[:, :h])
+        xp.multiply(dh, pz[t], out=ax[:, h:2 * h])
+        ah[:, :2 * h] = ax[:, :2 * h]
+        xp.multiply(dn, rg[t], out=ah[:, 2 * h:])
+        xp.matmul(ah, wh, out=dh_next)
+        xp.multiply(dh, z[t], out=tmp)
+        dh_next += tmp
+    return dax, dah
+
+
+def _plain_backward(p, xp, r, wh, dhs, dh_next):
+    act = r["hs"][1:]
+    if p.mode == "rnn_tanh":
+        da = xp.multiply(act, act)
+        xp.subtract(1, da, out=da)
+    else:
+        da = (act > 0).astype(act.dtype)
+    dh = xp.empty_like(dh_next)
+    for t in range(act.shape[0] - 1, -1, -1):
+        xp.add(dhs[t], dh_next, out=dh)
+        da[t] *= dh
+        xp.matmul(da[t], wh, out=dh_next)
+    return da
 
 
 # -- the whole stack ----------------------------------------------------------------------
@@ -245,95 +422,110 @@ def _dropout_masks(p, xp, data):
     return ((gen.random(shape) < keep) * (1.0 / keep if keep > 0 else 0.0)).astype(data.dtype)
 
 
-def _stack_forward(p, xp, data, w, state, cell, masks):
-    """Outputs (out, hy, cy) and the per-layer caches for backward."""
-    d = _dirs(p)
+def _layer_input(xp, x, k):
+    """The input of direction ``k``: the backward direction reads time reversed."""
+    return x if k == 0 else xp.ascontiguousarray(x[::-1])
+
+
+def _stack_forward(p, xp, data, w, state, cell, masks, views, xs):
+    """Run every layer and direction, filling the reserve; returns the output."""
+    d, h = _dirs(p), p.state_size
     mats = _unpack(p, w, data.shape[2])
     x = data
-    hy, cy, caches = [], [], []
     for layer in range(p.num_layers):
-        outs = []
+        last = layer == p.num_layers - 1
+        y = xp.empty(data.shape[:2] + (d * h,), dtype=data.dtype) if last else xs[layer]
         for k in range(d):
             idx = layer * d + k
-            wx, wh, bx, bh = mats[idx]
-            xin = x if k == 0 else x[::-1]
+            r = views[idx]
             c0 = cell[idx] if cell is not None else None
-            hseq, h_last, c_last, cache = _run_dir(p, xp, xin, wx, wh, bx, bh, state[idx], c0)
-            outs.append(hseq if k == 0 else hseq[::-1])
-            hy.append(h_last)
-            cy.append(c_last)
-            caches.append((xin, cache))
-        y = outs[0] if d == 1 else xp.concatenate(outs, axis=2)
-        if layer < p.num_layers - 1 and masks.size:
-            y = y * masks[layer]
+            _forward_dir(p, xp, _layer_input(xp, x, k), *mats[idx], state[idx], c0, r)
+            hseq = r["hs"][1:]
+            y[:, :, k * h:(k + 1) * h] = hseq if k == 0 else hseq[::-1]
+        if not last and masks.size:
+            y *= masks[layer]
         x = y
-    cy = xp.stack(cy) if cell is not None else None
-    return x, xp.stack(hy), cy, caches
+    return x
 
 
 def _rnn(p, xp, data, w, state, cell=None):
     _check(p, data, w, state, cell)
-    masks = _dropout_masks(p, xp, data)
-    out, hy, cy, _ = _stack_forward(p, xp, data, w, state, cell, masks)
     dt = data.dtype
-    outs = (out.astype(dt, copy=False), hy.astype(dt, copy=False))
+    w, state = w.astype(dt, copy=False), state.astype(dt, copy=False)
+    cell = cell.astype(dt, copy=False) if cell is not None else None
+    masks = _dropout_masks(p, xp, data)
+    buf, views, xs = _reserve(p, xp, data.shape[0], data.shape[1], dt)
+    out = _stack_forward(p, xp, data, w, state, cell, masks, views, xs)
+    outs = (out, xp.stack([r["hs"][-1] for r in views]))
     if p.mode == "lstm":
-        outs += (cy.astype(dt, copy=False),)
-    return outs + (masks,)
+        outs += (xp.stack([r["cs"][-1] for r in views]),)
+    return outs + (masks, buf)
 
 
 def _rnn_backward(p, xp, data, w, state, *rest):
     lstm = p.mode == "lstm"
     cell = rest[0] if lstm else None
     rest = rest[1:] if lstm else rest
-    masks, gout, ghy = rest[0], rest[1], rest[2]
-    gcy = rest[3] if lstm else None
-    d, hsz = _dirs(p), p.state_size
-    mats = _unpack(p, w, data.shape[2])
-    _, _, _, caches = _stack_forward(p, xp, data, w, state, cell, masks)
-    gw = [None] * len(mats)
-    gstate = xp.zeros(state.shape, dtype=data.dtype)
-    gcell = xp.zeros(state.shape, dtype=data.dtype) if lstm else None
+    masks, buf, gout, ghy = rest[:4]
+    gcy = rest[4] if lstm else None
+    d, hsz, dt = _dirs(p), p.state_size, data.dtype
+    steps, batch, n_in = data.shape
+    mats = _unpack(p, w.astype(dt, copy=False), n_in)
+    _, views, xs = _reserve(p, xp, steps, batch, dt, buf)
+    gparams = xp.empty(w.shape, dtype=dt) if p.grad_params else None
+    gmats = _unpack(p, gparams, n_in) if p.grad_params else None
+    gstate = xp.empty(state.shape, dtype=dt)
+    gcell = xp.empty(state.shape, dtype=dt) if lstm else None
     dy = gout
     for layer in range(p.num_layers - 1, -1, -1):
         if layer < p.num_layers - 1 and masks.size:
             dy = dy * masks[layer]
+        x = data if layer == 0 else xs[layer - 1]
+        need_dx = layer > 0 or p.grad_data
         dx = None
         for k in range(d):
             idx = layer * d + k
-            wx, wh = mats[idx][:2]
-            xin, cache = caches[idx]
             dhs = dy[:, :, k * hsz:(k + 1) * hsz]
-            dhs = dhs if k == 0 else dhs[::-1]
-            dc_last = gcy[idx] if lstm else None
-            dxk, dwx, dwh, dbx, dbh, dh0, dc0 = _back_dir(p, xp, xin, wx, wh, cache, dhs,
-                                                         ghy[idx], dc_last)
-            dxk = dxk if k == 0 else dxk[::-1]
-            dx = dxk if dx is None else dx + dxk
-            gw[idx] = (dwx, dwh, dbx, dbh)
+            dxk, dh0, dc0 = _backward_dir(
+                p, xp, _layer_input(xp, x, k), mats[idx][0], mats[idx][1], views[idx],
+                dhs if k == 0 else dhs[::-1], ghy[idx], gcy[idx] if lstm else None, need_dx,
+                gmats[idx] if gmats is not None else None)
             gstate[idx] = dh0
             if lstm:
                 gcell[idx] = dc0
+            if need_dx:
+                dxk = dxk if k == 0 else dxk[::-1]
+                if dx is None:
+                    dx = dxk
+                else:
+                    dx += dxk
         dy = dx
-    # The flat layout: weights per (layer, dir) as Wx then Wh, then biases bx then bh.
-    weights = [a for g in gw for a in (g[0].ravel(), g[1].ravel())]
-    biases = [a for g in gw for a in (g[2], g[3])]
-    gparams = xp.concatenate(weights + biases).astype(w.dtype, copy=False)
-    outs = (dy.astype(data.dtype, copy=False), gparams, gstate)
-    return outs + ((gcell,) if lstm else ())
+    # Placeholders for the gradients nobody asked for (the rule maps them to None).
+    none = xp.zeros((0,), dtype=dt)
+    outs = (dy.astype(data.dtype, copy=False) if p.grad_data else none,
+            gparams.astype(w.dtype, copy=False) if p.grad_params else none,
+            gstate.astype(state.dtype, copy=False))
+    return outs + ((gcell.astype(cell.dtype, copy=False),) if lstm else ())
 
 
 def _bwd_inputs(p):
     heads = ("gy_out", "gy_hy") + (("gy_cy",) if p.mode == "lstm" else ())
-    return _inputs(p) + ("masks",) + heads
+    return _inputs(p) + ("masks", "reserve") + heads
 
 
 def _rnn_grad(p, x, y, gy):
-    lstm = p.mode == "lstm"
-    heads = gy[:3] if lstm else gy[:2]
-    masks = y[3] if lstm else y[2]
-    g = nd._internal._backward_RNN(*(list(x) + [masks] + list(heads)), **dict(p.items()))
-    return list(g) if isinstance(g, list) else [g]
+    n_heads = 3 if p.mode == "lstm" else 2
+    # Inputs without a graph entry (data that is not a variable) receive nothing:
+    # skip their gradient, the costliest matmul of the backward pass.
+    want = dict(grad_data=x[0]._entry is not None, grad_params=x[1]._entry is not None)
+    g = nd._internal._backward_RNN(*(list(x) + list(y[n_heads:]) + list(gy[:n_heads])),
+                                   **dict(p.items()), **want)
+    g = list(g) if isinstance(g, list) else [g]
+    if not want["grad_data"]:
+        g[0] = None
+    if not want["grad_params"]:
+        g[1] = None
+    return g
 
 
 def _infer_shape(p, shapes):
@@ -347,7 +539,13 @@ def _infer_shape(p, shapes):
     return shapes
 
 
-register_op("_backward_RNN", _rnn_backward, inputs=_bwd_inputs, params=_PARAMS,
+_BWD_PARAMS = _PARAMS + [
+    Param("grad_data", parse_bool, True, "Compute the gradient of data (else an empty array)."),
+    Param("grad_params", parse_bool, True, "Compute the gradient of parameters (else an empty "
+          "array)."),
+]
+
+register_op("_backward_RNN", _rnn_backward, inputs=_bwd_inputs, params=_BWD_PARAMS,
             num_outputs=lambda p: 4 if p.mode == "lstm" else 3,
             doc="Backpropagation through time of RNN (not differentiable).")
 register_op("RNN", _rnn, inputs=_inputs, params=_PARAMS, gradient=_rnn_grad, saves="xy",
