@@ -3,6 +3,7 @@ from . import parameter, block, utils  # noqa: F401
 from .parameter import Parameter, Constant, ParameterDict, DeferredInitializationError  # noqa: F401
 from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
 from . import nn, loss, data, rnn, trainer  # noqa: F401
+from . import contrib  # noqa: F401
 
 Trainer = getattr(trainer, "Trainer", None)
 if Trainer is None:
