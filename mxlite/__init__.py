@@ -49,18 +49,10 @@ sym = symbol
 
 
 def install_as_mxnet():
-    """Make ``import mxnet`` (and ``mxnet.nd``, ``mxnet.autograd``, ...) give mxlite.
-
-    Call it once before the first ``import mxnet``; returns the mxlite module.
+    """Make ``import mxnet`` (and every ``mxnet.*`` module, with MXNet's names such as
+    ``mxnet.ndarray.random``) give mxlite. Returns the mxlite module.
     """
     import sys
-    me = sys.modules[__name__]
-    sys.modules["mxnet"] = me
-    prefix = __name__ + "."
-    for name, mod in list(sys.modules.items()):
-        if name.startswith(prefix):
-            sys.modules["mxnet." + name[len(prefix):]] = mod
-    sys.modules["mxnet.ndarray"] = nd
-    sys.modules["mxnet.symbol"] = symbol
-    sys.modules["mxnet.sym"] = symbol
-    return me
+    from . import _mxnet_alias
+    _mxnet_alias.install()
+    return sys.modules[__name__]

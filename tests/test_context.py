@@ -64,10 +64,17 @@ def test_install_as_mxnet_in_a_fresh_interpreter():
         "with autograd.record():",
         "    y = (x * x).sum()",
         "y.backward(); print(x.grad.asnumpy().tolist())",
+        # modules not imported yet, with MXNet's names, resolve to mxlite's own
+        "import mxnet.ndarray.random as r, mxnet.symbol.random as sr",
+        "assert r is mxlite.nd.random and sr is mxlite.symbol.random",
+        "from mxnet.gluon.data.vision import transforms",
+        "assert transforms is mxlite.gluon.data.vision.transforms",
+        "assert mxlite.nd.__spec__.name == 'mxlite.nd'",
+        "try:\n    import mxnet.no_such_module\nexcept ImportError:\n    print('missing')",
     ])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[2.0, 4.0]"
+    assert out.stdout.split() == ["[2.0,", "4.0]", "missing"]
 
 
 def test_nested_with_on_one_context_object():

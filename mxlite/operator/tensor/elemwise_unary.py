@@ -99,9 +99,12 @@ def _rint(xp, x):
 
 
 def _sigmoid(xp, x):
-    # NOTE: split by sign so that exp never overflows.
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # NOTE: exp(-x) overflows to inf for very negative x, and 1 / (1 + inf) is the
+    # right limit 0; computing in place keeps this at one pass over the data.
+    with np.errstate(over="ignore"):
+        e = xp.exp(-x)
+    e += 1
+    return xp.reciprocal(e, out=e)
 
 
 def _softplus(xp, x):
