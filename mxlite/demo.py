@@ -23,21 +23,21 @@ def parse_args(argv=None):
     """The command line options (``argv`` defaults to ``sys.argv[1:]``)."""
     parser = argparse.ArgumentParser(
         prog="python -m mxlite.demo",
-        description="Train a small network on the handwritten digits embedded in mxlite "
-                    "(1,433 training and 364 test images of 8x8 pixels) with "
+        description="Train a small network on the 8x8 handwritten digits embedded in "
+                    "mxlite (gluon.data.vision.Digits, a fixed train/test split) with "
                     "gluon.contrib.estimator, showing a progress bar per epoch, the "
                     "per-epoch accuracy and the final test accuracy.")
     parser.add_argument("--net", choices=("cnn", "mlp"), default="cnn",
-                        help="network: a small convolutional network or a 2-layer "
-                             "perceptron (default: cnn)")
+                        help="network: a small convolutional network, or a perceptron with "
+                             "two hidden layers (default: cnn)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="passes over the training set (default: %d for cnn, %d for mlp)"
                              % (DEFAULTS["cnn"]["epochs"], DEFAULTS["mlp"]["epochs"]))
     parser.add_argument("--batch-size", type=int, default=32,
                         help="images per batch (default: 32)")
     parser.add_argument("--lr", type=float, default=None,
-                        help="initial Adam learning rate, decayed to 2%% of it along a "
-                             "cosine over the run (default: %g)" % DEFAULTS["cnn"]["lr"])
+                        help="initial Adam learning rate, decayed along a cosine to 1/50 "
+                             "of it by the last batch (default: %g)" % DEFAULTS["cnn"]["lr"])
     parser.add_argument("--seed", type=int, default=0,
                         help="random seed: the same seed gives the same run (default: 0)")
     parser.add_argument("--hybridize", action=argparse.BooleanOptionalAction, default=True,
