@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 
 from ... import nd
+from ...nd.ndarray import _wrap
 from ...base import MXNetError
 from ...context import cpu, cpu_pinned
 from . import sampler as _sampler
@@ -81,7 +82,9 @@ class _Shipped:
 def _to_wire(obj):
     """Replace every NDArray (in lists, tuples and dicts) by a ``_Shipped`` NumPy array."""
     if isinstance(obj, nd.NDArray):
-        return _Shipped(obj.asnumpy())
+        # Host memory is pickled straight from the NDArray's buffer, without a copy.
+        d = obj._data
+        return _Shipped(d if isinstance(d, np.ndarray) else obj.asnumpy())
     if type(obj) is list:
         return [_to_wire(x) for x in obj]
     if type(obj) is tuple:
@@ -94,7 +97,8 @@ def _to_wire(obj):
 def _from_wire(obj):
     """Inverse of ``_to_wire``: NDArrays of the shipped dtype, on cpu."""
     if isinstance(obj, _Shipped):
-        return nd.array(obj.array, dtype=obj.array.dtype, ctx=cpu())
+        # Unpickling made a new, writable array that nothing else refers to: no copy.
+        return _wrap(obj.array, cpu())
     if type(obj) is list:
         return [_from_wire(x) for x in obj]
     if type(obj) is tuple:

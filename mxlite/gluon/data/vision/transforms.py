@@ -15,6 +15,7 @@ import numpy as np
 
 from .... import nd
 from ....context import cpu
+from ....nd.ndarray import _wrap
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop",
            "RandomResizedCrop", "RandomFlipLeftRight", "RandomFlipTopBottom",
@@ -22,13 +23,28 @@ __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop",
 
 
 def _to_numpy(x):
-    return x.asnumpy() if isinstance(x, nd.NDArray) else np.asarray(x)
+    """The image as a NumPy array, to read only: no copy for an NDArray in host memory
+    (every transform makes its result in a new array)."""
+    if isinstance(x, nd.NDArray):
+        d = x._data
+        return d if isinstance(d, np.ndarray) else x.asnumpy()
+    return np.asarray(x)
 
 
 def _like(y, x):
-    """``y`` (NumPy) as an NDArray of its own dtype, on the context of input ``x``."""
+    """``y`` (NumPy) as an NDArray of its own dtype, on the context of input ``x`` (a copy,
+    for results that may be views of the input)."""
     ctx = x.context if isinstance(x, nd.NDArray) else cpu()
     return nd.array(y, dtype=y.dtype, ctx=ctx)
+
+
+def _new(y, x):
+    """Like ``_like`` for a ``y`` made by the transform itself: wrapped without a copy
+    when it stays in host memory."""
+    ctx = x.context if isinstance(x, nd.NDArray) else cpu()
+    if ctx.device_typeid == 2:
+        return nd.array(y, dtype=y.dtype, ctx=ctx)
+    return _wrap(y, ctx)
 
 
 def _uniform(low, high):
@@ -95,7 +111,7 @@ class Cast(_Transform):
         self._dtype = dtype
 
     def forward(self, x):
-        return _like(_to_numpy(x).astype(self._dtype), x)
+        return _new(_to_numpy(x).astype(self._dtype), x)
 
 
 class ToTensor(_Transform):
@@ -112,8 +128,11 @@ class ToTensor(_Transform):
         if y.ndim not in (3, 4):
             raise ValueError("ToTensor: expected an HWC or NHWC image, got shape %s" % (y.shape,))
         axes = (2, 0, 1) if y.ndim == 3 else (0, 3, 1, 2)
-        y = np.ascontiguousarray(y.transpose(axes), dtype=np.float32) / np.float32(255)
-        return _like(y, x)
+        yt = y.transpose(axes)
+        # One pass: the cast to float32, the division and the CHW copy together.
+        out = np.empty(yt.shape, dtype=np.float32)
+        np.divide(yt, np.float32(255), out=out, dtype=np.float32, casting="unsafe")
+        return _new(out, x)
 
 
 class Normalize(_Transform):
@@ -125,6 +144,9 @@ class Normalize(_Transform):
     def __init__(self, mean=0.0, std=1.0):
         self._mean = mean
         self._std = std
+        # Parsed once: the per-sample call only checks them against the channels.
+        self._values = (np.asarray(mean, dtype=np.float32).reshape(-1, 1, 1),
+                        np.asarray(std, dtype=np.float32).reshape(-1, 1, 1))
 
     def forward(self, x):
         y = _to_numpy(x)
@@ -132,19 +154,19 @@ class Normalize(_Transform):
             raise ValueError("Normalize: expected a CHW or NCHW tensor, got shape %s"
                              % (y.shape,))
         channels = y.shape[-3]
-        mean = self._per_channel(self._mean, "mean", channels)
-        std = self._per_channel(self._std, "std", channels)
-        dtype = y.dtype if np.issubdtype(y.dtype, np.floating) else np.dtype(np.float32)
-        out = (y.astype(np.float32) - mean) / std
-        return _like(out.astype(dtype, copy=False), x)
+        mean, std = self._values
+        for name, v in (("mean", mean), ("std", std)):
+            if v.shape[0] not in (1, channels):
+                raise ValueError("Normalize: %s has %d values but the tensor has %d channels "
+                                 "(shape CHW expected; call ToTensor first)"
+                                 % (name, v.shape[0], channels))
+        dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
+        out = np.subtract(y, mean, dtype=np.float32)       # a new array, in float32
+        out /= std
+        return _new(out.astype(dtype, copy=False), x)
 
-    @staticmethod
-    def _per_channel(v, name, channels):
-        v = np.asarray(v, dtype=np.float32).reshape(-1)
-        if v.size not in (1, channels):
-            raise ValueError("Normalize: %s has %d values but the tensor has %d channels "
-                             "(shape CHW expected; call ToTensor first)" % (name, v.size, channels))
-        return v.reshape(-1, 1, 1)
+    def __repr__(self):
+        return "Normalize(mean=%r, std=%r)" % (self._mean, self._std)
 
 
 # ---------------------------------------------------------------- resizing
@@ -241,7 +263,7 @@ class Resize(_Transform):
         if y.ndim not in (3, 4):
             raise ValueError("Resize: expected an HWC or NHWC image, got shape %s" % (y.shape,))
         w, h = self._target(y.shape[-3], y.shape[-2])
-        return _like(_resize_hwc(y, w, h, self._interpolation), x)
+        return _new(_resize_hwc(y, w, h, self._interpolation), x)
 
 
 def _scale_down(src_size, size):
@@ -350,7 +372,7 @@ class _RandomFlip(_Transform):
                              % (type(self).__name__, y.shape))
         if _uniform(0.0, 1.0) < 0.5:
             y = np.ascontiguousarray(np.flip(y, axis=y.ndim + self._axis_from_end))
-            return _like(y, x)
+            return _new(y, x)
         return x if isinstance(x, nd.NDArray) else _like(y, x)
 
 
@@ -384,7 +406,7 @@ class RandomBrightness(_Transform):
     def forward(self, x):
         y = _to_numpy(x)
         alpha = _uniform(*self._args)
-        return _like(_cast_like(y.astype(np.float32) * np.float32(alpha), y.dtype), x)
+        return _new(_cast_like(y.astype(np.float32) * np.float32(alpha), y.dtype), x)
 
 
 # ITU-R BT.601 luma weights, the ones MXNet's image ops use for the grey level.
@@ -408,4 +430,4 @@ class RandomContrast(_Transform):
         else:
             gray = float(yf.mean())
         out = yf * alpha + np.float32(gray * (1.0 - alpha))
-        return _like(_cast_like(out, y.dtype), x)
+        return _new(_cast_like(out, y.dtype), x)
