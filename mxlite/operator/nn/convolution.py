@@ -83,13 +83,22 @@ def windows(xp, x, kernel, stride, dilate, out, groups=1):
 
 
 def _im2col(xp, x, kernel, stride, dilate, pad, groups, out):
-    """Columns (G, N*L, C/G*K) of the padded input, L = prod(out), K = prod(kernel)."""
+    """Columns (N, G, C/G*K, L) of the padded input, L = prod(out), K = prod(kernel).
+
+    NOTE: per sample, one row per (channel, kernel offset) and one column per
+    output position: ``w @ cols`` is then channels-first already, so no transpose
+    (a copy of the whole output) follows the GEMM.
+    """
     nsp = len(kernel)
     v = windows(xp, pad_spatial(xp, x, pad), kernel, stride, dilate, out, groups)
-    # (N, G, Cg, *out, *k) -> (G, N, *out, Cg, *k)
-    perm = (1, 0) + tuple(range(3, 3 + nsp)) + (2,) + tuple(range(3 + nsp, 3 + 2 * nsp))
-    g, cg = groups, x.shape[1] // groups
-    return xp.transpose(v, perm).reshape(g, -1, cg * int(np.prod(kernel)))
+    # (N, G, Cg, *out, *k) -> (N, G, Cg, *k, *out)
+    perm = (0, 1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + tuple(range(3, 3 + nsp))
+    n, cg = x.shape[0], x.shape[1] // groups
+    return xp.transpose(v, perm).reshape(n, groups, cg * _prod(kernel), _prod(out))
+
+
+def _prod(shape):
+    return int(np.prod(shape, dtype=np.int64))
 
 
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
@@ -97,22 +106,26 @@ def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)
     f = w.shape[0]
-    wm = w.reshape(groups, f // groups, -1)
-    y = xp.matmul(cols, xp.swapaxes(wm, 1, 2))            # (G, N*L, Fg)
-    n = x.shape[0]
-    y = y.reshape((groups, n, int(np.prod(out)), f // groups))
-    y = xp.transpose(y, (1, 0, 3, 2)).reshape((n, f) + out)
-    return xp.ascontiguousarray(y)
+    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)     # (N, G, Fg, L)
+    return y.reshape((x.shape[0], f) + out)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
     """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
     out = gy.shape[2:]
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)   # (N, G, CgK, L)
     n, f = gy.shape[:2]
-    g = gy.reshape(n, groups, f // groups, -1)
-    g = xp.transpose(g, (1, 2, 0, 3)).reshape(groups, f // groups, -1)   # (G, Fg, N*L)
-    gw = xp.matmul(g, cols)                                   # (G, Fg, Cg*K)
+    fg, cgk = f // groups, cols.shape[2]
+    g = gy.reshape(n, groups, fg, -1)                                 # (N, G, Fg, L)
+    if fg <= cols.shape[3]:
+        # Per-sample products summed over the batch: no copy of cols, and the
+        # (N, G, Fg, CgK) products are no larger than cols.
+        gw = xp.matmul(g, xp.swapaxes(cols, 2, 3)).sum(axis=0)
+    else:
+        # Many filters on few positions: one GEMM over N*L avoids N large products.
+        gt = xp.transpose(g, (1, 2, 0, 3)).reshape(groups, fg, -1)           # (G, Fg, N*L)
+        ct = xp.transpose(cols, (1, 0, 3, 2)).reshape(groups, -1, cgk)        # (G, N*L, CgK)
+        gw = xp.matmul(gt, ct)
     return gw.reshape((f, x.shape[1] // groups) + tuple(kernel))
 
 
@@ -128,29 +141,59 @@ def deconv_out_size(name, size, kernel, stride, dilate, pad, adj):
 def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     """Grouped N-D transposed convolution of ``x`` (N, Cin, *S) with ``w`` (Cin, F/G, *k)."""
     n, cin = x.shape[:2]
-    size = x.shape[2:]
-    nsp = len(kernel)
     fg = w.shape[1]
-    kk = int(np.prod(kernel))
-    out = deconv_out_size("Deconvolution", size, kernel, stride, dilate, pad, adj)
-    xm = x.reshape(n, groups, cin // groups, -1)
-    xm = xp.transpose(xm, (1, 0, 3, 2)).reshape(groups, -1, cin // groups)   # (G, N*L, Cg)
-    wm = w.reshape(groups, cin // groups, fg * kk)
-    cols = xp.matmul(xm, wm)                                # (G, N*L, Fg*K)
-    cols = cols.reshape((groups, n) + tuple(size) + (fg,) + tuple(kernel))
-    perm = (1, 0, 2 + nsp) + tuple(range(2, 2 + nsp)) + tuple(range(3 + nsp, 3 + 2 * nsp))
-    cols = xp.transpose(cols, perm).reshape((n, groups * fg) + tuple(size) + tuple(kernel))
+    out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
-    y = xp.zeros((n, groups * fg) + full, dtype=x.dtype)
-    # NOTE: one strided add per kernel offset (col2im); offsets never overlap
-    # within one add, so plain += is exact.
-    for off in itertools.product(*[range(k) for k in kernel]):
-        dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
-                    for o, d, s, m in zip(off, dilate, stride, size))
-        # with adj, the window may reach past the buffer only when pad < 0 (not allowed)
-        y[(slice(None), slice(None)) + dst] += cols[(Ellipsis,) + off]
+    wm = xp.swapaxes(w.reshape(groups, cin // groups, -1), 1, 2)     # (G, Fg*K, Cg)
+    col2im = _col2im_flat if all(s == 1 for s in stride) else _col2im_strided
+    y = col2im(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
     crop = tuple(slice(q, q + o) for q, o in zip(pad, out))
     return xp.ascontiguousarray(y[(slice(None), slice(None)) + crop])
+
+
+def _offsets(kernel):
+    return enumerate(itertools.product(*[range(k) for k in kernel]))
+
+
+def _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, f, full):
+    """Columns ``wm @ x`` (per sample and group) summed onto the (N, F, *full) output by
+    one strided add per kernel offset; offsets never overlap within one add."""
+    n, cin = x.shape[:2]
+    size = x.shape[2:]
+    cols = xp.matmul(wm, x.reshape(n, groups, cin // groups, -1))    # (N, G, Fg*K, L)
+    cols = cols.reshape((n, f, _prod(kernel)) + size)
+    y = xp.zeros((n, f) + full, dtype=x.dtype)
+    for i, off in _offsets(kernel):
+        dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
+                    for o, d, s, m in zip(off, dilate, stride, size))
+        y[(slice(None), slice(None)) + dst] += cols[:, :, i]
+    return y
+
+
+def _col2im_flat(xp, x, wm, kernel, stride, dilate, groups, f, full):
+    """Stride 1: col2im as shifted adds of whole runs over the flat output grid.
+
+    NOTE: with ``x`` zero-padded to the output's row pitch (all spatial dims but the
+    first widened to ``full``), the columns of one kernel offset are one contiguous
+    run of the flat (N, F, prod(full)) output, starting at that offset's flat
+    position: each add is a long contiguous loop instead of many short rows. The
+    padding columns are zero, so what they add past a row's end is zero.
+    """
+    n, cin = x.shape[:2]
+    size = x.shape[2:]
+    nsp = len(size)
+    widen = (0,) + tuple(g - m for g, m in zip(full[1:], size[1:]))
+    xg = pad_spatial(xp, x, (0,) * nsp, widen)
+    run = size[0] * _prod(full[1:])
+    cols = xp.matmul(wm, xg.reshape(n, groups, cin // groups, run))   # (N, G, Fg*K, run)
+    cols = cols.reshape(n, f, _prod(kernel), run)
+    pitch = [_prod(full[i + 1:]) for i in range(nsp)]
+    # one spare row: a run that starts late in the last row may reach past the grid
+    y = xp.zeros((n, f, (full[0] + 1) * pitch[0]), dtype=x.dtype)
+    for i, off in _offsets(kernel):
+        start = sum(o * d * m for o, d, m in zip(off, dilate, pitch))
+        y[:, :, start:start + run] += cols[:, :, i]
+    return y[:, :, :_prod(full)].reshape((n, f) + full)
 
 
 # -- Convolution ----------------------------------------------------------------------
@@ -220,7 +263,9 @@ def _conv_compute(p, xp, x, w, b=None):
     return _add_bias(y, b).astype(x.dtype, copy=False)
 
 
-def _bias_grad(gy):
+def _bias_grad(gy, b):
+    if b._entry is None:
+        return None
     return nd.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
 
 
@@ -234,12 +279,18 @@ def _conv_grad(p, x, y, gy):
     data, w = x[0], x[1]
     g = gy[0]
     kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "Convolution")
-    adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
-    gx = nd.Deconvolution(g, w, kernel=kernel, stride=stride, dilate=dilate, pad=pad, adj=adj,
-                          num_filter=data.shape[1], num_group=p.num_group, no_bias=True)
-    gw = nd._internal._conv_weight_grad(data, g, kernel=kernel, stride=stride, dilate=dilate,
-                                        pad=pad, num_group=p.num_group)
-    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g)])
+    # An input outside the recorded graph (the network's data) needs no gradient:
+    # the first layer's Deconvolution would cost as much as its forward.
+    gx = gw = None
+    if data._entry is not None:
+        adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
+        gx = nd.Deconvolution(g, w, kernel=kernel, stride=stride, dilate=dilate, pad=pad,
+                              adj=adj, num_filter=data.shape[1], num_group=p.num_group,
+                              no_bias=True)
+    if w._entry is not None:
+        gw = nd._internal._conv_weight_grad(data, g, kernel=kernel, stride=stride,
+                                            dilate=dilate, pad=pad, num_group=p.num_group)
+    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, x[2])])
 
 
 def _infer_weights(name, weight_shape, channel_what):
@@ -349,9 +400,12 @@ def _deconv_grad(p, x, y, gy):
     g = gy[0]
     kernel, stride, dilate, pad, _ = _deconv_geometry(p, data)
     common = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=p.num_group)
-    gx = nd.Convolution(g, w, num_filter=data.shape[1], no_bias=True, **common)
-    gw = nd._internal._conv_weight_grad(g, data, **common)
-    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g)])
+    gx = gw = None
+    if data._entry is not None:
+        gx = nd.Convolution(g, w, num_filter=data.shape[1], no_bias=True, **common)
+    if w._entry is not None:
+        gw = nd._internal._conv_weight_grad(g, data, **common)
+    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, x[2])])
 
 
 register_op("Deconvolution", _deconv_compute, gradient=_deconv_grad, saves="x",

@@ -1,6 +1,7 @@
 """Pooling: max, avg, sum and lp over 1, 2 or 3 spatial dims (channels first).
 
-The forward reduces a strided window view of the padded input. Gradients are
+The forward reduces a strided window view of the padded input (max pooling: the
+running maximum of the k*k strided views, one per window offset). Gradients are
 registered ops that are adjoint pairs, so they differentiate again:
 ``_pool_scatter`` (avg/sum/lp: spread ``gy`` over each window; its gradient is
 Pooling itself) and ``_pool_max_scatter``/``_pool_max_gather`` (route ``gy`` to
@@ -66,6 +67,37 @@ def _window_view(xp, x, kernel, stride, before, after, out, fill):
     return windows(xp, xpad, kernel, stride, (1,) * len(kernel), out)[:, 0]
 
 
+def _offset_slices(off, stride, out):
+    """Index of the (N, C, *out) strided view holding window offset ``off`` of every window."""
+    return (slice(None), slice(None)) + tuple(
+        slice(o, o + s * (m - 1) + 1, s) for o, s, m in zip(off, stride, out))
+
+
+def _offsets(kernel):
+    return itertools.product(*[range(k) for k in kernel])
+
+
+def _max_fill(x):
+    return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+
+
+def _window_max(xp, xpad, kernel, stride, out):
+    """Maximum of every window of the padded input.
+
+    NOTE: the maximum of k*k strided (N, C, *out) views is many times faster than
+    reducing the (N, C, *out, *kernel) window view, whose inner loops are k long.
+    The maximum does not depend on the order, so the result is the same.
+    """
+    y = None
+    for off in _offsets(kernel):
+        v = xpad[_offset_slices(off, stride, out)]
+        if y is None:
+            y = v.copy()
+        else:
+            xp.maximum(y, v, out=y)
+    return y
+
+
 def _avg_count(xp, p, shape, kernel, stride, before, after, out, dtype):
     """Per-window divisor: positions inside the padded (or, without count_include_pad,
     the original) input, as MXNet counts them."""
@@ -91,8 +123,8 @@ def _compute(p, xp, x):
     axes = tuple(range(-len(kernel), 0))
     t = p.pool_type
     if t == "max":
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        y = _window_view(xp, x, kernel, stride, before, after, out, fill).max(axis=axes)
+        xpad = pad_spatial(xp, x, before, after, _max_fill(x))
+        y = _window_max(xp, xpad, kernel, stride, out)
     elif t == "lp":
         pv = _lp(p)
         v = _window_view(xp, x, kernel, stride, before, after, out, 0)
@@ -164,9 +196,8 @@ def _scatter(p, xp, gy):
         gy = gy / _avg_count(xp, p, shape, kernel, stride, before, after, out, gy.dtype)
     full = tuple(n + b + a for n, b, a in zip(shape[2:], before, after))
     gx = xp.zeros(shape[:2] + full, dtype=gy.dtype)
-    for off in itertools.product(*[range(k) for k in kernel]):
-        dst = tuple(slice(o, o + s * (m - 1) + 1, s) for o, s, m in zip(off, stride, out))
-        gx[(slice(None), slice(None)) + dst] += gy
+    for off in _offsets(kernel):
+        gx[_offset_slices(off, stride, out)] += gy
     crop = tuple(slice(b, b + n) for b, n in zip(before, shape[2:]))
     return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
 
@@ -184,8 +215,7 @@ register_op("_pool_scatter", _scatter, gradient=_scatter_grad, saves="",
 def _argmax_index(xp, p, x):
     """Flat index, into the padded input, of the first maximum of every window."""
     kernel, stride, before, after, out = _geometry(p, x.shape)
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    v = _window_view(xp, x, kernel, stride, before, after, out, fill)
+    v = _window_view(xp, x, kernel, stride, before, after, out, _max_fill(x))
     k = v.reshape(v.shape[:2 + len(out)] + (-1,)).argmax(axis=-1)
     offs = xp.unravel_index(k, kernel)
     full = tuple(n + b + a for n, b, a in zip(x.shape[2:], before, after))
@@ -199,10 +229,31 @@ def _argmax_index(xp, p, x):
 
 
 def _max_scatter(p, xp, x, gy):
-    idx, full, before = _argmax_index(xp, p, x)
-    n = x.shape[0] * x.shape[1] * int(np.prod(full))
-    gx = xp.bincount(idx.ravel(), weights=gy.ravel(), minlength=n).astype(gy.dtype)
-    gx = gx.reshape(x.shape[:2] + full)
+    """``gy`` of every window added at the window's first maximum (row-major order).
+
+    One pass per window offset over (N, C, *out) strided views: the offsets are
+    visited in row-major order and ``taken`` marks the windows whose maximum was
+    already found, so each window routes its gradient exactly once.
+    """
+    kernel, stride, before, after, out = _geometry(p, x.shape)
+    xpad = pad_spatial(xp, x, before, after, _max_fill(x))
+    y = _window_max(xp, xpad, kernel, stride, out)
+    # NOTE: a window holding NaN has the maximum NaN; its first NaN takes the gradient.
+    nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
+    gx = xp.zeros(xpad.shape, dtype=gy.dtype)
+    taken = None
+    for off in _offsets(kernel):
+        index = _offset_slices(off, stride, out)
+        v = xpad[index]
+        hit = v == y
+        if nan:
+            hit |= v != v
+        if taken is None:
+            taken = hit
+        else:
+            hit &= ~taken
+            taken |= hit
+        gx[index] += xp.where(hit, gy, 0)
     crop = tuple(slice(b, b + m) for b, m in zip(before, x.shape[2:]))
     return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
 
