@@ -85,7 +85,9 @@ def _softmax_grad_rule(sign):
     def gradient(p, x, y, gy):
         axis = norm_axis(p.axis, x[0].ndim)
         out, g = y[0], gy[0]
-        gx = out * (g - nd.sum(g * out, axis=axis, keepdims=True)) * (sign * _scale(p))
+        gx = out * (g - nd.sum(g * out, axis=axis, keepdims=True))
+        if sign * _scale(p) != 1.0:     # x * 1.0 is x: skip the op
+            gx = gx * (sign * _scale(p))
         gx = gx.astype(x[0].dtype, copy=False)
         return [gx] + ([None] if len(x) > 1 else [])
     return gradient
@@ -94,7 +96,9 @@ def _softmax_grad_rule(sign):
 def _log_softmax_grad(p, x, y, gy):
     axis = norm_axis(p.axis, x[0].ndim)
     g = gy[0]
-    gx = (g - nd.exp(y[0]) * nd.sum(g, axis=axis, keepdims=True)) * _scale(p)
+    gx = g - nd.exp(y[0]) * nd.sum(g, axis=axis, keepdims=True)
+    if _scale(p) != 1.0:                # x * 1.0 is x: skip the op
+        gx = gx * _scale(p)
     return [gx.astype(x[0].dtype, copy=False)]
 
 
