@@ -642,6 +642,11 @@ class EarlyStoppingHandler(TrainBegin, EpochEnd, TrainEnd):
         'auto' maximises metrics named like 'acc' or 'f1' and minimises others.
     baseline : float, optional
         The value to improve on at the start (default: the worst possible).
+
+    Notes
+    -----
+    MXNet 1.9 logs the early stop only when it happens after epoch 0; mxlite logs it
+    whenever this handler stopped the training.
     """
 
     def __init__(self, monitor, min_delta=0, patience=0, mode="auto", baseline=None):
