@@ -41,6 +41,9 @@ def _layers():
         ("ReflectionPad2D", lambda: nn.ReflectionPad2D(1), (1, 2, 3, 3)),
         ("HybridLambda", lambda: nn.HybridLambda(lambda F, x: F.sigmoid(x) * 2), (3, 4)),
         ("Identity", lambda: nn.Identity(), (3, 4)),
+        ("LSTM", lambda: gluon.rnn.LSTM(5, num_layers=2), (4, 2, 3)),
+        ("GRU_bidirectional", lambda: gluon.rnn.GRU(4, bidirectional=True), (4, 2, 3)),
+        ("RNN_relu", lambda: gluon.rnn.RNN(3, activation="relu", layout="NTC"), (2, 4, 3)),
     ]
 
 

@@ -79,10 +79,15 @@ class CachedGraph:
             nvis = node.num_visible()
             for i in range(nvis):
                 slot_of[(id(node), i)] = n + i
-            self.steps.append((node.op, node.p, ins, n, nvis > 1))
+            self.steps.append((node.op, node.p, ins, n, nvis > 1, id(node)))
             n += nvis
         self.n_slots = n
         self.out_slots = [slot_of[(id(node), i)] for node, i in symbol._outputs]
+        self.input_names = list(input_names)
+        # nodes like zeros((L, 0, H)) whose 0 dims are inferred per input shapes
+        self._open = any(node.op is not None and not node.inputs and
+                         0 in (node.p.get("shape") or (1,)) for node in nodes)
+        self._resolved = {}
 
     def __call__(self, inputs, ctx):
         vals = [None] * self.n_slots
@@ -90,10 +95,21 @@ class CachedGraph:
             vals[slot] = inputs[k]
         for slot, param in self.param_slots:
             vals[slot] = param.data(ctx)
-        for op, p, ins, first, multi in self.steps:
+        override = self._overrides(inputs) if self._open else None
+        for op, p, ins, first, multi, nid in self.steps:
+            if override and nid in override:
+                p = override[nid]
             y = invoke(op, [vals[i] for i in ins], p)
             if multi:
                 vals[first:first + len(y)] = y
             else:
                 vals[first] = y
         return [vals[s] for s in self.out_slots]
+
+    def _overrides(self, inputs):
+        key = tuple(a.shape for a in inputs)
+        found = self._resolved.get(key)
+        if found is None:
+            shapes = dict(zip(self.input_names, key))
+            found = self._resolved[key] = self.symbol.resolved_params(**shapes)
+        return found

@@ -60,6 +60,7 @@ class Executor:
         self.outputs = []
         self._nodes = symbol._nodes()
         self._recorded = False
+        self._overrides = None
 
     @property
     def arg_dict(self):
@@ -102,13 +103,16 @@ class Executor:
         values = {}
         named = dict(zip(self.arg_names, self.arg_arrays))
         named.update(zip(self.aux_names, self.aux_arrays))
+        if self._overrides is None:      # zeros((L, 0, H))-like nodes, resolved once
+            self._overrides = self._symbol.resolved_params(
+                **{n: a.shape for n, a in named.items()})
         for node in self._nodes:
             if node.op is None:
                 values[id(node)] = [named[node.name]]
                 continue
             ins = [values[id(c)][i] for c, i in node.inputs]
             try:
-                out = invoke(node.op, ins, node.p)
+                out = invoke(node.op, ins, self._overrides.get(id(node), node.p))
             except MXNetError as e:
                 raise MXNetError("forward: node %r: %s" % (node.name, e)) from None
             values[id(node)] = out if isinstance(out, list) else [out]

@@ -29,7 +29,9 @@ def _attr_string(v):
 def op_call(op, args, kwargs, name=None, attr=None):
     """Create the node for ``op`` applied to Symbols ``args``/``kwargs``."""
     sym_kw = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    raw = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol) and v is not None}
+    # None is a value for a declared param (axis=None) but means "absent" for an input
+    raw = {k: v for k, v in kwargs.items()
+           if not isinstance(v, Symbol) and (v is not None or k in op.params)}
     args = list(args)
     if op.variadic:
         if len(args) == 1 and isinstance(args[0], (list, tuple)):

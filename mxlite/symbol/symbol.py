@@ -309,7 +309,13 @@ class Symbol:
 
     # -- inference -------------------------------------------------------------------
     def _infer(self, known, rule):
-        """Propagate ``known`` ({node_id: [value per output]}) through the graph."""
+        """Propagate ``known`` ({variable name: value}) through the graph; returns
+        ``(arg values, output values, aux values, {node id: values per output})``.
+
+        Values flow forward, and back into the inputs a rule fills in: variables
+        (weights from data) and nodes with no inputs whose value was left open (a
+        ``zeros`` of shape ``(2, 0, 5)`` takes its shape from its consumer, as in MXNet).
+        """
         nodes = self._nodes()
         vals = {}
         for node in nodes:
@@ -323,11 +329,13 @@ class Symbol:
                 ins = [vals[id(c)][i] if id(c) in vals else None for c, i in node.inputs]
                 new_ins, outs = rule(node, ins)
                 for (c, i), old, new in zip(node.inputs, ins, new_ins):
-                    if new is not None and old is None and c.op is None:
+                    if new is not None and old is None and (c.op is None or not c.inputs):
                         vals[id(c)][i] = new
                         changed = True
                 prev = vals.get(id(node))
                 if outs is not None:
+                    if prev is not None:     # keep what consumers filled in
+                        outs = [o if o is not None else q for o, q in zip(outs, prev)]
                     vals[id(node)] = list(outs)
                     changed = changed or prev != vals[id(node)]
                 elif prev is None:
@@ -338,7 +346,26 @@ class Symbol:
         arg_v = [vals[id(n)][0] for n in args]
         aux_v = [vals[id(n)][0] for n in aux]
         out_v = [vals.get(id(n), [None] * (i + 1))[i] for n, i in self._outputs]
-        return arg_v, out_v, aux_v
+        return arg_v, out_v, aux_v, vals
+
+    def resolved_params(self, **shapes):
+        """Params of the nodes whose ``shape`` attribute has unknown (0) dims
+        (``zeros((L, 0, H))`` for RNN begin states), with the dims inferred from the
+        given input shapes: ``{node id: Params}``. Empty when there are none."""
+        open_nodes = [n for n in self._nodes() if n.op is not None and not n.inputs
+                      and 0 in (n.p.get("shape") or (1,))]
+        if not open_nodes:
+            return {}
+        vals = self._infer_shape_impl((), shapes)[3]
+        out = {}
+        for node in open_nodes:
+            shape = vals.get(id(node), [None])[0]
+            if shape is None or 0 in shape:
+                raise MXNetError("%s (%s): cannot infer the unknown dims of shape=%s from the "
+                                 "input shapes %s" % (node.name, node.op.name,
+                                                      node.p.get("shape"), shapes))
+            out[id(node)] = node.op.parse_params(dict(node.params, shape=format_attr(shape)))
+        return out
 
     def _known(self, what, args, kwargs, parse):
         names = self.list_arguments()
@@ -370,14 +397,14 @@ class Symbol:
         Weights are inferred from the data (FullyConnected, Convolution, ...). Returns
         ``(None, None, None)`` when the given shapes do not determine everything.
         """
-        arg, out, aux = self._infer_shape_impl(args, kwargs)
+        arg, out, aux, _ = self._infer_shape_impl(args, kwargs)
         if any(s is None for s in arg + out + aux):
             return None, None, None
         return arg, out, aux
 
     def infer_shape_partial(self, *args, **kwargs):
         """As :meth:`infer_shape`, with ``()`` for shapes that stay unknown."""
-        arg, out, aux = self._infer_shape_impl(args, kwargs)
+        arg, out, aux, _ = self._infer_shape_impl(args, kwargs)
         return _unknown_as_empty(arg), _unknown_as_empty(out), _unknown_as_empty(aux)
 
     def _infer_shape_impl(self, args, kwargs):
@@ -390,7 +417,9 @@ class Symbol:
             except Exception as e:
                 raise MXNetError("infer_shape: error in operator %s (%s): %s"
                                  % (node.name, node.op.name, e)) from None
-            return new_ins, (None if outs is None else [tuple(s) for s in outs])
+            if outs is not None:      # a 0 dim is unknown (to be inferred), not empty
+                outs = [None if 0 in s else tuple(s) for s in outs]
+            return new_ins, outs
         return self._infer(known, rule)
 
     def infer_type(self, *args, **kwargs):
@@ -403,7 +432,7 @@ class Symbol:
             base = filled[0] if filled else np.dtype(np.float32)
             new_ins = [d if d is not None else base for d in ins]
             return new_ins, node.op.infer_type(node.p, new_ins)
-        arg, out, aux = self._infer(known, rule)
+        arg, out, aux, _ = self._infer(known, rule)
         return _as_types(arg), _as_types(out), _as_types(aux)
 
     # -- serialisation ---------------------------------------------------------------------
