@@ -214,3 +214,52 @@ def test_imports_unknown_op_is_an_error(tmp_path):
     path.write_text(json.dumps(graph))
     with pytest.raises(mx.MXNetError, match="FancyNewOp"):
         gluon.SymbolBlock.imports(str(path), ["data"])
+
+
+class _Sigmoid(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], 1 / (1 + mx.nd.exp(-in_data[0])))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        y = out_data[0]
+        self.assign(in_grad[0], req[0], out_grad[0] * y * (1 - y))
+
+
+@mx.operator.register("hybrid_test_sigmoid")
+class _SigmoidProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+
+    def list_arguments(self):
+        return ["data"]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Sigmoid()
+
+
+def test_custom_op_inside_hybridized_block():
+    class Net(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.fc = nn.Dense(3)
+
+        def hybrid_forward(self, F, x):
+            return F.Custom(self.fc(x), op_type="hybrid_test_sigmoid")
+
+    net = Net()
+    net.initialize()
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 4))
+    want = _run(net, x, True)
+    net.hybridize()
+    for _ in range(2):
+        got = _run(net, x, True)
+    assert len(net._cached_graph) == 1 and "Custom" in net._cached_graph[0][1].symbol.tojson()
+    for g, w in zip(got[:2] + tuple(got[2]), want[:2] + tuple(want[2])):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
