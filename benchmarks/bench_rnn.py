@@ -1,6 +1,6 @@
 """LSTM training-step throughput: ``mx.nd.RNN(mode='lstm')`` beside raw NumPy.
 
-Run: python benchmarks/bench_rnn.py [--steps N] [--check]
+Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_rnn.py [--steps N] [--check] [--data-grad]
 
 One step is the forward and backward pass of a 1-layer LSTM with hidden size 256
 over a sequence of 35 steps, batch 32, input size 256 (the word-language-model
@@ -11,11 +11,12 @@ shape: an embedding of 256 into an LSTM of 256), in float32:
   backward that ends with one (4H, T*N) x (T*N, H) matmul per weight. Buffers are
   preallocated and the elementwise work is in place.
 - ``mx.nd.RNN``: the fused op under ``autograd.record()``, then ``backward()``;
-  the parameters and states are marked (``attach_grad``), the data is not.
+  the parameters and states are marked (``attach_grad``), the data is not
+  (``--data-grad``: it is too, and NumPy computes its gradient as well).
 - ``gluon.rnn.LSTM``: the Gluon layer (the same op behind a concat of its
   parameters), when it exists.
 
-Both compute the same gradients (weights, biases, initial states; not the data):
+Both compute the same gradients (weights, biases, initial states; by default not the data):
 ``--check`` asserts that they agree. Target (issue #6): mxlite within 1.5x of NumPy.
 Reports the best of several interleaved rounds, by wall-clock time and by the
 process's CPU time; on a shared machine, ``OPENBLAS_NUM_THREADS=1`` and the CPU-time
@@ -43,8 +44,9 @@ def _sigmoid_(a):
 class NumpyLSTM:
     """Forward and BPTT backward of one LSTM layer (gates i, f, g, o), buffers reused."""
 
-    def __init__(self, wx, wh, bx, bh):
-        self.wxT, self.wh, self.whT = wx.T, wh, wh.T
+    def __init__(self, wx, wh, bx, bh, data_grad=False):
+        self.wx, self.wxT, self.wh, self.whT = wx, wx.T, wh, wh.T
+        self.data_grad = data_grad
         self.b = bx + bh
         dt = wx.dtype
         self.gates = np.empty((T, N, 4 * H), dt)
@@ -77,7 +79,8 @@ class NumpyLSTM:
         return hs[1:]
 
     def backward(self, dy):
-        """Gradients of (Wx, Wh, bx, bh, h0, c0) for the output gradient ``dy``."""
+        """Gradients of (Wx, Wh, bx, bh, h0, c0), and of x with ``data_grad``, for the
+        output gradient ``dy``."""
         gates, hs, cs, tcs, dgates = self.gates, self.hs, self.cs, self.tcs, self.dgates
         dh, dc, dh_next, dc_next, t1 = self.dh, self.dc, self.dh_next, self.dc_next, self.t1
         dh_next.fill(0)
@@ -115,7 +118,10 @@ class NumpyLSTM:
         dwx = flat.T @ self.x2d
         dwh = flat.T @ hs[:T].reshape(T * N, H)
         db = flat.sum(axis=0)
-        return dwx, dwh, db, db.copy(), dh_next.copy(), dc_next.copy()
+        grads = (dwx, dwh, db, db.copy(), dh_next.copy(), dc_next.copy())
+        if self.data_grad:
+            grads += ((flat @ self.wx).reshape(T, N, I),)
+        return grads
 
     def step(self, x, h0, c0, dy):
         self.x2d = x.reshape(T * N, I)
@@ -157,6 +163,8 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--check", action="store_true", help="assert the gradients agree")
+    ap.add_argument("--data-grad", action="store_true",
+                    help="also the gradient of the data (an LSTM over an Embedding)")
     args = ap.parse_args()
     rng = np.random.RandomState(0)
     x = rng.uniform(-1, 1, (T, N, I)).astype(np.float32)
@@ -166,13 +174,13 @@ def main():
     c0 = rng.uniform(-1, 1, (1, N, H)).astype(np.float32)
     dy = np.ones((T, N, H), np.float32)
 
-    ref = NumpyLSTM(*split_params(w))
+    ref = NumpyLSTM(*split_params(w), data_grad=args.data_grad)
 
     def numpy_step():
         return ref.step(x, h0[0], c0[0], dy)
 
     xd, wd, hd, cd = (mx.nd.array(a) for a in (x, w, h0, c0))
-    for a in (wd, hd, cd):
+    for a in (wd, hd, cd) + ((xd,) if args.data_grad else ()):
         a.attach_grad()
     kw = dict(mode="lstm", state_size=H, num_layers=1)
 
@@ -186,12 +194,15 @@ def main():
         mx_step()
         grads = numpy_step()
         got = split_params(wd.grad.asnumpy()) + (hd.grad.asnumpy()[0], cd.grad.asnumpy()[0])
-        for name, a, b in zip(("Wx", "Wh", "bx", "bh", "h0", "c0"), got, grads):
+        if args.data_grad:
+            got += (xd.grad.asnumpy(),)
+        for name, a, b in zip(("Wx", "Wh", "bx", "bh", "h0", "c0", "x"), got, grads):
             np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-3, err_msg=name)
         print("gradients agree")
 
-    print("LSTM T=%d N=%d I=%d H=%d float32, forward + backward; %s, %d CPUs, "
-          "OMP/OPENBLAS threads=%s" % (T, N, I, H, mx.__name__, os.cpu_count(),
+    print("LSTM T=%d N=%d I=%d H=%d float32, forward + backward%s; %s, %d CPUs, "
+          "OMP/OPENBLAS threads=%s" % (T, N, I, H, " (with data gradient)" if args.data_grad
+                                      else "", mx.__name__, os.cpu_count(),
                                       os.environ.get("OPENBLAS_NUM_THREADS",
                                                      os.environ.get("OMP_NUM_THREADS", "default"))))
     names, fns = ["raw NumPy", "mx.nd.RNN"], [numpy_step, mx_step]
