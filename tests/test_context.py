@@ -84,3 +84,16 @@ def test_nested_with_on_one_context_object():
             assert mx.current_context() == mx.cpu(1)
         assert mx.current_context() == mx.cpu(1)
     assert mx.current_context() == mx.cpu(0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning is Linux-only")
+def test_cpu_memory_pool_switch():
+    import os
+    code = "import mxlite; print(mxlite.engine.MEM_POOL_ACTIVE)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                        timeout=60, env=env)
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=dict(env, MXLITE_CPU_MEM_POOL="0"))
+    assert off.stdout.strip() == "False"
+    assert on.stdout.strip() in ("True", "False")      # False only on a non-glibc libc
