@@ -181,7 +181,30 @@ def _check_max_update(max_update):
                          % max_update)
 
 
-class PolyScheduler(LRScheduler):
+class _AnnealScheduler(LRScheduler):
+    """After warm-up, anneal from ``base_lr`` to ``final_lr`` over the updates up to
+    ``max_update`` along ``self._decay(frac)`` (1 at the start, 0 at the end)."""
+
+    def __init__(self, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                 warmup_mode):
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        _check_max_update(max_update)
+        self.base_lr_orig = self.base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def __call__(self, num_update):
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            frac = float(num_update - self.warmup_steps) / float(self.max_steps)
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) \
+                * self._decay(frac)
+        return self.base_lr
+
+
+class PolyScheduler(_AnnealScheduler):
     """``final_lr + (base_lr - final_lr) * (1 - n / max_steps) ** pwr`` after warm-up.
 
     ``n`` counts updates after the warm-up and ``max_steps = max_update - warmup_steps``;
@@ -207,25 +230,15 @@ class PolyScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0,
                  warmup_steps=0, warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_max_update(max_update)
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            frac = float(num_update - self.warmup_steps) / float(self.max_steps)
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) \
-                * pow(1 - frac, self.power)
-        return self.base_lr
+    def _decay(self, frac):
+        return pow(1 - frac, self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_AnnealScheduler):
     """``final_lr + (base_lr - final_lr) * (1 + cos(pi * n / max_steps)) / 2`` after warm-up.
 
     Parameters
@@ -246,18 +259,8 @@ class CosineScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, final_lr=0,
                  warmup_steps=0, warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_max_update(max_update)
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            frac = (num_update - self.warmup_steps) / self.max_steps
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) \
-                * (1 + cos(pi * frac)) / 2
-        return self.base_lr
+    def _decay(self, frac):
+        return (1 + cos(pi * frac)) / 2
