@@ -90,6 +90,15 @@ def make_function(op, fname):
                 if type(a) is not NDArray and not isinstance(a, NDArray):
                     raise _bad_input(op, static[args.index(a)], a)
             return invoke(op, args, op.default_params, out)
+        # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``).
+        if kwargs:
+            for a in args:
+                if not isinstance(a, NDArray):
+                    break
+            else:
+                p = op.keyword_params(kwargs)
+                if p is not None and len(args) == len(op.input_names(p)):
+                    return invoke(op, args, p, out)
         return _call(op, param_names, args, kwargs, out)
 
     fn.__name__ = fname

@@ -150,6 +150,23 @@ class Op:
             self._cache[key] = p
         return p
 
+    def keyword_params(self, kwargs):
+        """:meth:`parse_params` for ``kwargs`` that name declared params only; ``None``
+        when some keyword is not one (an input by name), or the op parses its own."""
+        try:
+            p = self._cache.get(tuple(kwargs.items()))
+        except TypeError:       # unhashable values: the general path parses them
+            return None
+        if p is not None:
+            return p
+        if self.custom_parse is not None or self.variadic:
+            return None
+        params = self.params
+        for k in kwargs:
+            if k not in params:
+                return None
+        return self.parse_params(kwargs)
+
     def arg_names(self):
         names = [] if callable(self.inputs) else list(self.inputs)
         return names + list(self.params)
