@@ -60,9 +60,14 @@ def _arg_eq(x, y, axes):
 _reduction("sum", lambda xp, x, a: xp.sum(x, axis=a),
            lambda x, y, gy, a: expand_to(gy, x.shape, a), "", aliases=("sum_axis",),
            doc="Sum over the given axes.")
-_reduction("mean", lambda xp, x, a: xp.mean(x, axis=a),
-           lambda x, y, gy, a: expand_to(gy, x.shape, a) / max(1, int(np.prod([x.shape[i] for i in a]))),
-           "", doc="Mean over the given axes.")
+def _mean_grad(x, y, gy, axes):
+    n = int(np.prod([x.shape[i] for i in axes]))
+    g = expand_to(gy, x.shape, axes)
+    return g / n if n > 1 else g        # x / 1 is x: skip the op
+
+
+_reduction("mean", lambda xp, x, a: xp.mean(x, axis=a), _mean_grad, "",
+           doc="Mean over the given axes.")
 _reduction("prod", lambda xp, x, a: xp.prod(x, axis=a),
            lambda x, y, gy, a: expand_to(gy * y, x.shape, a) / x, "xy",
            doc="Product over the given axes.")
