@@ -254,28 +254,27 @@ class Optimizer:
 
     def _update_count(self, index):
         """Count one more update of ``index`` (an int or a list) and refresh ``num_update``."""
-        if not isinstance(index, (list, tuple)):
-            index = [index]
-        for idx in index:
-            if idx not in self._index_update_count:
-                self._index_update_count[idx] = self.begin_num_update
-            self._index_update_count[idx] += 1
-            self.num_update = max(self._index_update_count[idx], self.num_update)
+        counts = self._index_update_count
+        for idx in index if isinstance(index, (list, tuple)) else (index,):
+            n = counts.get(idx, self.begin_num_update) + 1
+            counts[idx] = n
+            if n > self.num_update:
+                self.num_update = n
 
     def _get_lrs(self, indices):
-        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        lr = self.learning_rate
         return [lr * self._mult(index, self.lr_mult, "lr_mult") for index in indices]
 
     def _get_lr(self, index):
         """The learning rate of parameter ``index`` (multipliers applied)."""
-        return self._get_lrs([index])[0]
+        return self.learning_rate * self._mult(index, self.lr_mult, "lr_mult")
 
     def _get_wds(self, indices):
-        return [self.wd * self._mult(index, self.wd_mult, "wd_mult") for index in indices]
+        return [self._get_wd(index) for index in indices]
 
     def _get_wd(self, index):
         """The weight decay of parameter ``index`` (multipliers applied)."""
-        return self._get_wds([index])[0]
+        return self.wd * self._mult(index, self.wd_mult, "wd_mult")
 
     def _mult(self, index, table, attr):
         # Precedence as MXNet: the Parameter's own multiplier, then by index, then by name.
