@@ -12,7 +12,7 @@ from ..registry import register_op, Param
 
 def _in_units(p, dshape):
     """Input features per row: all trailing dims when flattening, else the last."""
-    if p.flatten:
+    if p.flatten and len(dshape) != 2:     # 2-D data (the common case) needs no product
         return int(np.prod(dshape[1:], dtype=np.int64)) if len(dshape) > 1 else 1
     return dshape[-1]
 
