@@ -565,3 +565,28 @@ ERROR_ROWS = [
 def test_errors_name_op_argument_expected_and_actual(call, msg):
     with pytest.raises(MXNetError, match=msg):
         call()
+
+
+# The fused backward ops (_backward_relu, _backward_log_softmax) carry their own
+# gradient rules: the second order through them against differences of gradients.
+from optable import case as _case, check_first_order, check_second_order  # noqa: E402
+
+_FUSED_BACKWARD_ROWS = [
+    _case("relu_then_smooth", lambda x: mx.nd.Activation(x, act_type="relu") * mx.nd.sin(x), None,
+          [np.random.RandomState(1).uniform(0.2, 1.5, (3, 4)) *
+           np.where(np.random.RandomState(2).rand(3, 4) > 0.5, 1, -1)]),
+    _case("log_softmax_axis_last", lambda x: mx.nd.log_softmax(x), None,
+          [np.random.RandomState(3).randn(3, 5)]),
+    _case("log_softmax_axis0_temperature", lambda x: mx.nd.log_softmax(x, axis=0, temperature=1.7),
+          None, [np.random.RandomState(4).randn(4, 3)]),
+    _case("softmax_cross_entropy_chain", lambda x: -mx.nd.pick(mx.nd.log_softmax(x),
+                                                              mx.nd.array([0, 2, 1], dtype="float64")),
+          None, [np.random.RandomState(5).randn(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("c", _FUSED_BACKWARD_ROWS, ids=[c.id for c in _FUSED_BACKWARD_ROWS])
+def test_fused_backward_ops_first_and_second_order(c):
+    rng = np.random.RandomState(0)
+    check_first_order(c, rng)
+    check_second_order(c, rng)
