@@ -912,3 +912,51 @@ def test_custom_ops_in_worker_processes(method):
         results = pool.map_async(_sigmoid_in_worker, inputs).get(timeout=120)
     for res, values in zip(results, inputs):
         _check_worker_result(res, values)
+
+
+def test_assign_takes_over_temporaries_but_copies_named_values():
+    op = mx.operator.CustomOp()
+    for make in (lambda: np.full(3, 2.0, dtype=np.float32),
+                 lambda: mx.nd.array(np.full(3, 2.0))):
+        out = mx.nd.zeros((3,))
+        op.assign(out, "write", make())           # a temporary: no copy needed
+        np.testing.assert_array_equal(out.asnumpy(), [2, 2, 2])
+        named = make()
+        out = mx.nd.zeros((3,))
+        op.assign(out, "write", named)            # still referenced: must be copied
+        named[:] = 7
+        np.testing.assert_array_equal(out.asnumpy(), [2, 2, 2])
+    base = np.arange(6, dtype=np.float32)
+    out = mx.nd.zeros((3,))
+    op.assign(out, "write", base[:3])             # a view of someone's array: copied
+    base[:] = -1
+    np.testing.assert_array_equal(out.asnumpy(), [0, 1, 2])
+
+
+class _ForgetsGrad(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * 2)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        pass                 # never writes in_grad[0]
+
+
+@mx.operator.register("forgets_grad")
+class _ForgetsGradProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _ForgetsGrad()
+
+
+def test_unwritten_gradient_is_an_error_not_garbage():
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, op_type="forgets_grad")
+    with pytest.raises(MXNetError, match=r"forgets_grad.*backward.*in_grad\[0\] was never written"):
+        y.backward()

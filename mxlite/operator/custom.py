@@ -36,6 +36,7 @@ the auxiliary states untouched (it runs on copies that are committed only on
 success). Outputs are always zero-filled before ``forward``.
 """
 import inspect
+import sys
 
 import numpy as np
 
@@ -56,6 +57,12 @@ _MAX_PLANS = 64
 
 # ----------------------------------------------------------------------------
 # The user-facing base classes.
+
+# sys.getrefcount(src) inside assign when src is an unnamed temporary: the
+# parameter and getrefcount's own argument, plus the caller's stack slot before
+# Python 3.11 (whose calls move arguments into the callee's frame).
+_TEMPORARY_REFS = 2 if sys.version_info >= (3, 11) else 3
+
 
 class CustomOp:
     """Base class of operators implemented in Python (``mx.operator.CustomOp``).
@@ -126,6 +133,13 @@ class CustomOp:
         if req == "add":
             xp = dst._ctx.xp or dst._ctx.array_module()
             xp.add(d, s, out=d, casting="unsafe")
+        elif (s is not d and getattr(s, "dtype", None) == d.dtype and shape == d.shape
+              and type(s) is type(d) and getattr(s, "base", 0) is None
+              and sys.getrefcount(src) <= _TEMPORARY_REFS + (s is src)):
+            # NOTE: src is a temporary (``assign(o, r, x.dot(w))`` or ``mx.nd.array(y)``)
+            # that owns its buffer and that nothing else references: take the buffer
+            # over instead of copying it.
+            dst._data = s
         else:
             d[...] = s
         v = dst._version
@@ -437,13 +451,34 @@ def _run_user(op, entry, method, slots, kwargs, ctx):
         op._mx_where = None     # the slots hold the call's buffers: let them go
 
 
+def _buffers(xp, ctx, shapes_dtypes):
+    """Uninitialised output/gradient buffers (the op must write them, as in MXNet),
+    with version counters that tell whether it did."""
+    out = []
+    for shape, dtype in shapes_dtypes:
+        a = _wrap(xp.empty(shape, dtype), ctx)
+        a._version = [0]
+        out.append(a)
+    return out
+
+
+def _check_written(entry, method, slot, arrays, reqs):
+    """Raise for a buffer with req 'write' that ``method`` never wrote: MXNet returns
+    whatever memory held (a silent wrong result)."""
+    for i, (a, r) in enumerate(zip(arrays, reqs)):
+        if r == "write" and a._version[0] == 0:
+            raise MXNetError("Custom op %r (%s): %s[%d] was never written although its req is "
+                             "'write'; call self.assign(%s[%d], req[%d], value)"
+                             % (entry.op_type, method, slot, i, slot, i, i))
+
+
 def _forward(plan, inputs, op):
     """Run the forward of ``op``; returns the output NDArrays. Aux states are committed
     only when forward succeeds."""
     entry = plan.entry
     ctx = plan.ctx
     xp = ctx.xp or ctx.array_module()
-    outs = [_wrap(xp.zeros(s, dt), ctx) for s, dt in plan.outs]
+    outs = _buffers(xp, ctx, plan.outs)
     in_data = list(inputs[:entry.n_args])
     aux = inputs[entry.n_args:]
     # NOTE: forward writes into copies of the aux states, so that a forward that
@@ -452,6 +487,7 @@ def _forward(plan, inputs, op):
     _run_user(op, entry, "forward", (("out_data", outs), ("aux", aux_tmp)),
               {"is_train": _ag_state.training, "req": ["write"] * entry.n_out,
                "in_data": in_data, "out_data": outs, "aux": aux_tmp}, ctx)
+    _check_written(entry, "forward", "out_data", outs, ["write"] * entry.n_out)
     for a, t in zip(aux, aux_tmp):
         a._data[...] = t._data
         a._bump()
@@ -483,12 +519,13 @@ class _NodeOp:
         ctx = x[0]._ctx
         xp = ctx.xp or ctx.array_module()
         req = ["null" if xi._entry is None else "write" for xi in x]
-        in_grad = [_wrap(xp.zeros(xi._data.shape, xi._data.dtype), ctx) for xi in x]
+        in_grad = _buffers(xp, ctx, [(xi._data.shape, xi._data.dtype) for xi in x])
         if not entry.need_top_grad:
             gy = [_wrap(xp.ones(yi._data.shape, yi._data.dtype), ctx) for yi in y]
         _run_user(call.op, entry, "backward", (("in_grad", in_grad),),
                   {"req": req, "out_grad": gy, "in_data": x, "out_data": y,
                    "in_grad": in_grad, "aux": call.aux}, ctx)
+        _check_written(entry, "backward", "in_grad", in_grad, req)
         # NOTE: with retain_graph a second backward reuses this instance, which a
         # later forward may meanwhile have taken from the pool.
         plan.give_back(call.op)
