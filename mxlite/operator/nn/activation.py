@@ -29,22 +29,6 @@ def _mish_grad(x, y, gy):
     return gy * (t + x * (1 - t * t) * nd.sigmoid(x))
 
 
-def _relu_backward(p, xp, gy, x):
-    # NOTE: gy times exactly 0 or 1, the same numbers as ``gy * (x > 0)`` in two ops.
-    return gy * (x > 0)
-
-
-def _relu_backward_grad(p, x, y, gy):
-    ggx, data = gy[0], x[1]
-    return [nd._internal._backward_relu(ggx, data),
-            nd.zeros_like(data) if data._entry is not None else None]
-
-
-# NOTE: one op for ``gy * (x > 0)``, to save a comparison op per ReLU in backward.
-register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu_backward_grad,
-            saves="x", doc="Gradient of relu: ``gy * (x > 0)``.")
-
-
 # act_type: kernel(xp, x), gradient(x, y, gy)
 _ACTIVATIONS = {
     "relu": (lambda xp, x: xp.maximum(x, 0), lambda x, y, gy: nd._internal._backward_relu(gy, x)),

@@ -73,7 +73,7 @@ _TABLE = [
     ("softsign", lambda xp, x: x / (1 + xp.abs(x)),
      lambda x, y, gy: gy / nd.square(1 + nd.abs(x)), "x"),
     ("relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-     lambda x, y, gy: gy * (y > 0), "y"),
+     lambda x, y, gy: nd._internal._backward_relu(gy, y), "y"),
     ("erf", special.erf, lambda x, y, gy: gy * (2 / _SQRT_PI) * nd.exp(-x * x), "x"),
     ("erfinv", special.erfinv, lambda x, y, gy: gy * (_SQRT_PI / 2) * nd.exp(y * y), "y"),
     ("gamma", special.gamma, lambda x, y, gy: gy * y * nd._internal._digamma(x), "xy"),
@@ -110,6 +110,23 @@ def _sigmoid(xp, x):
 def _softplus(xp, x):
     # NOTE: log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)) never overflows.
     return (xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+
+
+def _relu_backward(p, xp, gy, x):
+    # NOTE: gy times exactly 0 or 1, the same numbers as ``gy * (x > 0)`` in two ops.
+    return gy * (x > 0)
+
+
+def _relu_backward_grad(p, x, y, gy):
+    ggx, data = gy[0], x[1]
+    return [nd._internal._backward_relu(ggx, data),
+            nd.zeros_like(data) if data._entry is not None else None]
+
+
+# NOTE: one op for ``gy * (x > 0)``, to save a comparison op per ReLU in backward.
+register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu_backward_grad,
+            saves="x", doc="Gradient of relu: ``gy * (x > 0)``.")
+
 
 
 for _name, _fwd, _grad, _saves in _TABLE:
