@@ -263,3 +263,82 @@ def test_custom_op_inside_hybridized_block():
     assert len(net._cached_graph) == 1 and "Custom" in net._cached_graph[0][1].symbol.tojson()
     for g, w in zip(got[:2] + tuple(got[2]), want[:2] + tuple(want[2])):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+def _penalty_net(kind):
+    net = nn.HybridSequential()
+    if kind == "Dense":
+        net.add(nn.Dense(5, activation="tanh"), nn.Dense(2, activation="sigmoid"))
+        shape = (3, 4)
+    else:
+        net.add(nn.Conv2D(3, 3, padding=1, activation="tanh"), nn.Flatten(), nn.Dense(2))
+        shape = (2, 2, 4, 4)
+    net.initialize(mx.init.Xavier())
+    return net, mx.nd.array(np.random.RandomState(1).uniform(-1, 1, shape))
+
+
+def _gradient_penalty(net, x):
+    """Parameter and input gradients of ``sum(y^2) + sum(dy/dx^2)`` (second order)."""
+    params = list(net.collect_params().values())
+    x = x.copy()
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x)
+        gx = mx.autograd.grad(y, [x], head_grads=mx.nd.ones_like(y), create_graph=True)[0]
+        loss = (y * y).sum() + (gx * gx).sum()
+    loss.backward()
+    return [gx.asnumpy(), x.grad.asnumpy()] + [p.grad().asnumpy().copy() for p in params]
+
+
+@pytest.mark.parametrize("kind", ["Dense", "Conv"])
+def test_second_order_through_hybridized_block(kind):
+    net, x = _penalty_net(kind)
+    want = _gradient_penalty(net, x)
+    net.hybridize()
+    for _ in range(2):          # the first call traces, the second replays the graph
+        got = _gradient_penalty(net, x)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert any(np.abs(w).max() > 1e-3 for w in want[2:])
+
+
+def _inplace_net():
+    net = nn.HybridSequential()
+    net.add(nn.Flatten(), nn.Dense(3, activation="tanh"))
+    net.initialize()
+    return net
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+@pytest.mark.parametrize("what", ["input", "output"])
+def test_inplace_change_after_forward_is_detected(hybrid, what):
+    net = _inplace_net()
+    if hybrid:
+        net.hybridize()
+    x = mx.nd.ones((2, 2, 2))
+    x.attach_grad()
+    net(x)                      # resolve shapes (and trace) outside the checked call
+    net(x)
+    with mx.autograd.record():
+        y = net(x)              # FullyConnected reads the (flattened) input back
+        z = y.sum()             # ... and tanh its output; sum reads neither
+    if what == "input":
+        x[:] = 2
+    else:
+        y[:] = 0
+    with pytest.raises(mx.base.MXNetError, match="changed in place"):
+        z.backward()
+
+
+def test_hybridized_gradient_without_inplace_change_still_runs():
+    net = _inplace_net()
+    net.hybridize()
+    x = mx.nd.ones((2, 2, 2))
+    x.attach_grad()
+    for _ in range(2):
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+    w = net[1].weight.data().asnumpy()
+    t = np.tanh(np.ones((2, 4)) @ w.T)
+    np.testing.assert_allclose(x.grad.asnumpy().reshape(2, 4), (1 - t * t) @ w, rtol=1e-5)

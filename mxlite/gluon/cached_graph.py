@@ -1,12 +1,19 @@
 """The graph a hybridized block replays: a traced Symbol turned into a flat list of
 op calls over numbered value slots.
 
-Replaying runs every op through :func:`mxlite.operator.invoke`, exactly as the
-imperative run does (so results and gradients are identical), but skips the Python
-work of the Block tree: no ``__call__``/hooks per layer, no parameter lookups by
-name, no argument binding or param parsing per op.
+The replay skips the Python work of the Block tree (no ``__call__``/hooks per layer,
+no parameter lookups by name, no argument binding or param parsing per op) and,
+where it can, the per-op work of :func:`mxlite.operator.invoke` too: the steps run
+``op.compute`` on raw arrays, only the graph's outputs become NDArrays, and a
+recording run leaves ONE autograd node for the whole call. That node's gradient
+walks the steps in reverse through each op's own gradient rule, so results and
+gradients are those of the imperative run. Graphs with unusual ops (an
+``output_ctx``) or outputs that are not plain step results replay op by op.
 """
-from ..operator.registry import invoke
+from ..autograd import _state as _ag_state, _record, Node
+from ..base import MXNetError
+from ..nd.ndarray import NDArray, _wrap
+from ..operator.registry import invoke, _fail
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
 
@@ -72,6 +79,7 @@ class CachedGraph:
                                      "parameter" % (node.name, ", ".join(input_names)))
                 n += 1
         self.steps = []
+        self._nvis = []
         for node in nodes:
             if node.op is None:
                 continue
@@ -80,6 +88,7 @@ class CachedGraph:
             for i in range(nvis):
                 slot_of[(id(node), i)] = n + i
             self.steps.append((node.op, node.p, ins, n, nvis > 1, id(node)))
+            self._nvis.append(nvis)
             n += nvis
         self.n_slots = n
         self.out_slots = [slot_of[(id(node), i)] for node, i in symbol._outputs]
@@ -88,8 +97,16 @@ class CachedGraph:
         self._open = any(node.op is not None and not node.inputs and
                          0 in (node.p.get("shape") or (1,)) for node in nodes)
         self._resolved = {}
+        self._plan_fused()
 
     def __call__(self, inputs, ctx):
+        if self._fusable:
+            outs = self._run_fused(inputs, ctx)
+            if outs is not None:
+                return outs
+        return self._run_per_op(inputs, ctx)
+
+    def _run_per_op(self, inputs, ctx):
         vals = [None] * self.n_slots
         for slot, k in self.input_slots:
             vals[slot] = inputs[k]
@@ -113,3 +130,257 @@ class CachedGraph:
             shapes = dict(zip(self.input_names, key))
             found = self._resolved[key] = self.symbol.resolved_params(**shapes)
         return found
+
+    # -- the fused replay ------------------------------------------------------
+    def _plan_fused(self):
+        """Precompute what the fused replay needs per step: visible output count,
+        in-place bumps, version checks and which outputs leave the graph."""
+        self.leaf_slots = [s for s, _ in self.input_slots] + [s for s, _ in self.param_slots]
+        leaves = set(self.leaf_slots)
+        outs = self.out_slots
+        out_pos = {s: i for i, s in enumerate(outs)}
+        self._fusable = (len(out_pos) == len(outs) and not (leaves & set(outs)) and
+                         all(op.output_ctx is None for op, *_ in self.steps))
+        # root[s]: the graph input/param whose memory (and version) value s views
+        root = {}
+        for op, p, ins, first, multi, nid in self.steps:
+            if op.is_view and "y" not in op.saves and ins:
+                r = ins[0] if ins[0] in leaves else root.get(ins[0])
+                if r is not None:
+                    root[first] = r
+        seen = leaves | set(outs)
+
+        def key(s):
+            """The user-visible NDArray slot whose version stands for value s."""
+            k = root.get(s, s)
+            return k if k in seen else None
+
+        plan = []
+        for (op, p, ins, first, multi, nid), nvis in zip(self.steps, self._nvis):
+            mut = [(ins[i], key(ins[i])) for i in op.mutate if key(ins[i]) is not None]
+            xchk = [key(s) for s in ins if key(s) is not None] if "x" in op.saves else []
+            wrap = [(s, root.get(s)) for s in range(first, first + nvis) if s in out_pos]
+            ychk = "y" in op.saves and bool(wrap)
+            extra = (mut, xchk, wrap, ychk) if (mut or xchk or wrap) else None
+            plan.append((op, p, ins, first, multi, nid, nvis, extra))
+        self._plan = plan
+        self._need = {}
+        self._gop = _GraphOp(self)
+
+    def _need_for(self, mask):
+        """Per slot: whether its value depends on a graph input/param needing a gradient."""
+        need = self._need.get(mask)
+        if need is None:
+            need = [False] * self.n_slots
+            for s, m in zip(self.leaf_slots, mask):
+                need[s] = m
+            for op, p, ins, first, multi, nid, nvis, extra in self._plan:
+                if op.gradient is not None and any(need[i] for i in ins):
+                    need[first:first + nvis] = [True] * nvis
+            if len(self._need) < 64:
+                self._need[mask] = need
+        return need
+
+    def _run_fused(self, inputs, ctx):
+        """Run the steps on raw arrays; record one autograd node when some input or
+        parameter is in a recorded graph. None: use the per-op path instead."""
+        n = self.n_slots
+        raw = [None] * n
+        nda = {}
+        for slot, k in self.input_slots:
+            x = inputs[k]
+            if not isinstance(x, NDArray) or (x._ctx is not ctx and x._ctx != ctx):
+                return None     # the per-op path gives the proper error
+            raw[slot] = x._data
+            nda[slot] = x
+        for slot, param in self.param_slots:
+            x = param.data(ctx)
+            raw[slot] = x._data
+            nda[slot] = x
+        need = None
+        if _ag_state.recording:
+            mask = tuple([nda[s]._entry is not None for s in self.leaf_slots])
+            if True in mask:
+                need = self._need_for(mask)
+        override = self._overrides(inputs) if self._open else None
+        xp = ctx.xp or ctx.array_module()
+        record = need is not None
+        full = [None] * len(self._plan) if record else None
+        used = [None] * len(self._plan) if record else None
+        checks = [] if record else None
+        k = 0
+        for op, p, ins, first, multi, nid, nvis, extra in self._plan:
+            if override and nid in override:
+                p = override[nid]
+            try:
+                ys = op.compute(p, xp, *[raw[i] for i in ins])
+            except Exception as e:
+                raise _fail(op, e) from e
+            if type(ys) is tuple:
+                if multi:
+                    raw[first:first + nvis] = ys[:nvis]
+                else:
+                    raw[first] = ys[0]
+            else:
+                raw[first] = ys
+            if record:
+                full[k] = ys
+                used[k] = p
+            if extra is not None:
+                self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
+            k += 1
+        outs = [nda[s] for s in self.out_slots]
+        if record and any(need[s] for s in self.out_slots):
+            tape = _Tape(raw, full, used, need, ctx)
+            node = Node(self._gop, tape, [nda[s]._entry for s in self.leaf_slots],
+                        [raw[s] for s in self.leaf_slots], [raw[s] for s in self.out_slots],
+                        ctx, ctx, checks)
+            for i, (o, s) in enumerate(zip(outs, self.out_slots)):
+                if need[s]:
+                    o._entry = (node, i)
+        return outs
+
+    @staticmethod
+    def _step_extra(extra, raw, nda, ctx, checks, recorded):
+        """In-place version bumps, output wrapping and version checks of one step,
+        in the order :func:`invoke` and ``_record`` do them."""
+        mut, xchk, wrap, ychk = extra
+        for s, k in mut:
+            if s == k:
+                v = nda[k]._version
+                if v is not None:
+                    v[0] += 1
+            else:       # a view of k: it shares (and so creates) k's version
+                nda[k]._share_version()[0] += 1
+        for s, r in wrap:
+            o = nda[s] = _wrap(raw[s], ctx)
+            if r is not None:
+                o._version = nda[r]._share_version()
+        if recorded:
+            for k in xchk:
+                v = nda[k]._share_version()
+                checks.append((v, v[0], nda[k]))
+            if ychk:
+                for s, r in wrap:
+                    v = nda[s]._version = [0]
+                    checks.append((v, 0, nda[s]))
+
+    def _gradient(self, tape, xs, gys):
+        """Gradients of the graph inputs/params (in ``leaf_slots`` order)."""
+        if _ag_state.recording:
+            return self._gradient_recorded(tape, xs, gys)
+        ctx = tape.ctx
+        raw, need = tape.raw, tape.need
+        g = [None] * self.n_slots
+        for s, gy in zip(self.out_slots, gys):
+            g[s] = gy
+        zeros_like = _nd_zeros_like()
+        for k in range(len(self._plan) - 1, -1, -1):
+            op, _, ins, first, multi, nid, nvis, extra = self._plan[k]
+            gvis = g[first:first + nvis]
+            if not need[first] or gvis.count(None) == nvis:
+                continue
+            ys = tape.full[k]
+            ys = [_wrap(y, ctx) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx)]
+            gy = [gv if gv is not None else zeros_like(y) for gv, y in zip(gvis, ys)]
+            gy.extend(zeros_like(y) for y in ys[nvis:])
+            xs_k = []
+            for i in ins:
+                x = _wrap(raw[i], ctx)
+                if need[i]:
+                    x._entry = _MARK
+                xs_k.append(x)
+            gxs = _call_gradient(op, tape.used[k], xs_k, ys, gy)
+            for i, x, gx in zip(ins, xs_k, gxs):
+                if gx is not None and need[i]:
+                    _accumulate(g, i, gx, x, op)
+        return [g[s] for s in self.leaf_slots]
+
+    def _gradient_recorded(self, tape, xs, gys):
+        """The gradient while the gradient itself is recorded (``create_graph``): the
+        steps are re-recorded op by op from the saved values (nothing is recomputed,
+        so random masks and in-place updates are not repeated), starting from ``xs``
+        that carry the outer graph's entries, and each step's gradient runs through
+        the ordinary recorded node path."""
+        from .. import autograd
+        ctx = tape.ctx
+        vals = [None] * self.n_slots
+        for s, x in zip(self.leaf_slots, xs):
+            vals[s] = x
+        nodes = []
+        for k, (op, _, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
+            ys = tape.full[k]
+            outs = [_wrap(y, ctx) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx)]
+            ins_nd = [vals[i] for i in ins]
+            node = None
+            if op.gradient is not None and any(x._entry is not None for x in ins_nd):
+                node = _record(op, tape.used[k], ins_nd, outs)
+            nodes.append(node)
+            vals[first:first + nvis] = outs[:nvis]
+        g = [None] * self.n_slots
+        for s, gy in zip(self.out_slots, gys):
+            g[s] = gy
+        for k in range(len(self._plan) - 1, -1, -1):
+            node = nodes[k]
+            op, _, ins, first, multi, nid, nvis, extra = self._plan[k]
+            gl = g[first:first + nvis]
+            if node is None or gl.count(None) == nvis:
+                continue
+            gl.extend([None] * (node.nout - nvis))
+            gxs = autograd._node_gradient(node, gl, True, True)
+            for i, gx in zip(ins, gxs):
+                if gx is not None and vals[i]._entry is not None:
+                    g[i] = gx if g[i] is None else g[i] + gx
+        return [g[s] for s in self.leaf_slots]
+
+
+_MARK = (None, 0)       # a non-None ``_entry``: "this input needs its gradient"
+
+
+def _nd_zeros_like():
+    from .. import nd
+    return nd.zeros_like
+
+
+def _call_gradient(op, p, xs, ys, gys):
+    try:
+        return op.gradient(p, xs, ys, gys)
+    except MXNetError as e:
+        if str(e).startswith(op.name):
+            raise
+        raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+
+
+def _accumulate(g, i, gx, x, op):
+    if gx.shape != x.shape:
+        raise MXNetError("%s (backward): gradient has shape %s, expected %s"
+                         % (op.name, gx.shape, x.shape))
+    g[i] = gx if g[i] is None else g[i] + gx
+
+
+class _Tape:
+    """What one recorded replay keeps for its backward: every slot's raw value, each
+    step's full output (hidden outputs included) and params, and which slots need
+    gradients."""
+    __slots__ = ("raw", "full", "used", "need", "ctx")
+
+    def __init__(self, raw, full, used, need, ctx):
+        self.raw = raw
+        self.full = full
+        self.used = used
+        self.need = need
+        self.ctx = ctx
+
+
+class _GraphOp:
+    """The op-like object a recorded replay leaves as its one autograd node."""
+    __slots__ = ("graph",)
+    name = "hybridized graph"
+    saves = ""
+    mutate = ()
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def gradient(self, tape, xs, ys, gys):
+        return self.graph._gradient(tape, xs, gys)
