@@ -164,6 +164,8 @@ class CachedGraph:
             extra = (mut, xchk, wrap, ychk) if (mut or xchk or wrap) else None
             plan.append((op, p, ins, first, multi, nid, nvis, extra))
         self._plan = plan
+        self._backward_order = [(k, st[0], st[2], st[3], st[6])
+                                for k, st in reversed(list(enumerate(plan)))]
         self._need = {}
         self._gop = _GraphOp(self)
 
@@ -270,30 +272,46 @@ class CachedGraph:
         if _ag_state.recording:
             return self._gradient_recorded(tape, xs, gys)
         ctx = tape.ctx
-        raw, need = tape.raw, tape.need
+        raw, need, full, used = tape.raw, tape.need, tape.full, tape.used
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
-        zeros_like = _nd_zeros_like()
-        for k in range(len(self._plan) - 1, -1, -1):
-            op, _, ins, first, multi, nid, nvis, extra = self._plan[k]
-            gvis = g[first:first + nvis]
-            if not need[first] or gvis.count(None) == nvis:
+        for k, op, ins, first, nvis in self._backward_order:
+            if not need[first]:
                 continue
-            ys = tape.full[k]
-            ys = [_wrap(y, ctx) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx)]
-            gy = [gv if gv is not None else zeros_like(y) for gv, y in zip(gvis, ys)]
-            gy.extend(zeros_like(y) for y in ys[nvis:])
+            if nvis == 1:
+                gy = g[first]
+                if gy is None:
+                    continue
+                y = full[k]
+                if type(y) is tuple:
+                    ys = [_wrap(v, ctx) for v in y]
+                    gys_k = [gy] + [_zeros_like(v) for v in ys[1:]]
+                else:
+                    ys = [_wrap(y, ctx)]
+                    gys_k = [gy]
+            else:
+                gvis = g[first:first + nvis]
+                if gvis.count(None) == nvis:
+                    continue
+                y = full[k]
+                ys = [_wrap(v, ctx) for v in y]
+                gys_k = [gv if gv is not None else _zeros_like(v) for gv, v in zip(gvis, ys)]
+                gys_k.extend([_zeros_like(v) for v in ys[nvis:]])
             xs_k = []
             for i in ins:
                 x = _wrap(raw[i], ctx)
                 if need[i]:
                     x._entry = _MARK
                 xs_k.append(x)
-            gxs = _call_gradient(op, tape.used[k], xs_k, ys, gy)
+            gxs = _call_gradient(op, used[k], xs_k, ys, gys_k)
             for i, x, gx in zip(ins, xs_k, gxs):
                 if gx is not None and need[i]:
-                    _accumulate(g, i, gx, x, op)
+                    if gx._data.shape != x._data.shape:
+                        raise MXNetError("%s (backward): gradient has shape %s, expected %s"
+                                         % (op.name, gx.shape, x.shape))
+                    gi = g[i]
+                    g[i] = gx if gi is None else gi + gx
         return [g[s] for s in self.leaf_slots]
 
     def _gradient_recorded(self, tape, xs, gys):
@@ -337,9 +355,9 @@ class CachedGraph:
 _MARK = (None, 0)       # a non-None ``_entry``: "this input needs its gradient"
 
 
-def _nd_zeros_like():
+def _zeros_like(y):
     from .. import nd
-    return nd.zeros_like
+    return nd.zeros_like(y)
 
 
 def _call_gradient(op, p, xs, ys, gys):
@@ -349,13 +367,6 @@ def _call_gradient(op, p, xs, ys, gys):
         if str(e).startswith(op.name):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
-
-
-def _accumulate(g, i, gx, x, op):
-    if gx.shape != x.shape:
-        raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                         % (op.name, gx.shape, x.shape))
-    g[i] = gx if g[i] is None else g[i] + gx
 
 
 class _Tape:
