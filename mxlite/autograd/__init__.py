@@ -328,6 +328,7 @@ def _node_gradient(node, gl, create_graph, retain_graph):
         node.freed = True
         node.xdata = node.ydata = None
         node.checks = ()
+        node.p = None       # what an op kept for its backward (a hybridized graph's tape)
     for x, gx, entry in zip(xs, gxs, node.parents):
         if gx is not None and entry is not None and gx.shape != x.shape:
             raise MXNetError("%s (backward): gradient has shape %s, expected %s"
