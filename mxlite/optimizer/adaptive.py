@@ -7,18 +7,11 @@ import math
 
 import numpy as np
 
-from .optimizer import (Optimizer, register, _check_pair, xp_of, write,
+from .optimizer import (Optimizer, register, begin_update, write,
                         zeros_like_weight, kernel_clip, python_clip)
 
 __all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Adamax", "Nadam", "Ftrl", "FTRL",
            "FTML", "LAMB"]
-
-
-def _begin(opt, name, index, weight, grad):
-    """Check, count the update, and return ``(lr, wd, xp)``."""
-    _check_pair(name, weight, grad)
-    opt._update_count(index)
-    return opt._get_lr(index), opt._get_wd(index), xp_of(weight)
 
 
 @register
@@ -56,7 +49,7 @@ class Adam(Optimizer):
         return (zeros_like_weight(weight), zeros_like_weight(weight))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "Adam", index, weight, grad)
+        lr, wd, xp = begin_update(self, "Adam", index, weight, grad)
         t = self._index_update_count[index]
         lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
         w = weight._data
@@ -99,7 +92,7 @@ class AdaGrad(Optimizer):
         return zeros_like_weight(weight, np.float32)
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "AdaGrad", index, weight, grad)
+        lr, wd, xp = begin_update(self, "AdaGrad", index, weight, grad)
         g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
         h = state._data
         h += xp.square(g)
@@ -157,7 +150,7 @@ class RMSProp(Optimizer):
         return tuple(zeros_like_weight(weight, np.float32) for _ in range(k))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "RMSProp", index, weight, grad)
+        lr, wd, xp = begin_update(self, "RMSProp", index, weight, grad)
         w = weight._data
         g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
         n = state[0]._data
@@ -209,7 +202,7 @@ class AdaDelta(Optimizer):
         return (zeros_like_weight(weight, np.float32), zeros_like_weight(weight, np.float32))
 
     def update(self, index, weight, grad, state):
-        _, wd, xp = _begin(self, "AdaDelta", index, weight, grad)
+        _, wd, xp = begin_update(self, "AdaDelta", index, weight, grad)
         g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
         acc_g, acc_delta = state[0]._data, state[1]._data
         acc_g *= self.rho
@@ -249,7 +242,7 @@ class Adamax(Optimizer):
         return (zeros_like_weight(weight), zeros_like_weight(weight))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "Adamax", index, weight, grad)
+        lr, wd, xp = begin_update(self, "Adamax", index, weight, grad)
         t = self._index_update_count[index]
         lr /= (1. - self.beta1 ** t)
         w = weight._data
@@ -296,7 +289,7 @@ class Nadam(Optimizer):
         return (zeros_like_weight(weight), zeros_like_weight(weight))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "Nadam", index, weight, grad)
+        lr, wd, xp = begin_update(self, "Nadam", index, weight, grad)
         t = self._index_update_count[index]
         w = weight._data
         g = python_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
@@ -349,7 +342,7 @@ class Ftrl(Optimizer):
         return (zeros_like_weight(weight, np.float32), zeros_like_weight(weight, np.float32))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "Ftrl", index, weight, grad)
+        lr, wd, xp = begin_update(self, "Ftrl", index, weight, grad)
         g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
         z, n = state[0]._data, state[1]._data
         w = weight._data
@@ -395,7 +388,7 @@ class FTML(Optimizer):
         return tuple(zeros_like_weight(weight) for _ in range(3))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "FTML", index, weight, grad)
+        lr, wd, xp = begin_update(self, "FTML", index, weight, grad)
         t = self._index_update_count[index]
         w = weight._data
         g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
@@ -451,7 +444,7 @@ class LAMB(Optimizer):
         return (zeros_like_weight(weight), zeros_like_weight(weight))
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = _begin(self, "LAMB", index, weight, grad)
+        lr, wd, xp = begin_update(self, "LAMB", index, weight, grad)
         t = self._index_update_count[index]
         w = weight._data
         g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)

@@ -79,6 +79,14 @@ def _check_pair(name, weight, grad):
                          % (name, grad.shape, weight.shape))
 
 
+def begin_update(opt, name, index, weight, grad):
+    """The start of every update rule: check the pair, count the update, and return
+    ``(lr, wd, xp)`` for parameter ``index``."""
+    _check_pair(name, weight, grad)
+    opt._update_count(index)
+    return opt._get_lr(index), opt._get_wd(index), xp_of(weight)
+
+
 # ----------------------------------------------------------------------------
 # The base class
 

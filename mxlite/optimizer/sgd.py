@@ -5,7 +5,7 @@ Each rule is MXNet's fused kernel (``sgd_mom_update``, ``nag_mom_update``,
 """
 import math
 
-from .optimizer import (Optimizer, register, _MasterLastMixin, _check_pair, xp_of, write,
+from .optimizer import (Optimizer, register, _MasterLastMixin, begin_update, write,
                         zeros_like_weight, kernel_clip, python_clip)
 
 __all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
@@ -60,10 +60,7 @@ class SGD(_MasterLastMixin, Optimizer):
         return _momentum_state(self, weight)
 
     def update(self, index, weight, grad, state):
-        _check_pair("SGD", weight, grad)
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        xp = xp_of(weight)
+        lr, wd, xp = begin_update(self, "SGD", index, weight, grad)
         w = weight._data
         # One temporary, updated in place: the same float32 operations, in the same
         # order, as the expressions in the docstring.
@@ -123,10 +120,7 @@ class NAG(_MasterLastMixin, Optimizer):
         return _momentum_state(self, weight)
 
     def update(self, index, weight, grad, state):
-        _check_pair("NAG", weight, grad)
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        xp = xp_of(weight)
+        lr, wd, xp = begin_update(self, "NAG", index, weight, grad)
         w = weight._data
         g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
         if state is not None and self.momentum > 0:
@@ -170,10 +164,7 @@ class Signum(Optimizer):
         return _momentum_state(self, weight)
 
     def update(self, index, weight, grad, state):
-        _check_pair("Signum", weight, grad)
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        xp = xp_of(weight)
+        lr, wd, xp = begin_update(self, "Signum", index, weight, grad)
         w = weight._data
         if state is not None and self.momentum > 0:
             g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
@@ -203,10 +194,7 @@ class SGLD(Optimizer):
 
     def update(self, index, weight, grad, state):
         from .. import random as _random
-        _check_pair("SGLD", weight, grad)
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        xp = xp_of(weight)
+        lr, wd, xp = begin_update(self, "SGLD", index, weight, grad)
         w = weight._data
         g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
         w += -lr / 2 * (g + wd * w)
@@ -236,10 +224,7 @@ class DCASGD(Optimizer):
         return (_momentum_state(self, weight), weight.copy())
 
     def update(self, index, weight, grad, state):
-        _check_pair("DCASGD", weight, grad)
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        xp = xp_of(weight)
+        lr, wd, xp = begin_update(self, "DCASGD", index, weight, grad)
         w = weight._data
         g = python_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
         mom, previous = state
