@@ -19,7 +19,6 @@ import warnings
 from collections import OrderedDict
 
 from .. import initializer
-from ..base import MXNetError
 from ..context import _state as _ctx_state
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle, shape_is_known
@@ -871,7 +870,7 @@ class SymbolBlock(HybridBlock):
 
     def forward(self, x, *args):
         from ..nd import NDArray
-        from ..symbol import Symbol, Group
+        from ..symbol import Symbol
         from .cached_graph import flatten
         flat, fmt = flatten((x,) + args)
         if len(flat) != len(self._input_names):

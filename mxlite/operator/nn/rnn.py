@@ -316,7 +316,7 @@ def _backward_dir(p, xp, x, wx, wh, r, dhs, dh_last, dc_last, need_dx, gw):
 
 def _lstm_backward(p, xp, r, wh, dhs, dh_next, dc_next):
     """Gradients of the LSTM gates' pre-activations (T, N, 4H); updates dh/dc_next."""
-    hs, cs, tcs, gates, keep = r["hs"], r["cs"], r["tcs"], r["gates"], r.get("keep")
+    cs, tcs, gates, keep = r["cs"], r["tcs"], r["gates"], r.get("keep")
     steps, batch, h = tcs.shape
     i, f, g, o = (gates[:, :, k * h:(k + 1) * h] for k in range(4))
     da = xp.empty_like(gates)
