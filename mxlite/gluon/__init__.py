@@ -4,6 +4,7 @@ from .parameter import Parameter, Constant, ParameterDict, DeferredInitializatio
 from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
 from . import nn, loss, data, rnn, trainer  # noqa: F401
 from . import contrib  # noqa: F401
+from . import model_zoo  # noqa: F401
 
 Trainer = getattr(trainer, "Trainer", None)
 if Trainer is None:

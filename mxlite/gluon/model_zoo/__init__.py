@@ -1,0 +1,6 @@
+"""``mx.gluon.model_zoo``: predefined network architectures (``vision``).
+
+Pretrained weights cannot be downloaded here; build the network and load a local
+``.params`` file saved by MXNet with ``net.load_parameters(path)``.
+"""
+from . import vision  # noqa: F401
