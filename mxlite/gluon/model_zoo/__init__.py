@@ -3,4 +3,6 @@
 Pretrained weights cannot be downloaded here; build the network and load a local
 ``.params`` file saved by MXNet with ``net.load_parameters(path)``.
 """
-from . import vision  # noqa: F401
+from . import vision
+
+__all__ = ["vision"]

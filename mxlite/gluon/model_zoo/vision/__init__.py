@@ -9,17 +9,35 @@ parameter names, so ``.params`` files saved by MXNet load with ``load_parameters
 
 ``pretrained=True`` raises: weights cannot be downloaded here.
 """
-from .alexnet import *  # noqa: F401,F403
-from .densenet import *  # noqa: F401,F403
-from .inception import *  # noqa: F401,F403
-from .resnet import *  # noqa: F401,F403
-from .squeezenet import *  # noqa: F401,F403
-from .vgg import *  # noqa: F401,F403
-from .mobilenet import *  # noqa: F401,F403
+from .alexnet import AlexNet, alexnet
+from .densenet import (DenseNet, densenet121, densenet161, densenet169, densenet201,
+    get_densenet)
+from .inception import Inception3, inception_v3
+from .resnet import (ResNetV1, ResNetV2, BasicBlockV1, BasicBlockV2, BottleneckV1,
+    BottleneckV2, resnet18_v1, resnet34_v1, resnet50_v1, resnet101_v1, resnet152_v1,
+    resnet18_v2, resnet34_v2, resnet50_v2, resnet101_v2, resnet152_v2, get_resnet)
+from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1, get_squeezenet
+from .vgg import (VGG, vgg11, vgg13, vgg16, vgg19, vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn,
+    get_vgg)
+from .mobilenet import (MobileNet, MobileNetV2, mobilenet1_0, mobilenet_v2_1_0,
+    mobilenet0_75, mobilenet_v2_0_75, mobilenet0_5, mobilenet_v2_0_5, mobilenet0_25,
+    mobilenet_v2_0_25, get_mobilenet, get_mobilenet_v2)
 
-# NOTE: the star imports above shadow the submodules alexnet/squeezenet... with
-# functions of the same name, so the table names the functions directly.
-_MODELS = {  # noqa: F405
+__all__ = ["AlexNet", "alexnet", "DenseNet", "densenet121", "densenet161", "densenet169",
+           "densenet201", "get_densenet", "Inception3", "inception_v3", "ResNetV1",
+           "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1", "BottleneckV2",
+           "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1", "resnet152_v1",
+           "resnet18_v2", "resnet34_v2", "resnet50_v2", "resnet101_v2", "resnet152_v2",
+           "get_resnet", "SqueezeNet", "squeezenet1_0", "squeezenet1_1", "get_squeezenet",
+           "VGG", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn", "vgg16_bn",
+           "vgg19_bn", "get_vgg", "MobileNet", "MobileNetV2", "mobilenet1_0",
+           "mobilenet_v2_1_0", "mobilenet0_75", "mobilenet_v2_0_75", "mobilenet0_5",
+           "mobilenet_v2_0_5", "mobilenet0_25", "mobilenet_v2_0_25", "get_mobilenet",
+           "get_mobilenet_v2", "get_model"]
+
+# NOTE: the function alexnet shadows the submodule of the same name, so the table below
+# names the imported functions, never module attributes.
+_MODELS = {
     "resnet18_v1": resnet18_v1, "resnet34_v1": resnet34_v1,
     "resnet50_v1": resnet50_v1, "resnet101_v1": resnet101_v1,
     "resnet152_v1": resnet152_v1, "resnet18_v2": resnet18_v2,

@@ -3,7 +3,6 @@
 import os
 
 from ....base import MXNetError
-from ...block import HybridBlock
 from ... import nn
 
 
