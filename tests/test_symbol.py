@@ -294,3 +294,15 @@ def test_numpy_style_symbol_functions():
     z = mx.sym.zeros((2, 3)) + mx.sym.ones((2, 3))
     assert z.eval()[0].asnumpy().tolist() == [[1, 1, 1]] * 2
     assert mx.sym.greater(x, 1).eval(x=mx.nd.array([0.0, 2.0]))[0].asnumpy().tolist() == [0, 1]
+
+
+def test_infer_shape_fills_deferred_weight_dims():
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Conv2D(8, 3), mx.gluon.nn.Dense(4))
+    net.initialize()                     # in_channels/in_units unknown: (8, 0, 3, 3), (4, 0)
+    sym = net(mx.sym.var("data"))
+    args, outs, _ = sym.infer_shape(data=(1, 3, 8, 8))
+    shapes = dict(zip(sym.list_arguments(), args))
+    assert shapes[net[0].weight.name] == (8, 3, 3, 3)
+    assert shapes[net[1].weight.name] == (4, 8 * 6 * 6)
+    assert outs == [(1, 4)]

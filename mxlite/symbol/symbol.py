@@ -329,7 +329,7 @@ class Symbol:
                 ins = [vals[id(c)][i] if id(c) in vals else None for c, i in node.inputs]
                 new_ins, outs = rule(node, ins)
                 for (c, i), old, new in zip(node.inputs, ins, new_ins):
-                    if new is not None and old is None and (c.op is None or not c.inputs):
+                    if _open(old) and not _open(new) and (c.op is None or not c.inputs):
                         vals[id(c)][i] = new
                         changed = True
                 prev = vals.get(id(node))
@@ -496,6 +496,11 @@ class Symbol:
         from ..context import current_context
         ex = self.bind(ctx or current_context(), kwargs)
         return ex.forward()
+
+
+def _open(value):
+    """Unknown: None, or a shape with 0 (unknown) dims, such as a deferred weight's."""
+    return value is None or (type(value) is tuple and 0 in value)
 
 
 def _mapped(new, node, index):
