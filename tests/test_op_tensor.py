@@ -486,3 +486,30 @@ def test_setitem_numpy_value_under_autograd_keeps_graph():
     expect = np.full((3, 4), 2.0)
     expect[2] = 0
     np.testing.assert_allclose(z.grad.asnumpy(), expect)
+
+
+@pytest.mark.parametrize("name, dtype, data, expected", [
+    # Expected values observed from real MXNet 1.9.1: the math runs in float32 and
+    # the result is cast back (truncated) to the integer input dtype.
+    ("sqrt", "int32", [4, 9, 8], [2, 3, 2]),
+    ("sqrt", "uint8", [4, 9], [2, 3]),
+    ("exp", "int32", [1, 2], [2, 7]),
+    ("exp", "int64", [1, 2], [2, 7]),
+    ("log", "int8", [1, 3], [0, 1]),
+    ("rsqrt", "int32", [1, 4], [1, 0]),
+    ("sigmoid", "int32", [-1, 2], [0, 0]),
+    ("softsign", "int32", [-1, 2], [0, 0]),
+    ("degrees", "int32", [1, 2], [57, 114]),
+    ("arctan", "int32", [1, 2], [0, 1]),
+    ("expm1", "int32", [1, 2], [1, 6]),
+    ("erf", "int32", [1, 8], [0, 1]),
+    ("gamma", "int32", [1, 4], [1, 6]),
+    ("gammaln", "int32", [1, 4], [0, 1]),
+    ("reciprocal", "int32", [1, 2], [1, 0]),
+    ("square", "int8", [20], [-112]),
+])
+def test_unary_math_on_integers_keeps_the_integer_dtype(name, dtype, data, expected):
+    y = getattr(mx.nd, name)(mx.nd.array(data, dtype=dtype))
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y.asnumpy(), np.array(expected, dtype=dtype))
+

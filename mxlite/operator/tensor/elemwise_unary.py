@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ... import nd
-from ...base import parse_float, np_dtype, MXNetError
+from ...base import parse_float, np_dtype
 from ..registry import register_op, Param
 from ..util import zeros_grad
 from . import special
@@ -21,6 +21,8 @@ _SQRT_PI = math.sqrt(math.pi)
 def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
     """Register an elementwise op ``y = fwd(xp, x)`` with ``gx = grad(x, y, gy)``."""
     def compute(p, xp, x):
+        if x.dtype.kind in "iu" and name not in _INT_EXACT:
+            return _int_unary(xp, fwd, x)
         return fwd(xp, x)
 
     def gradient(p, x, y, gy):
@@ -30,12 +32,21 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
                        saves=saves, aliases=aliases, doc=doc or "Elementwise %s." % name)
 
 
-def _float_only(name, fn):
-    def fwd(xp, x):
-        if x.dtype.kind not in "fc":
-            raise MXNetError("%s: expected a floating-point input, got %s" % (name, x.dtype))
-        return fn(xp, x)
-    return fwd
+# Ops whose NumPy kernel keeps an integer input's dtype with exact integer results.
+_INT_EXACT = frozenset(("abs", "negative", "square", "reciprocal", "relu"))
+
+
+def _int_unary(xp, fwd, x):
+    """Run ``fwd`` on an integer array the way MXNet does: in float32, cast back.
+
+    MXNet keeps the input's integer dtype (``sqrt`` of int32 [4, 9] is int32 [2, 3],
+    ``exp`` of int32 [1, 2] is int32 [2, 7]): its kernels compute in float32 for
+    non-double types and the C cast truncates towards zero.
+    """
+    # NOTE: NaN/inf (log 0, sqrt of negatives) have no integer value; C gives an
+    # unspecified one, NumPy warns. Silence the warnings, the value is as arbitrary.
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return fwd(xp, x.astype(np.float32)).astype(x.dtype)
 
 
 # name, kernel, gradient(x, y, gy), which of x/y the gradient reads
@@ -130,8 +141,6 @@ register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu
 
 
 for _name, _fwd, _grad, _saves in _TABLE:
-    if _name in ("erf", "erfinv", "gamma", "gammaln"):
-        _fwd = _float_only(_name, _fwd)
     _unary(_name, _fwd, _grad, _saves)
 
 for _name, _fwd, _doc in _ROUNDING:
