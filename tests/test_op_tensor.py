@@ -513,3 +513,32 @@ def test_unary_math_on_integers_keeps_the_integer_dtype(name, dtype, data, expec
     assert y.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(y.asnumpy(), np.array(expected, dtype=dtype))
 
+
+def test_ravel_multi_index_matches_mxnet():
+    # Expected values observed from real MXNet 1.9.1: indices are truncated before
+    # scaling, not range-checked, and the output keeps the input dtype.
+    rv = mx.nd.ravel_multi_index
+    np.testing.assert_array_equal(rv(mx.nd.array([[1, 0], [2, 1]]), shape=(2, 3)).asnumpy(), [5, 1])
+    np.testing.assert_array_equal(rv(mx.nd.array([[1.7, -1], [2, 1]]), shape=(2, 3)).asnumpy(), [5, -2])
+    y = rv(mx.nd.array([[1, 0], [5, 1]], dtype="int32"), shape=(2, 3))
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y.asnumpy(), [8, 1])
+    np.testing.assert_array_equal(rv(mx.nd.array([[1], [2], [3]]), shape=(-1, 3, 4)).asnumpy(), [23])
+    with pytest.raises(MXNetError, match="ravel_multi_index"):
+        rv(mx.nd.array([1, 2]), shape=(2, 3))
+
+
+def test_unravel_index_matches_mxnet():
+    # Expected values observed from real MXNet 1.9.1: C-style truncating division,
+    # and the first coordinate keeps the remaining quotient (no modulo).
+    un = mx.nd.unravel_index
+    np.testing.assert_array_equal(un(mx.nd.array([5, 1, 7]), shape=(2, 3)).asnumpy(),
+                                  [[1, 0, 2], [2, 1, 1]])
+    np.testing.assert_array_equal(un(mx.nd.array([-1, 2.9]), shape=(2, 3)).asnumpy(), [[0, 0], [-1, 2]])
+    np.testing.assert_array_equal(un(mx.nd.array([29]), shape=(-1, 3, 4)).asnumpy(), [[2], [1], [1]])
+    y = un(mx.nd.array([5, 1], dtype="int64"), shape=(2, 3))
+    assert y.dtype == np.int64
+    # Round trip with ravel_multi_index.
+    flat = mx.nd.array([0, 4, 11, 17, 23])
+    back = mx.nd.ravel_multi_index(un(flat, shape=(2, 3, 4)), shape=(2, 3, 4))
+    np.testing.assert_array_equal(back.asnumpy(), flat.asnumpy())

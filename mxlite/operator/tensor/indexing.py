@@ -11,7 +11,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
 from ..registry import register_op, Param, Params, invoke
-from ..util import unbroadcast, norm_axis
+from ..util import unbroadcast, norm_axis, zeros_grad
 
 
 def _is_advanced(key):
@@ -404,3 +404,64 @@ register_op("slice_like", lambda p, xp, x, like: _sliced(xp, x, _like_key(p, x.s
             gradient=_slice_grad_for(lambda p, shape, x: _like_key(p, shape, x[1].shape)),
             saves="", params=[Param("axes", parse_shape, (), "Axes to slice; all if empty.")],
             doc="The leading corner of ``data`` with the shape of ``shape_like`` on ``axes``.")
+
+
+# -- ravel_multi_index, unravel_index ---------------------------------------------
+
+def _ravel_strides(shape):
+    """Row-major strides of ``shape``; ``shape[0]`` is never read, so it may be -1."""
+    strides = [1] * len(shape)
+    for j in range(len(shape) - 2, -1, -1):
+        strides[j] = strides[j + 1] * shape[j + 1]
+    return strides
+
+
+def _ravel(p, xp, data):
+    if data.ndim != 2 or data.shape[0] != len(p.shape):
+        raise MXNetError("data must have shape (%d, N) for shape=%s, got %s"
+                         % (len(p.shape), p.shape, data.shape))
+    # NOTE: each index is truncated to an integer before it is scaled, as in MXNet
+    # (1.7 counts as 1), and the flat index is not range-checked.
+    idx = data.astype(np.int64)
+    flat = xp.zeros(data.shape[1:], np.int64)
+    for j, stride in enumerate(_ravel_strides(p.shape)):
+        flat += idx[j] * stride
+    return flat.astype(data.dtype)
+
+
+def _trunc_divmod(a, b):
+    """C-style integer division: the quotient rounds towards zero, as in MXNet."""
+    q = abs(a) // abs(b)
+    if b < 0:
+        q = -q
+    q = q * ((a >= 0) * 2 - 1)
+    return q, a - q * b
+
+
+def _unravel(p, xp, data):
+    if any(s == 0 for s in p.shape[1:]):
+        raise MXNetError("shape must have no zero dimension after the first, got %s"
+                         % (p.shape,))
+    idx = data.astype(np.int64)
+    out = xp.empty((len(p.shape),) + data.shape, np.int64)
+    # The first coordinate keeps the remaining quotient (no modulo): shape[0] may be -1.
+    for j in range(len(p.shape) - 1, 0, -1):
+        idx, out[j] = _trunc_divmod(idx, p.shape[j])
+    out[0] = idx
+    return out.astype(data.dtype)
+
+
+_RAVEL_DOC = ("Flat indices of the multi-indices in the columns of ``data`` (shape "
+              "(len(shape), N)) for an array of ``shape``; ``shape[0]`` may be -1.\n\n"
+              ">>> mx.nd.ravel_multi_index(mx.nd.array([[1, 0], [2, 1]]), shape=(2, 3))"
+              "  # [5. 1.]")
+_UNRAVEL_DOC = ("Multi-indices (one row per axis of ``shape``) of the flat indices in "
+                "``data``; the inverse of ravel_multi_index.\n\n"
+                ">>> mx.nd.unravel_index(mx.nd.array([5, 1]), shape=(2, 3))"
+                "  # [[1. 0.] [2. 1.]]")
+register_op("_ravel_multi_index", _ravel, inputs=("data",), gradient=zeros_grad, saves="",
+            params=[Param("shape", parse_shape, doc="The shape of the array indexed.")],
+            aliases=("ravel_multi_index",), doc=_RAVEL_DOC)
+register_op("_unravel_index", _unravel, inputs=("data",), gradient=zeros_grad, saves="",
+            params=[Param("shape", parse_shape, doc="The shape of the array indexed.")],
+            aliases=("unravel_index",), doc=_UNRAVEL_DOC)
