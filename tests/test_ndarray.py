@@ -309,3 +309,33 @@ def test_fluent_methods():
     assert x.sum().asnumpy().tolist() == [-2]
     assert x.abs().max(axis=1).asnumpy().tolist() == [2, 4]
     np.testing.assert_allclose(x.exp().asnumpy(), np.exp(x.asnumpy()), rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape, key, vshape, ok", [
+    # Observed from real MXNet 1.9.1: values follow NumPy's assignment rule (drop
+    # leading 1-axes, then broadcast); a same-size value of another shape is an error.
+    ((2, 3), np.s_[:], (3, 2), False),
+    ((2, 3), np.s_[:], (6,), False),
+    ((2, 3), np.s_[0], (3, 1), False),
+    ((2, 3), np.s_[:, 1], (2, 1), False),
+    ((2, 3), np.s_[[0, 1]], (6,), False),
+    ((3,), np.s_[:], (3, 1), False),
+    ((2, 3), np.s_[0], (1, 3), True),
+    ((4,), np.s_[1], (1,), True),
+    ((2, 3), np.s_[0, :], (1, 1, 3), True),
+    ((2, 3), np.s_[1, 2], (1, 1), True),
+    ((2, 3), np.s_[:, 1], (1, 2), True),
+    ((2, 3), np.s_[1:2], (3,), True),
+])
+def test_setitem_value_shapes_follow_mxnet(shape, key, vshape, ok):
+    v = np.arange(1, 1 + int(np.prod(vshape)), dtype=np.float32).reshape(vshape)
+    x = mx.nd.zeros(shape)
+    if not ok:
+        with pytest.raises(MXNetError, match="shape"):
+            x[key] = mx.nd.array(v)
+        np.testing.assert_array_equal(x.asnumpy(), np.zeros(shape))
+        return
+    x[key] = mx.nd.array(v)
+    ref = np.zeros(shape, np.float32)
+    ref[key] = v.reshape(np.shape(ref[key]))  # every accepted case here has the slot's size
+    np.testing.assert_array_equal(x.asnumpy(), ref)

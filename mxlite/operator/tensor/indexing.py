@@ -66,11 +66,23 @@ _GETITEM_BWD = register_op("_getitem_backward", _getitem_backward, gradient=_get
 
 
 def fit_value(target_shape, v):
-    """Shape value ``v`` for assignment to a slot of ``target_shape``: same-size values
-    are reshaped (MXNet assigns a (1,) array to a scalar slot); others broadcast."""
-    if v.shape != target_shape and v.size == int(np.prod(target_shape)):
-        return v.reshape(target_shape)
+    """Shape value ``v`` for assignment to a slot of ``target_shape``, as MXNet does:
+    leading size-1 axes beyond the slot's rank are dropped (a (1,) array fills a
+    scalar slot, (1, 3) fills a row), then the value broadcasts. A value of the same
+    size but another shape ((6,) into (2, 3)) is an error, as in MXNet."""
+    extra = v.ndim - len(target_shape)
+    if extra > 0 and all(d == 1 for d in v.shape[:extra]):
+        v = v.reshape(v.shape[extra:])
+    if v.shape != tuple(target_shape) and not _broadcastable(v.shape, target_shape):
+        raise ValueError("cannot broadcast a value of shape %s to the indexed shape %s"
+                         % (v.shape, tuple(target_shape)))
     return v
+
+
+def _broadcastable(src, dst):
+    if len(src) > len(dst):
+        return False
+    return all(s in (1, d) for s, d in zip(src[::-1], tuple(dst)[::-1]))
 
 
 def _setitem(p, xp, x, v=None):
