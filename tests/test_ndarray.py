@@ -339,3 +339,22 @@ def test_setitem_value_shapes_follow_mxnet(shape, key, vshape, ok):
     ref = np.zeros(shape, np.float32)
     ref[key] = v.reshape(np.shape(ref[key]))  # every accepted case here has the slot's size
     np.testing.assert_array_equal(x.asnumpy(), ref)
+
+
+def test_broadcast_to_method_prepends_axes_like_mxnet():
+    # Observed from real MXNet 1.9.1: the NDArray method (not the op) treats missing
+    # leading axes as 1; fewer target axes or a mismatch is a ValueError.
+    x = mx.nd.array([1.0, 2.0])
+    np.testing.assert_array_equal(x.broadcast_to((3, 2)).asnumpy(), [[1, 2]] * 3)
+    np.testing.assert_array_equal(x.broadcast_like(mx.nd.ones((3, 2))).asnumpy(), [[1, 2]] * 3)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        mx.nd.array([[1.0, 2.0]]).broadcast_to((2,))
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        x.broadcast_to((3, 0))
+    with pytest.raises(MXNetError):
+        mx.nd.broadcast_to(x, shape=(3, 2))  # the op itself stays strict, as in MXNet
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x.broadcast_to((3, 2))
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [3, 3])

@@ -191,6 +191,23 @@ class NDArray:
                              % (stype,))
         return self
 
+    def broadcast_to(self, shape):
+        """Broadcast to ``shape``; unlike the op, missing leading axes count as 1
+        (MXNet's method: a (2,) array broadcasts to (3, 2))."""
+        from .. import nd
+        shape = tuple(shape)
+        cur = (1,) * (len(shape) - self.ndim) + self.shape
+        if len(shape) < self.ndim or any(c not in (1, s) for c, s in zip(cur, shape)):
+            raise ValueError("operands could not be broadcast together with remapped shapes"
+                             "[original->remapped]: %s and requested shape %s"
+                             % (self.shape, shape))
+        x = self.reshape(cur) if cur != self.shape else self
+        return nd.broadcast_to(x, shape=shape)
+
+    def broadcast_like(self, other):
+        """Broadcast to ``other``'s shape, with the rules of :meth:`broadcast_to`."""
+        return self.broadcast_to(other.shape)
+
     def detach(self):
         """The same data, cut from the autograd graph."""
         y = _wrap(self._data, self._ctx)
