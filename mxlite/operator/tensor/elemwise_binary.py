@@ -25,7 +25,7 @@ _ARITH = [
     ("div", lambda xp, a, b: _div(xp, a, b), lambda a, b, y, gy: (gy / b, -gy * a / (b * b)), "x"),
     ("mod", lambda xp, a, b: _mod(xp, a, b),
      lambda a, b, y, gy: (gy, -gy * nd.floor(a / b)), "x"),
-    ("power", lambda xp, a, b: xp.power(a, b),
+    ("power", lambda xp, a, b: _power(xp, a, b),
      lambda a, b, y, gy: (gy * b * a ** (b - 1), gy * y * nd.log(a)), "xy"),
     ("maximum", lambda xp, a, b: xp.maximum(a, b),
      lambda a, b, y, gy: (gy * (a >= b), gy * (a < b)), "x"),
@@ -58,6 +58,16 @@ def _div(xp, a, b):
         with np.errstate(divide="ignore", invalid="ignore"):
             return xp.trunc(a / b).astype(a.dtype)
     return a / b
+
+
+def _power(xp, a, b):
+    """``a ** b``; integers to negative powers truncate as C's ``pow`` does in MXNet
+    (2 ** -1 is 0, 1 ** -2 is 1) where NumPy refuses them."""
+    if np.result_type(a, b).kind in "iu" and bool((xp.asarray(b) < 0).any()):
+        # NOTE: 0 ** -1 is inf, which has no integer value; MXNet's is as arbitrary.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return xp.power(xp.asarray(a, np.float64), b).astype(np.result_type(a, b))
+    return xp.power(a, b)
 
 
 def _mod(xp, a, b):
@@ -130,8 +140,8 @@ _SCALAR = [
     ("_mod_scalar", lambda xp, x, s: _mod(xp, x, s), lambda x, y, gy, s: gy, ""),
     ("_rmod_scalar", lambda xp, x, s: _mod(xp, s, x),
      lambda x, y, gy, s: -gy * nd.floor(s / x), "x"),
-    ("_power_scalar", lambda xp, x, s: xp.power(x, s), lambda x, y, gy, s: gy * s * x ** (s - 1), "x"),
-    ("_rpower_scalar", lambda xp, x, s: xp.power(s, x),
+    ("_power_scalar", lambda xp, x, s: _power(xp, x, s), lambda x, y, gy, s: gy * s * x ** (s - 1), "x"),
+    ("_rpower_scalar", lambda xp, x, s: _power(xp, s, x),
      lambda x, y, gy, s: gy * y * float(np.log(s)), "y"),
     ("_maximum_scalar", lambda xp, x, s: xp.maximum(x, s), lambda x, y, gy, s: gy * (x >= s), "x"),
     ("_minimum_scalar", lambda xp, x, s: xp.minimum(x, s), lambda x, y, gy, s: gy * (x <= s), "x"),
