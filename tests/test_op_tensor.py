@@ -542,3 +542,33 @@ def test_unravel_index_matches_mxnet():
     flat = mx.nd.array([0, 4, 11, 17, 23])
     back = mx.nd.ravel_multi_index(un(flat, shape=(2, 3, 4)), shape=(2, 3, 4))
     np.testing.assert_array_equal(back.asnumpy(), flat.asnumpy())
+
+
+@pytest.mark.parametrize("expr, expected", [
+    # Observed from real MXNet 1.9.1: integers to negative powers truncate as C's pow
+    # does, and a float scalar is cast to the integer dtype first (4 ** 0.5 is 4 ** 0).
+    (lambda a: a ** -1, [0, 0, 1]),
+    (lambda a: a ** -2, [0, 0, 1]),
+    (lambda a: a ** 0.5, [1, 1, 1]),
+    (lambda a: 2 ** -a, [0, 0, 0]),
+    (lambda a: mx.nd.power(a, -a), [0, 0, 1]),
+    (lambda a: 2.5 ** a, [4, 8, 2]),
+])
+def test_integer_power_follows_mxnet(expr, expected):
+    y = expr(mx.nd.array([2, 3, 1], dtype="int32"))
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y.asnumpy(), expected)
+
+
+@pytest.mark.parametrize("args, expected", [
+    # Observed from real MXNet 1.9.1: the length comes from the float arguments, the
+    # values from start and step truncated to the integer dtype.
+    ((0, 5, 1.5), [0, 1, 2, 3]),
+    ((0.5, 5, 1.5), [0, 1, 2]),
+    ((-0.5, 3, 1), [0, 1, 2, 3]),
+    ((0, 2, 0.5), [0, 0, 0, 0]),
+])
+def test_arange_integer_dtype_truncates_start_and_step(args, expected):
+    y = mx.nd.arange(*args, dtype="int32")
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y.asnumpy(), expected)

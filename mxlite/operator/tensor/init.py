@@ -1,4 +1,6 @@
 """Creation ops with no array inputs: zeros, ones, full, arange, eye, linspace."""
+import math
+
 import numpy as np
 
 from ...base import parse_shape, parse_float, parse_int, parse_bool, optional, np_dtype, MXNetError
@@ -30,6 +32,10 @@ def _arange(p, xp):
     if step == 0:
         raise MXNetError("step must not be 0")
     n = int(np.ceil((stop - start) / step))
+    if np.dtype(p.dtype).kind in "iub":
+        # MXNet counts the values with the float arguments but computes them in the
+        # integer dtype: arange(0, 2, 0.5, dtype='int32') is [0 0 0 0].
+        start, step = math.trunc(start), math.trunc(step)
     y = start + step * xp.arange(max(n, 0), dtype=np.float64)
     if p.repeat > 1:
         y = xp.repeat(y, p.repeat)
