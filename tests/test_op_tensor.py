@@ -572,3 +572,24 @@ def test_arange_integer_dtype_truncates_start_and_step(args, expected):
     y = mx.nd.arange(*args, dtype="int32")
     assert y.dtype == np.int32
     np.testing.assert_array_equal(y.asnumpy(), expected)
+
+
+def test_cumsum_matches_mxnet_and_numpy():
+    # dtype rules observed from real MXNet 1.9.1 (np_cumsum): the input's dtype, bool -> int64.
+    a = np.array([[1, 2], [3, 4]], dtype=np.float64)
+    np.testing.assert_array_equal(mx.nd.cumsum(mx.nd.array(a, dtype="float64")).asnumpy(), np.cumsum(a))
+    y = mx.nd.cumsum(mx.nd.array(a, dtype="int32"), axis=1)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y.asnumpy(), np.cumsum(a, axis=1))
+    assert mx.nd.cumsum(mx.nd.array([1, 0]).astype("bool")).dtype == np.int64
+    assert mx.nd.cumsum(mx.nd.array([1, 2], dtype="int32"), dtype="float32").dtype == np.float32
+    # Gradient: the running sum of the head gradient from the other end (MXNet: [[10 9] [7 4]]).
+    for axis, gy in ((None, np.array([1., 2, 3, 4])), (0, a), (-1, a)):
+        x = mx.nd.array(a, dtype="float64")
+        x.attach_grad()
+        with mx.autograd.record():
+            out = mx.nd.cumsum(x, axis=axis)
+        out.backward(mx.nd.array(gy, dtype="float64"))
+        ax = 0 if axis is None else axis
+        ref = np.flip(np.cumsum(np.flip(gy, ax), ax), ax).reshape(a.shape)
+        np.testing.assert_allclose(x.grad.asnumpy(), ref)

@@ -199,3 +199,37 @@ register_op("moments", _moments, gradient=_moments_grad, saves="xy", num_outputs
             params=[Param("axes", optional(parse_shape), None, "The axes to reduce (required)."),
                     Param("keepdims", parse_bool, False, "Keep reduced axes with size 1.")],
             doc="The mean and the (population) variance over ``axes``: two outputs.")
+
+
+# -- cumsum ---------------------------------------------------------------------------
+
+def _cumsum_dtype(p, x_dtype):
+    if p.dtype is not None:
+        return p.dtype
+    # MXNet (np_cumsum): the input's dtype, except bool which sums in int64.
+    return np.dtype(np.int64) if x_dtype.kind == "b" else x_dtype
+
+
+def _cumsum(p, xp, x):
+    dtype = _cumsum_dtype(p, x.dtype)
+    if p.axis is None:
+        return xp.cumsum(x.reshape(-1), dtype=dtype)
+    return xp.cumsum(x, axis=norm_axis(p.axis, x.ndim), dtype=dtype)
+
+
+def _cumsum_grad(p, x, y, gy):
+    # The adjoint of a running sum is the running sum taken from the other end.
+    g = gy[0]
+    axis = 0 if p.axis is None else norm_axis(p.axis, x[0].ndim)
+    gx = nd.flip(nd.cumsum(nd.flip(g, axis=axis), axis=axis), axis=axis)
+    return [gx.reshape(x[0].shape).astype(x[0].dtype)]
+
+
+register_op("_np_cumsum", _cumsum, inputs=("a",), gradient=_cumsum_grad, saves="",
+            params=[Param("axis", optional(parse_int), None,
+                          "The axis to sum along; None sums the flattened array."),
+                    Param("dtype", parse_dtype, None,
+                          "The output and accumulator dtype; None keeps the input's.")],
+            aliases=("cumsum",),
+            doc="Cumulative sum along ``axis`` (of the flattened array if None).\n\n"
+                ">>> mx.nd.cumsum(mx.nd.array([[1, 2], [3, 4]]))  # [ 1.  3.  6. 10.]")
