@@ -358,3 +358,22 @@ def test_broadcast_to_method_prepends_axes_like_mxnet():
         y = x.broadcast_to((3, 2))
     y.backward()
     np.testing.assert_array_equal(x.grad.asnumpy(), [3, 3])
+
+
+def test_from_numpy_shares_memory_and_locks_the_source():
+    # Observed from real MXNet 1.9.1: dtype kept, writes through the NDArray reach the
+    # NumPy array, which becomes read-only; non-contiguous input needs zero_copy=False.
+    a = np.arange(4.0)
+    x = mx.nd.from_numpy(a)
+    assert x.dtype == np.float64 and not a.flags["WRITEABLE"]
+    x[0] = 9
+    np.testing.assert_array_equal(a, [9, 1, 2, 3])
+    b = np.arange(4.0)
+    y = mx.nd.from_numpy(b, zero_copy=False)
+    y[0] = 9
+    np.testing.assert_array_equal(b, [0, 1, 2, 3])
+    assert b.flags["WRITEABLE"]
+    t = np.arange(6.0).reshape(2, 3).T
+    with pytest.raises(ValueError, match="c-contiguous"):
+        mx.nd.from_numpy(t)
+    np.testing.assert_array_equal(mx.nd.from_numpy(t, zero_copy=False).asnumpy(), t)

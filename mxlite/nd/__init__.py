@@ -4,7 +4,7 @@ Functions are added by a registry listener, so an op a user registers later
 appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
 ``_random_*`` ops also in ``mx.nd.linalg``, ``mx.nd.contrib``, ``mx.nd.random``).
 """
-from .ndarray import NDArray, array, empty
+from .ndarray import NDArray, array, empty, from_numpy
 from . import ndarray, linalg, contrib, random, _internal
 from .functions import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer  # noqa: F401

@@ -517,6 +517,25 @@ def array(source_array, ctx=None, dtype=None):
     return _wrap(data, ctx)
 
 
+def from_numpy(ndarray, zero_copy=True):
+    """An NDArray backed by the NumPy array ``ndarray``, keeping its dtype.
+
+    With ``zero_copy`` (the default) the NDArray shares the memory, which must be
+    C-contiguous, and the NumPy array is made read-only (as in MXNet: write through
+    the NDArray only); otherwise the data is copied.
+    """
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
+    # NOTE: the view is taken before the source is locked, so it stays writable.
+    data = ndarray.view()
+    if data.ndim == 0:
+        data = data.reshape(1)      # MXNet 1.x has no 0-d arrays
+    ndarray.flags["WRITEABLE"] = False
+    return _wrap(data, Context("cpu", 0))
+
+
 def empty(shape, ctx=None, dtype=None):
     """An uninitialised (here: zero-filled) array of ``shape``."""
     if ctx is None:
