@@ -590,3 +590,35 @@ def test_fused_backward_ops_first_and_second_order(c):
     rng = np.random.RandomState(0)
     check_first_order(c, rng)
     check_second_order(c, rng)
+
+
+def _lrn_ref(x, nsize, alpha=1e-4, beta=0.75, knorm=2.0):
+    # MXNet sums the channels [c - h, c + h], h = (nsize - 1) // 2, and divides alpha
+    # by nsize (observed from MXNet 1.9.1 with nsize 1..5).
+    h = (nsize - 1) // 2
+    sq = x * x
+    s = np.zeros_like(x)
+    for c in range(x.shape[1]):
+        s[:, c] = sq[:, max(0, c - h):c + h + 1].sum(axis=1)
+    return x * (knorm + alpha / nsize * s) ** -beta
+
+
+def test_lrn_matches_mxnet_values():
+    # Output of mx.nd.LRN(mx.nd.arange(8).reshape((1, 2, 2, 2)), nsize=3) in MXNet 1.9.1.
+    y = mx.nd.LRN(mx.nd.arange(8).reshape((1, 2, 2, 2)), nsize=3)
+    np.testing.assert_allclose(y.asnumpy().ravel(), [0, 0.59441036, 1.1886128, 1.7825185,
+                                                     2.3779385, 2.9720519, 3.5658383, 4.1592097],
+                               rtol=1e-6)
+    x = np.random.RandomState(0).rand(2, 5, 3, 2) * 3
+    for nsize in (1, 2, 3, 4, 5):
+        got = mx.nd.LRN(mx.nd.array(x, dtype="float64"), nsize=nsize, alpha=0.5, knorm=1.5)
+        np.testing.assert_allclose(got.asnumpy(), _lrn_ref(x, nsize, alpha=0.5, knorm=1.5), rtol=1e-12)
+
+
+@pytest.mark.parametrize("nsize", [2, 3])
+def test_lrn_first_and_second_order_gradients(nsize):
+    c = _case("lrn", lambda x: mx.nd.LRN(x, nsize=nsize, alpha=0.5, beta=0.75, knorm=1.5), None,
+              [np.random.RandomState(6).rand(2, 4, 2, 2) * 2])
+    rng = np.random.RandomState(0)
+    check_first_order(c, rng)
+    check_second_order(c, rng)

@@ -307,3 +307,58 @@ register_op("L2Normalization", _l2_compute, gradient=_l2_grad, saves="x",
                     Param("mode", parse_str, "instance",
                           "instance (all but axis 0), channel (axis 1) or spatial (axes 2...).")],
             doc="``x / sqrt(sum(x^2) + eps)`` over the axes chosen by ``mode``.")
+
+
+# -- LRN ------------------------------------------------------------------------------
+
+def _window_sum(p, xp, x):
+    """Sum over the channels [c - h, c + h], h = (nsize - 1) // 2, zero-padded.
+
+    NOTE: as in MXNet, an even ``nsize`` sums ``nsize - 1`` channels (nsize=2 is the
+    channel alone) while the scale still divides by ``nsize``.
+    """
+    h = (p.nsize - 1) // 2
+    c = x.shape[1]
+    pad = [(0, 0)] * x.ndim
+    pad[1] = (h + 1, h)     # one extra leading zero: the running sum starts at 0
+    csum = xp.cumsum(xp.pad(x, pad), axis=1)
+    return csum[:, 2 * h + 1:2 * h + 1 + c] - csum[:, :c]
+
+
+def _window_sum_grad(p, x, y, gy):
+    # The window is symmetric, so the sum is its own adjoint.
+    return [nd._internal._lrn_window_sum(gy[0], nsize=p.nsize)]
+
+
+register_op("_lrn_window_sum", _window_sum, gradient=_window_sum_grad, saves="",
+            params=[Param("nsize", parse_int, doc="The channel window size.")],
+            doc="Sum of ``data`` over a window of ``nsize`` channels (LRN's neighbourhood).")
+
+
+def _lrn_scale(p, xp, x):
+    sq = _window_sum(p, xp, x * x)
+    return p.knorm + (p.alpha / p.nsize) * sq
+
+
+def _lrn_compute(p, xp, x):
+    if p.nsize < 1:
+        raise MXNetError("nsize must be positive, got %d" % p.nsize)
+    s = _lrn_scale(p, xp, x)
+    return x * s ** -p.beta
+
+
+def _lrn_grad(p, x, y, gy):
+    # y = x * s^-b with s = k + (a/n) W(x^2): gx = gy s^-b - (2ab/n) x W^T(gy x s^(-b-1)).
+    data, g = x[0], gy[0]
+    s = p.knorm + (p.alpha / p.nsize) * nd._internal._lrn_window_sum(data * data, nsize=p.nsize)
+    wt = nd._internal._lrn_window_sum(g * data * s ** (-p.beta - 1), nsize=p.nsize)
+    return [g * s ** -p.beta - (2 * p.alpha * p.beta / p.nsize) * data * wt]
+
+
+register_op("LRN", _lrn_compute, gradient=_lrn_grad, saves="x",
+            params=[Param("alpha", parse_float, 1e-4, "The variance scaling."),
+                    Param("beta", parse_float, 0.75, "The power."),
+                    Param("knorm", parse_float, 2.0, "The additive constant."),
+                    Param("nsize", parse_int, doc="The number of channels summed over.")],
+            doc="Local response normalisation across channels: "
+                "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.")
