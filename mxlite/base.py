@@ -166,6 +166,22 @@ def optional(parser):
     return parse
 
 
+def register_class(registry, klass, kind, where):
+    """Register ``klass`` in ``registry`` under its lower-cased class name (the rule of
+    MXNet's optimizer, initializer and kvstore registries); warns when it replaces one."""
+    if not isinstance(klass, type):
+        raise TypeError("%s: expected a class, got %r" % (where, klass))
+    name = klass.__name__.lower()
+    old = registry.get(name)
+    if old is not None:
+        import warnings
+        warnings.warn("WARNING: New %s %s.%s is overriding existing %s %s.%s"
+                      % (kind, klass.__module__, klass.__name__, kind, old.__module__,
+                         old.__name__))
+    registry[name] = klass
+    return klass
+
+
 def format_attr(v):
     """Format a typed attribute value the way MXNet writes attribute strings."""
     if isinstance(v, bool):

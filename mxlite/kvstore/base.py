@@ -1,7 +1,6 @@
 """``KVStoreBase`` (the interface and registry of stores) and ``create``."""
-import warnings
 
-from ..base import MXNetError
+from ..base import MXNetError, register_class
 
 __all__ = ["KVStoreBase", "create", "LOCAL_TYPES"]
 
@@ -73,15 +72,7 @@ class KVStoreBase:
         >>> type(mx.kv.create('mystore')).__name__
         'MyStore'
         """
-        if not isinstance(klass, type):
-            raise TypeError("KVStoreBase.register: expected a class, got %r" % (klass,))
-        name = klass.__name__.lower()
-        if name in KVStoreBase.kv_registry:
-            old = KVStoreBase.kv_registry[name]
-            warnings.warn("WARNING: New kvstore %s.%s is overriding existing kvstore %s.%s"
-                          % (klass.__module__, klass.__name__, old.__module__, old.__name__))
-        KVStoreBase.kv_registry[name] = klass
-        return klass
+        return register_class(KVStoreBase.kv_registry, klass, "kvstore", "KVStoreBase.register")
 
 
 def create(name="local"):

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, register_class
 from ..nd.ndarray import NDArray, _wrap
 
 __all__ = ["Optimizer", "register", "create", "Updater", "get_updater"]
@@ -180,15 +180,7 @@ class Optimizer:
         >>> type(mx.optimizer.create('myoptimizer')).__name__
         'MyOptimizer'
         """
-        if not isinstance(klass, type):
-            raise TypeError("register: expected a class, got %r" % (klass,))
-        name = klass.__name__.lower()
-        if name in Optimizer.opt_registry:
-            old = Optimizer.opt_registry[name]
-            warnings.warn("WARNING: New optimizer %s.%s is overriding existing optimizer %s.%s"
-                          % (klass.__module__, klass.__name__, old.__module__, old.__name__))
-        Optimizer.opt_registry[name] = klass
-        return klass
+        return register_class(Optimizer.opt_registry, klass, "optimizer", "register")
 
     @staticmethod
     def create_optimizer(name, **kwargs):
