@@ -11,17 +11,8 @@ import pytest
 import mxlite as mx
 from mxlite import gluon
 from mxlite.gluon import nn
-from mxlite.gluon.block import _top_level
 
 FORMATS = os.path.join(os.path.dirname(__file__), "reference", "formats")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_names():
-    """Top-level names count from 0, as in a fresh MXNet process."""
-    _top_level.counter.clear()
-    yield
-    _top_level.counter.clear()
 
 
 class Model(gluon.Block):

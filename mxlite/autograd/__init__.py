@@ -7,6 +7,7 @@ in mxlite ops, so a recorded backward pass yields higher-order gradients) and
 writes each variable's ``.grad`` by its ``grad_req``.
 """
 import threading
+from sys import getrefcount as _getrefcount
 
 from ..base import MXNetError
 
@@ -22,6 +23,11 @@ class _State(threading.local):
 
 
 _state = _State()
+
+# Ops may give a ``raw_gradient`` rule on raw arrays beside their ``gradient`` in
+# NDArray ops; a backward that is not itself recorded uses it (no NDArray per
+# intermediate, no per-op dispatch). Tests turn this off to compare the two rules.
+RAW_RULES = True
 
 
 def is_recording():
@@ -211,11 +217,24 @@ def _accumulate(table, node, index, g, n_out):
 _nd = None
 
 
+def _push(table, node, gxs):
+    """Add ``node``'s input gradients to its parents' entries in ``table``.
+
+    NOTE: a function of its own, so that no local name of the backward loop keeps a
+    gradient alive: one referenced only by the table can become its variable's
+    ``.grad`` buffer without a copy (see :func:`_write_var_grad`)."""
+    for entry, gx in zip(node.parents, gxs):
+        if entry is not None and gx is not None:
+            parent = entry[0]
+            _accumulate(table, parent, entry[1], gx, parent.nout)
+
+
 def _nd_module():
     global _nd
     if _nd is None:
         from .. import nd
         _nd = nd
+        _init_sole_owner()
     return _nd
 
 
@@ -279,11 +298,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                 if wanted is None:
                     _write_var_grad(node, gl[0])
                 continue
-            gxs = _node_gradient(node, gl, create_graph, retain_graph)
-            for entry, gx in zip(node.parents, gxs):
-                if entry is not None and gx is not None:
-                    parent = entry[0]
-                    _accumulate(table, parent, entry[1], gx, parent.nout)
+            _push(table, node, _node_gradient(node, gl, create_graph, retain_graph))
         if results is not None:
             for k, r in enumerate(results):
                 if r is None:
@@ -308,6 +323,12 @@ def _node_gradient(node, gl, create_graph, retain_graph):
                 "before changing it, or change it outside the recorded computation"
                 % (op.name, op.name, version, vobj[0]))
     ctx = node.ctx
+    if not create_graph and RAW_RULES:
+        raw = getattr(op, "raw_gradient", None)
+        if raw is not None:
+            gxs = _raw_node_gradient(node, raw, gl, retain_graph)
+            if gxs is not None:
+                return gxs
     xs = [_wrap(d, ctx) for d in node.xdata]
     ys = [_wrap(d, node.yctx) for d in node.ydata]
     # Inputs carry their graph entry: a gradient rule may skip the (costly) gradient
@@ -325,10 +346,7 @@ def _node_gradient(node, gl, create_graph, retain_graph):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
     if not retain_graph:
-        node.freed = True
-        node.xdata = node.ydata = None
-        node.checks = ()
-        node.p = None       # what an op kept for its backward (a hybridized graph's tape)
+        _free(node)
     for x, gx, entry in zip(xs, gxs, node.parents):
         if gx is not None and entry is not None and gx.shape != x.shape:
             raise MXNetError("%s (backward): gradient has shape %s, expected %s"
@@ -336,15 +354,95 @@ def _node_gradient(node, gl, create_graph, retain_graph):
     return gxs
 
 
-def _write_var_grad(vnode, g):
+def _free(node):
+    node.freed = True
+    node.xdata = node.ydata = None
+    node.checks = ()
+    node.p = None       # what an op kept for its backward (a hybridized graph's tape)
+
+
+def call_raw_gradient(op, raw, p, xp, xdata, ydata, gys, need):
+    """``op``'s raw rule on raw arrays, its errors named as the NDArray rule's are.
+    None: the rule does not cover these params; use the NDArray rule."""
+    try:
+        gxs = raw(p, xp, xdata, ydata, gys, need)
+    except MXNetError as e:
+        if str(e).startswith(op.name):
+            raise
+        raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+    if gxs is None:
+        return None
+    for x, gx, want in zip(xdata, gxs, need):
+        if gx is not None and want and gx.shape != x.shape:
+            raise MXNetError("%s (backward): gradient has shape %s, expected %s"
+                             % (op.name, gx.shape, x.shape))
+    return gxs
+
+
+def _raw_node_gradient(node, raw, gl, retain_graph):
+    """:func:`_node_gradient` through the op's raw rule (the backward is not recorded)."""
+    ctx = node.ctx
+    xp = ctx.xp or ctx.array_module()
+    gys = [g._data if g is not None else xp.zeros_like(y) for g, y in zip(gl, node.ydata)]
+    need = [e is not None for e in node.parents]
+    gxs = call_raw_gradient(node.op, raw, node.p, xp, node.xdata, node.ydata, gys, need)
+    if gxs is None:
+        return None
+    if not retain_graph:
+        _free(node)
+    _wrap = _nd.ndarray._wrap
+    return [None if g is None else _wrap(g, ctx) for g in gxs]
+
+
+def _write_var_grad(vnode, g, probe=False):
     var = vnode.var
     buf = var._grad
     if vnode.grad_req == "write":
-        buf._data[...] = g._data
+        s, d = g._data, buf._data
+        if probe:
+            return _ref_counts(g, s, d)
+        if (type(s) is _ndarray and type(d) is _ndarray and s.base is None
+                and s.dtype == d.dtype and s.shape == d.shape and s.flags.c_contiguous
+                and s.flags.writeable and _ref_counts(g, s, d) == _SOLE_OWNER):
+            # The fresh gradient is referenced by nothing but the backward pass (no
+            # other variable, head or saved value shares it) and the old buffer by
+            # nothing but ``.grad`` (no view of it exists): take the fresh array over
+            # instead of copying it in. Nobody can tell the difference.
+            buf._data = s
+        else:
+            d[...] = s
     else:
         buf._data += g._data.astype(buf._data.dtype, copy=False)
     if buf._version is not None:
         buf._version[0] += 1
+
+
+def _ref_counts(g, s, d):
+    return _getrefcount(g), _getrefcount(s), _getrefcount(d)
+
+
+def _sole_owner_counts():
+    """The reference counts :func:`_write_var_grad` sees for a gradient held only by
+    the backward pass and a buffer held only by its ``.grad`` NDArray, measured on the
+    same call path (the numbers differ between Python versions)."""
+    import numpy as np
+    from ..nd.ndarray import _wrap
+    from ..context import cpu
+    var = _wrap(np.zeros(1, np.float32), cpu())
+    var._grad = _wrap(np.zeros(1, np.float32), cpu())
+    gl = [_wrap(np.zeros(1, np.float32), cpu())]
+    return _write_var_grad(VarNode(var, "write"), gl[0], True)
+
+
+def _init_sole_owner():
+    global _SOLE_OWNER, _ndarray
+    import numpy as np
+    _ndarray = np.ndarray
+    _SOLE_OWNER = _sole_owner_counts()
+
+
+_SOLE_OWNER = None          # set on first backward: adopt nothing until then
+_ndarray = None
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):

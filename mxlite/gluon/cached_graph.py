@@ -10,7 +10,8 @@ walks the steps in reverse through each op's own gradient rule, so results and
 gradients are those of the imperative run. Graphs with unusual ops (an
 ``output_ctx``) or outputs that are not plain step results replay op by op.
 """
-from ..autograd import _state as _ag_state, _record, Node
+from .. import autograd as _autograd
+from ..autograd import _state as _ag_state, _record, Node, call_raw_gradient
 from ..base import MXNetError
 from ..nd.ndarray import NDArray, _wrap
 from ..operator.registry import invoke, _fail
@@ -268,51 +269,52 @@ class CachedGraph:
                     checks.append((v, 0, nda[s]))
 
     def _gradient(self, tape, xs, gys):
-        """Gradients of the graph inputs/params (in ``leaf_slots`` order)."""
+        """Gradients of the graph inputs/params (in ``leaf_slots`` order), computed on
+        raw arrays: each step runs its op's raw rule where it has one, else the
+        NDArray rule on wrapped values."""
         if _ag_state.recording:
             return self._gradient_recorded(tape, xs, gys)
         ctx = tape.ctx
+        xp = ctx.xp or ctx.array_module()
+        rules = _autograd.RAW_RULES
         raw, need, full, used = tape.raw, tape.need, tape.full, tape.used
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
-            g[s] = gy
+            g[s] = gy._data
         for k, op, ins, first, nvis in self._backward_order:
             if not need[first]:
                 continue
+            y = full[k]
             if nvis == 1:
                 gy = g[first]
                 if gy is None:
                     continue
-                y = full[k]
                 if type(y) is tuple:
-                    ys = [_wrap(v, ctx) for v in y]
-                    gys_k = [gy] + [_zeros_like(v) for v in ys[1:]]
+                    ys = y
+                    gys_k = [gy] + [xp.zeros_like(v) for v in y[1:]]
                 else:
-                    ys = [_wrap(y, ctx)]
+                    ys = (y,)
                     gys_k = [gy]
             else:
                 gvis = g[first:first + nvis]
-                if gvis.count(None) == nvis:
+                if all(gv is None for gv in gvis):
                     continue
-                y = full[k]
-                ys = [_wrap(v, ctx) for v in y]
-                gys_k = [gv if gv is not None else _zeros_like(v) for gv, v in zip(gvis, ys)]
-                gys_k.extend([_zeros_like(v) for v in ys[nvis:]])
-            xs_k = []
-            for i in ins:
-                x = _wrap(raw[i], ctx)
-                if need[i]:
-                    x._entry = _MARK
-                xs_k.append(x)
-            gxs = _call_gradient(op, used[k], xs_k, ys, gys_k)
-            for i, x, gx in zip(ins, xs_k, gxs):
-                if gx is not None and need[i]:
-                    if gx._data.shape != x._data.shape:
-                        raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                                         % (op.name, gx.shape, x.shape))
+                ys = y
+                gys_k = [gv if gv is not None else xp.zeros_like(v) for gv, v in zip(gvis, y)]
+                gys_k.extend([xp.zeros_like(v) for v in y[nvis:]])
+            xs_k = [raw[i] for i in ins]
+            need_k = [need[i] for i in ins]
+            rule = op.raw_gradient if rules else None
+            gxs = None
+            if rule is not None:
+                gxs = call_raw_gradient(op, rule, used[k], xp, xs_k, ys, gys_k, need_k)
+            if gxs is None:
+                gxs = _nd_rule(op, used[k], xs_k, ys, gys_k, need_k, ctx)
+            for i, gx, want in zip(ins, gxs, need_k):
+                if gx is not None and want:
                     gi = g[i]
                     g[i] = gx if gi is None else gi + gx
-        return [g[s] for s in self.leaf_slots]
+        return [None if g[s] is None else _wrap(g[s], ctx) for s in self.leaf_slots]
 
     def _gradient_recorded(self, tape, xs, gys):
         """The gradient while the gradient itself is recorded (``create_graph``): the
@@ -355,18 +357,30 @@ class CachedGraph:
 _MARK = (None, 0)       # a non-None ``_entry``: "this input needs its gradient"
 
 
-def _zeros_like(y):
-    from .. import nd
-    return nd.zeros_like(y)
-
-
-def _call_gradient(op, p, xs, ys, gys):
+def _nd_rule(op, p, xs, ys, gys, need, ctx):
+    """An op's NDArray gradient rule on raw values: raw gradients back."""
+    xs_nd = []
+    for x, want in zip(xs, need):
+        x = _wrap(x, ctx)
+        if want:
+            x._entry = _MARK
+        xs_nd.append(x)
     try:
-        return op.gradient(p, xs, ys, gys)
+        gxs = op.gradient(p, xs_nd, [_wrap(y, ctx) for y in ys], [_wrap(g, ctx) for g in gys])
     except MXNetError as e:
         if str(e).startswith(op.name):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+    out = []
+    for x, gx, want in zip(xs, gxs, need):
+        if gx is None or not want:
+            out.append(None)
+            continue
+        if gx._data.shape != x.shape:
+            raise MXNetError("%s (backward): gradient has shape %s, expected %s"
+                             % (op.name, gx.shape, x.shape))
+        out.append(gx._data)
+    return out
 
 
 class _Tape:

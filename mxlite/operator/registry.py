@@ -83,7 +83,7 @@ class Op:
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
-                 parse=None):
+                 parse=None, raw_gradient=None):
         self.name = name
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
@@ -91,6 +91,12 @@ class Op:
         # callable(p, x, y, gy) -> list of gx; None: not differentiable (the
         # output is a constant to autograd, as argmax or shape_array are).
         self.gradient = gradient
+        # callable(p, xp, x, y, gy, need) -> list of raw gx (None where not needed):
+        # the same gradient on raw arrays, used by a backward that is not recorded.
+        # ``y``/``gy`` cover every output (hidden ones too, zeros where no gradient
+        # came); ``need[i]`` tells whether input i wants its gradient. A rule may
+        # return None for params it does not cover: ``gradient`` runs instead.
+        self.raw_gradient = raw_gradient
         self.num_outputs = num_outputs  # int or callable(p)
         self.num_visible_outputs = num_visible_outputs
         self.aliases = tuple(aliases)

@@ -4,17 +4,40 @@ import numpy as np
 from ..base import MXNetError
 
 
+def _unbroadcast_axes(gshape, shape):
+    """The axes a gradient of ``gshape`` sums over to undo broadcasting to ``shape``."""
+    extra = len(gshape) - len(shape)
+    return tuple(range(extra)) + tuple(i + extra for i, d in enumerate(shape)
+                                       if d == 1 and gshape[i + extra] != 1)
+
+
 def unbroadcast(gx, shape):
     """Sum gradient ``gx`` down to ``shape`` (undo broadcasting); NDArray in, NDArray out."""
     if gx.shape == shape:
         return gx
     from .. import nd
-    extra = gx.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(i + extra for i, d in enumerate(shape)
-                                       if d == 1 and gx.shape[i + extra] != 1)
+    axes = _unbroadcast_axes(gx.shape, shape)
     if axes:
         gx = nd.sum(gx, axis=axes, keepdims=True)
     return nd.reshape(gx, shape=shape) if gx.shape != shape else gx
+
+
+def unbroadcast_raw(xp, gx, shape):
+    """:func:`unbroadcast` on raw arrays."""
+    if gx.shape == shape:
+        return gx
+    axes = _unbroadcast_axes(gx.shape, shape)
+    if axes:
+        gx = xp.sum(gx, axis=axes, keepdims=True)
+    return gx.reshape(shape) if gx.shape != shape else gx
+
+
+def arithmetic_only(fn):
+    """Whether ``fn`` reads no module-level name but numbers: a gradient formula made
+    of operators and constants only, which runs on raw arrays as on NDArrays."""
+    names = fn.__code__.co_names
+    g = fn.__globals__
+    return all(isinstance(g.get(n, 0.0), (int, float)) for n in names)
 
 
 def same_dtype(name, a, b):

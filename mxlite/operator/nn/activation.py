@@ -11,7 +11,7 @@ from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_str, parse_float
 from ..registry import register_op, Param
-from ..tensor.elemwise_unary import _sigmoid, _softplus
+from ..tensor.elemwise_unary import _sigmoid, _softplus, _relu_backward
 from ..tensor import special
 
 _SQRT2 = math.sqrt(2.0)
@@ -42,6 +42,15 @@ _ACTIVATIONS = {
 }
 
 
+# act_type: the same gradients on raw arrays (same operations, same order)
+_RAW_GRADIENTS = {
+    "relu": lambda xp, x, y, gy: _relu_backward(None, xp, gy, x),
+    "sigmoid": lambda xp, x, y, gy: gy * y * (1 - y),
+    "tanh": lambda xp, x, y, gy: gy * (1 - y * y),
+    "softrelu": lambda xp, x, y, gy: gy * _sigmoid(xp, x),
+}
+
+
 def _act_entry(act_type, table, op):
     entry = table.get(act_type)
     if entry is None:
@@ -60,7 +69,13 @@ def _act_grad(p, x, y, gy):
     return [grad(x[0], y[0], gy[0])]
 
 
-register_op("Activation", _act_compute, gradient=_act_grad, saves="xy",
+def _act_raw_grad(p, xp, x, y, gy, need):
+    rule = _RAW_GRADIENTS.get(p.act_type)
+    return None if rule is None else [rule(xp, x[0], y[0], gy[0])]
+
+
+register_op("Activation", _act_compute, gradient=_act_grad, raw_gradient=_act_raw_grad,
+            saves="xy",
             params=[Param("act_type", parse_str, doc="relu, sigmoid, tanh, softrelu, softsign, "
                                                      "log_sigmoid or mish.")],
             doc="Elementwise activation chosen by ``act_type``.")

@@ -293,6 +293,25 @@ def _conv_grad(p, x, y, gy):
     return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, x[2])])
 
 
+def _conv_raw_grad(p, xp, x, y, gy, need):
+    """:func:`_conv_grad` on raw arrays: the same kernels the two gradient ops run."""
+    data, w = x[0], x[1]
+    g = gy[0]
+    kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "Convolution")
+    gx = gw = gb = None
+    if need[0]:
+        adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
+        gx = deconv_nd(xp, g, w, kernel, stride, dilate, pad, adj, p.num_group)
+        gx = gx.astype(g.dtype, copy=False)
+    if need[1]:
+        gw = conv_weight_grad(xp, data, g, kernel, stride, dilate, pad, p.num_group)
+    if p.no_bias:
+        return [gx, gw]
+    if need[2]:
+        gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+    return [gx, gw, gb]
+
+
 def _infer_weights(name, weight_shape, channel_what):
     """An infer_shape rule filling weight (and bias) from the data shape."""
     def rule(p, shapes):
@@ -314,7 +333,8 @@ def _infer_weights(name, weight_shape, channel_what):
     return rule
 
 
-register_op("Convolution", _conv_compute, gradient=_conv_grad, saves="x",
+register_op("Convolution", _conv_compute, gradient=_conv_grad, raw_gradient=_conv_raw_grad,
+            saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=_common_params(False),
             infer_shape=_infer_weights("Convolution", _conv_weight_shape, "input channels"),

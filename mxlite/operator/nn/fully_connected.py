@@ -71,6 +71,26 @@ def _gradient(p, x, y, gy):
     return grads
 
 
+def _raw_gradient(p, xp, x, y, gy, need):
+    """:func:`_gradient` on raw arrays: the same products, in the same order."""
+    data, w = x[0], x[1]
+    g = gy[0]
+    if g.ndim != 2:
+        g = g.reshape((-1, p.num_hidden))
+    gx = gw = gb = None
+    if need[0]:
+        gx = xp.matmul(g, w)
+        if gx.shape != data.shape:
+            gx = gx.reshape(data.shape)
+    if need[1]:
+        gw = xp.matmul(g.T, _rows(p, data))
+    if p.no_bias:
+        return [gx, gw]
+    if need[2]:
+        gb = g.sum(axis=0)
+    return [gx, gw, gb]
+
+
 def _infer_shape(p, shapes):
     """Fill weight ``(num_hidden, in_units)`` and bias ``(num_hidden,)`` from the data shape;
     an error naming both shapes when a given weight disagrees."""
@@ -96,7 +116,8 @@ def _infer_shape(p, shapes):
     return shapes
 
 
-register_op("FullyConnected", _compute, gradient=_gradient, saves="x",
+register_op("FullyConnected", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
+            saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=[Param("num_hidden", parse_int, doc="Number of output units."),
                     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),

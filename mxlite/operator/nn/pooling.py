@@ -167,6 +167,15 @@ def _gradient(p, x, y, gy):
     return [nd._internal._pool_scatter(g, in_shape=x[0].shape, **kw) * x[0] ** (pv - 1)]
 
 
+def _raw_gradient(p, xp, x, y, gy, need):
+    t = p.pool_type
+    if t == "max":
+        return [_max_scatter(p, xp, x[0], gy[0], y[0])]
+    if t in ("avg", "sum"):
+        return [_scatter(p, xp, gy[0], x[0].shape)]
+    return None         # lp: the NDArray rule
+
+
 _PARAMS = [
     Param("kernel", parse_shape, (), "Window size (ignored with global_pool)."),
     Param("pool_type", parse_str, "max", "max, avg, sum or lp."),
@@ -182,15 +191,16 @@ _PARAMS = [
     Param("layout", optional(parse_str), None, "Channels first only (NCW, NCHW, NCDHW)."),
 ]
 
-register_op("Pooling", _compute, gradient=_gradient, params=_PARAMS, saves="xy",
+register_op("Pooling", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
+            params=_PARAMS, saves="xy",
             doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
 
 
 # -- gradient ops ------------------------------------------------------------------------
 
-def _scatter(p, xp, gy):
+def _scatter(p, xp, gy, in_shape=None):
     """Spread each window's ``gy`` over its input positions (avg divides by the count)."""
-    shape = tuple(p.in_shape)
+    shape = tuple(p.in_shape if in_shape is None else in_shape)
     kernel, stride, before, after, out = _geometry(p, shape)
     if p.pool_type == "avg":
         gy = gy / _avg_count(xp, p, shape, kernel, stride, before, after, out, gy.dtype)
@@ -228,8 +238,9 @@ def _argmax_index(xp, p, x):
     return flat + base, full, before
 
 
-def _max_scatter(p, xp, x, gy):
-    """``gy`` of every window added at the window's first maximum (row-major order).
+def _max_scatter(p, xp, x, gy, y=None):
+    """``gy`` of every window added at the window's first maximum (row-major order);
+    ``y``: the pooled output, when known.
 
     One pass per window offset over (N, C, *out) strided views: the offsets are
     visited in row-major order and ``taken`` marks the windows whose maximum was
@@ -237,7 +248,8 @@ def _max_scatter(p, xp, x, gy):
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
     xpad = pad_spatial(xp, x, before, after, _max_fill(x))
-    y = _window_max(xp, xpad, kernel, stride, out)
+    if y is None:       # the forward's output, when the caller kept it
+        y = _window_max(xp, xpad, kernel, stride, out)
     # NOTE: a window holding NaN has the maximum NaN; its first NaN takes the gradient.
     nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
     gx = xp.zeros(xpad.shape, dtype=gy.dtype)

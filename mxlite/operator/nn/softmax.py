@@ -44,8 +44,8 @@ def _shifted(p, xp, x, length, negate):
                              "axis=%d" % (tuple(length.shape), want, x.shape, axis))
         mask = _length_mask(xp, x, length, axis)
         z = xp.where(mask, z, -np.inf)
-    with np.errstate(invalid="ignore"):
-        m = xp.max(z, axis=axis, keepdims=True)
+    m = z.max(axis=axis, keepdims=True)
+    if not xp.isfinite(m).all():    # rows of -inf (masked out) or inf/NaN: shift by 0
         m = xp.where(xp.isfinite(m), m, 0)
     return z - m, axis, mask
 
@@ -93,9 +93,20 @@ def _softmax_grad_rule(sign):
     return gradient
 
 
-def _log_softmax_backward(p, xp, gy, y):
+def _softmax_raw_rule(sign):
+    def raw_gradient(p, xp, x, y, gy, need):
+        axis = norm_axis(p.axis, x[0].ndim)
+        out, g = y[0], gy[0]
+        gx = out * (g - (g * out).sum(axis=axis, keepdims=True))
+        if sign * _scale(p) != 1.0:
+            gx = gx * (sign * _scale(p))
+        return [gx.astype(x[0].dtype, copy=False)] + ([None] if len(x) > 1 else [])
+    return raw_gradient
+
+
+def _log_softmax_backward(p, xp, gy, y, axis=None):
     # The same operations, in the same order, as the rule written in four ops.
-    return gy - xp.exp(y) * gy.sum(axis=p.axis, keepdims=True)
+    return gy - xp.exp(y) * gy.sum(axis=p.axis if axis is None else axis, keepdims=True)
 
 
 def _log_softmax_backward_grad(p, x, y, gy):
@@ -122,6 +133,13 @@ def _log_softmax_grad(p, x, y, gy):
     return [gx.astype(x[0].dtype, copy=False)]
 
 
+def _log_softmax_raw_grad(p, xp, x, y, gy, need):
+    gx = _log_softmax_backward(None, xp, gy[0], y[0], norm_axis(p.axis, x[0].ndim))
+    if _scale(p) != 1.0:
+        gx = gx * _scale(p)
+    return [gx.astype(x[0].dtype, copy=False)]
+
+
 def _inputs(p):
     return ("data", "length") if p.use_length else ("data",)
 
@@ -136,13 +154,16 @@ _PARAMS = [Param("axis", parse_int, -1, "The axis to normalise over."),
            Param("use_length", optional(parse_bool), False,
                  "Only the first ``length`` entries along ``axis`` take part; the rest are 0.")]
 
-register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0), saves="y",
+register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0),
+            raw_gradient=_softmax_raw_rule(1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
             doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.")
-register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0), saves="y",
+register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0),
+            raw_gradient=_softmax_raw_rule(-1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
             doc="``softmax(-x)`` along ``axis``.")
-register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
+register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad,
+            raw_gradient=_log_softmax_raw_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
             doc="``log(softmax(x))`` along ``axis``, computed stably.")
 
 

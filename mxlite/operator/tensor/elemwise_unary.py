@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import parse_float, np_dtype
 from ..registry import register_op, Param
-from ..util import zeros_grad
+from ..util import zeros_grad, arithmetic_only
 from . import special
 
 _LN2 = math.log(2.0)
@@ -28,8 +28,19 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
     def gradient(p, x, y, gy):
         return [grad(x[0], y[0], gy[0])]
 
+    raw = None
+    if name in _RAW_UNARY:
+        raw = _RAW_UNARY[name]
+    elif grad is not None and arithmetic_only(grad):
+        def raw(p, xp, x, y, gy, need):
+            # The formula's operators act on raw float arrays as on NDArrays.
+            if x[0].dtype.kind != "f" or gy[0].dtype.kind != "f":
+                return None
+            return [grad(x[0], y[0], gy[0])]
+
     return register_op(name, compute, gradient=gradient if grad is not None else None,
-                       saves=saves, aliases=aliases, doc=doc or "Elementwise %s." % name)
+                       raw_gradient=raw, saves=saves, aliases=aliases,
+                       doc=doc or "Elementwise %s." % name)
 
 
 # Ops whose NumPy kernel keeps an integer input's dtype with exact integer results.
@@ -126,6 +137,11 @@ def _softplus(xp, x):
 def _relu_backward(p, xp, gy, x):
     # NOTE: gy times exactly 0 or 1, the same numbers as ``gy * (x > 0)`` in two ops.
     return gy * (x > 0)
+
+
+_RAW_UNARY = {
+    "relu": lambda p, xp, x, y, gy, need: [_relu_backward(p, xp, gy[0], y[0])],
+}
 
 
 def _relu_backward_grad(p, x, y, gy):

@@ -133,7 +133,7 @@ def _int_index(xp, idx, n, mode, what):
     """
     i = idx.astype(np.int64) if idx.dtype.kind != "i" or idx.dtype != np.int64 else idx
     if mode == "clip":
-        return xp.clip(i, 0, n - 1)
+        return xp.minimum(xp.maximum(i, 0), n - 1)     # two ufuncs: clip's wrapper costs more
     if mode == "wrap":
         return xp.mod(i, n)
     if i.size and (int(i.min()) < -n or int(i.max()) >= n):
@@ -188,20 +188,33 @@ _TAKE_BWD = register_op("_backward_take", _take_backward, inputs=("ograd", "indi
                             "``axis`` (the adjoint of take).")
 
 
-def _pick_index(p, xp, shape, idx):
+def _pick_flat(p, xp, shape, idx):
+    """The picked positions as flat indices into an array of ``shape``, shaped as the
+    output without the picked axis (a gather/scatter through ``reshape(-1)`` costs a
+    few small ops where ``take_along_axis`` builds index grids)."""
     axis = norm_axis(p.axis, len(shape))
     want = shape[:axis] + shape[axis + 1:]
     if idx.shape != want and idx.shape != shape[:axis] + (1,) + shape[axis + 1:]:
         raise MXNetError("index has shape %s, expected %s for data of shape %s and axis=%d"
                          % (idx.shape, want, shape, p.axis))
-    i = _int_index(xp, idx.reshape(want), shape[axis], p.mode, "pick")
-    return axis, xp.expand_dims(i, axis)
+    n = shape[axis]
+    i = _int_index(xp, idx.reshape(want), n, p.mode, "pick")
+    post = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    if post == 1:
+        flat = i + xp.arange(0, i.size * n, n).reshape(want)
+    else:
+        pre = i.size // post if post else 0
+        rows = xp.arange(0, pre * n * post, n * post).reshape(pre, 1)
+        flat = (i.reshape(pre, post) * post + rows + xp.arange(post)).reshape(want)
+    return axis, flat
 
 
 def _pick(p, xp, x, idx):
-    axis, i = _pick_index(p, xp, x.shape, idx)
-    y = xp.take_along_axis(x, i, axis=axis)
-    return y if p.keepdims else y.reshape(y.shape[:axis] + y.shape[axis + 1:] or (1,))
+    axis, flat = _pick_flat(p, xp, x.shape, idx)
+    y = x.reshape(-1)[flat]
+    if p.keepdims:
+        return y.reshape(x.shape[:axis] + (1,) + x.shape[axis + 1:])
+    return y if y.ndim else y.reshape(1)
 
 
 def _pick_grad(p, x, y, gy):
@@ -209,11 +222,20 @@ def _pick_grad(p, x, y, gy):
     return [invoke(op, (gy[0], x[1]), Params(op, dict(p.items(), shape=x[0].shape))), None]
 
 
+def _pick_scatter(p, xp, shape, gy, idx):
+    """Zeros of ``shape`` with ``gy`` at the picked positions."""
+    _, flat = _pick_flat(p, xp, shape, idx)
+    gx = xp.zeros(int(np.prod(shape, dtype=np.int64)), gy.dtype)
+    gx[flat] = gy.reshape(flat.shape)
+    return gx.reshape(shape)
+
+
 def _pick_backward(p, xp, gy, idx):
-    axis, i = _pick_index(p, xp, p.shape, idx)
-    gx = xp.zeros(p.shape, gy.dtype)
-    xp.put_along_axis(gx, i, gy.reshape(i.shape), axis=axis)
-    return gx
+    return _pick_scatter(p, xp, tuple(p.shape), gy, idx)
+
+
+def _pick_raw_grad(p, xp, x, y, gy, need):
+    return [_pick_scatter(p, xp, x[0].shape, gy[0], x[1]), None]
 
 
 def _pick_backward_grad(p, x, y, gy):
@@ -225,7 +247,8 @@ def _pick_backward_grad(p, x, y, gy):
 _PICK_PARAMS = [Param("axis", parse_int, -1, "The axis to pick along."),
                 Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
                 Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip' or 'wrap'.")]
-_PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad, saves="x",
+_PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad,
+                    raw_gradient=_pick_raw_grad, saves="x",
                     params=_PICK_PARAMS,
                     doc="One element per position along ``axis``: ``y[i] = x[i, index[i]]`` "
                         "for 2-D data and axis=-1.\n\n>>> mx.nd.pick(mx.nd.array([[1, 2], "

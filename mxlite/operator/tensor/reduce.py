@@ -36,7 +36,23 @@ def expand_to(gy, x_shape, axes):
     return nd.broadcast_to(g, shape=x_shape) if g.shape != x_shape else g
 
 
-def _reduction(name, kernel, grad, saves, aliases=(), doc=""):
+def expand_to_raw(xp, gy, x_shape, axes, copy=True):
+    """:func:`expand_to` on raw arrays; ``copy=False`` leaves a read-only broadcast
+    view, for a caller that makes a new array of it anyway."""
+    g = gy.reshape(reduced_shape(x_shape, axes))
+    if g.shape == x_shape:
+        return g
+    g = xp.broadcast_to(g, x_shape)
+    return g.copy() if copy else g
+
+
+def _mean_raw_grad(xp, x, gy, axes):
+    n = int(np.prod([x.shape[i] for i in axes]))
+    g = expand_to_raw(xp, gy, x.shape, axes, copy=n <= 1)
+    return g / n if n > 1 else g
+
+
+def _reduction(name, kernel, grad, saves, aliases=(), doc="", raw_grad=None):
     def compute(p, xp, x):
         axes = norm_axes(p.axis, x.ndim, p.exclude)
         y = kernel(xp, x, axes)
@@ -47,8 +63,13 @@ def _reduction(name, kernel, grad, saves, aliases=(), doc=""):
         axes = norm_axes(p.axis, x[0].ndim, p.exclude)
         return [grad(x[0], y[0], gy[0], axes)]
 
+    raw_gradient = None
+    if raw_grad is not None:
+        def raw_gradient(p, xp, x, y, gy, need):
+            return [raw_grad(xp, x[0], gy[0], norm_axes(p.axis, x[0].ndim, p.exclude))]
+
     register_op(name, compute, params=REDUCE_PARAMS, gradient=gradient, saves=saves,
-                aliases=aliases, doc=doc)
+                raw_gradient=raw_gradient, aliases=aliases, doc=doc)
 
 
 def _arg_eq(x, y, axes):
@@ -59,15 +80,27 @@ def _arg_eq(x, y, axes):
 
 _reduction("sum", lambda xp, x, a: xp.sum(x, axis=a),
            lambda x, y, gy, a: expand_to(gy, x.shape, a), "", aliases=("sum_axis",),
+           raw_grad=lambda xp, x, gy, a: expand_to_raw(xp, gy, x.shape, a),
            doc="Sum over the given axes.")
+
+
 def _mean_grad(x, y, gy, axes):
     n = int(np.prod([x.shape[i] for i in axes]))
     g = expand_to(gy, x.shape, axes)
     return g / n if n > 1 else g        # x / 1 is x: skip the op
 
 
-_reduction("mean", lambda xp, x, a: xp.mean(x, axis=a), _mean_grad, "",
-           doc="Mean over the given axes.")
+def _mean(xp, x, axes):
+    if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+        # What np.mean does for these dtypes (a sum in the dtype, then a true divide),
+        # without its Python-level wrapper.
+        return xp.sum(x, axis=axes) / max(int(np.prod([x.shape[i] for i in axes])), 1) \
+            if x.size else xp.mean(x, axis=axes)
+    return xp.mean(x, axis=axes)
+
+
+_reduction("mean", _mean, _mean_grad, "",
+           raw_grad=_mean_raw_grad, doc="Mean over the given axes.")
 _reduction("prod", lambda xp, x, a: xp.prod(x, axis=a),
            lambda x, y, gy, a: expand_to(gy * y, x.shape, a) / x, "xy",
            doc="Product over the given axes.")

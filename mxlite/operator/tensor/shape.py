@@ -95,6 +95,15 @@ def _reverse_spec(spec):
     return tuple(v for g in reversed(groups) for v in g)
 
 
+def _as_shape_of(p, x, y, gy):
+    # Gradient of every op that only relabels dims (squeeze, Flatten, reshape_like).
+    return [gy[0].reshape(x[0].shape)] + [None] * (len(x) - 1)
+
+
+def _as_shape_of_raw(p, xp, x, y, gy, need):
+    return _as_shape_of(p, x, y, gy)     # .reshape reads the same on raw arrays
+
+
 def _reshape(p, xp, x):
     if p.shape is None:
         raise MXNetError("shape is required")
@@ -105,7 +114,8 @@ def _reshape_grad(p, x, y, gy):
     return [gy[0].reshape(x[0].shape)]
 
 
-register_op("Reshape", _reshape, gradient=_reshape_grad, saves="", is_view=True,
+register_op("Reshape", _reshape, gradient=_reshape_grad, raw_gradient=_as_shape_of_raw,
+            saves="", is_view=True,
             aliases=("reshape",),
             params=[Param("shape", parse_shape, None, "The target shape, with special codes."),
                     Param("reverse", parse_bool, False, "Match the special codes right to left.")],
@@ -160,14 +170,10 @@ def _expand_dims(p, xp, x):
     return xp.expand_dims(x, norm_axis(p.axis, x.ndim + 1))
 
 
-register_op("expand_dims", _expand_dims, gradient=_reshape_grad, saves="", is_view=True,
+register_op("expand_dims", _expand_dims, gradient=_reshape_grad, raw_gradient=_as_shape_of_raw,
+            saves="", is_view=True,
             params=[Param("axis", parse_int, doc="Where to insert the new axis of size 1.")],
             doc="Insert a new axis of size 1 at ``axis``.")
-
-
-def _as_shape_of(p, x, y, gy):
-    # Gradient of every op that only relabels dims (squeeze, Flatten, reshape_like).
-    return [gy[0].reshape(x[0].shape)] + [None] * (len(x) - 1)
 
 
 # -- swapaxes, squeeze, Flatten ---------------------------------------------------
@@ -197,7 +203,8 @@ def _squeeze(p, xp, x):
     return x.reshape(shape or (1,))     # MXNet keeps one dim when everything is squeezed
 
 
-register_op("squeeze", _squeeze, gradient=_as_shape_of, saves="", is_view=True,
+register_op("squeeze", _squeeze, gradient=_as_shape_of, raw_gradient=_as_shape_of_raw,
+            saves="", is_view=True,
             params=[Param("axis", optional(parse_shape), None,
                           "Axes of size 1 to remove; every size-1 axis if None.")],
             doc="Remove axes of size 1 (a result with no axes left has shape (1,)).")
@@ -210,7 +217,8 @@ def _flatten(p, xp, x):
     return x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
 
 
-register_op("Flatten", _flatten, gradient=_as_shape_of, saves="", is_view=True,
+register_op("Flatten", _flatten, gradient=_as_shape_of, raw_gradient=_as_shape_of_raw,
+            saves="", is_view=True,
             aliases=("flatten",),
             doc="Collapse every axis but the first: shape (d0, d1*...*dk).")
 
@@ -580,7 +588,7 @@ def _range(b, e, n):
 
 
 register_op("reshape_like", _reshape_like, inputs=("lhs", "rhs"), gradient=_as_shape_of,
-            saves="", is_view=True,
+            raw_gradient=_as_shape_of_raw, saves="", is_view=True,
             params=[Param(n, optional(parse_int), None, d) for n, d in (
                 ("lhs_begin", "First lhs axis to replace."), ("lhs_end", "End of lhs axes."),
                 ("rhs_begin", "First rhs axis to copy."), ("rhs_end", "End of rhs axes."))],
