@@ -201,6 +201,36 @@ def test_pooling_lp_global_and_full():
     np.testing.assert_allclose(full.asnumpy()[..., -1, -1], x[..., -1, -1])
 
 
+@pytest.mark.parametrize("shape, kernel", [((2, 3, 9, 7), (2, 2)), ((2, 3, 8), (2,)),
+                                           ((1, 2, 6, 6, 6), (2, 3, 2)), ((2, 2, 6, 6), (3, 3))])
+@pytest.mark.parametrize("data", ["distinct", "ties", "nan"])
+def test_max_pooling_gradient_of_tiling_windows_goes_to_the_first_maximum(shape, kernel, data):
+    # Windows that tile the input take a fast path; ties and NaNs fall back to the
+    # per-offset one. Both route each window's gradient to its first maximum.
+    rng = np.random.RandomState(0)
+    x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32)
+    if data == "ties":
+        x = (x % 3).astype(np.float32)
+    elif data == "nan":
+        x.reshape(-1)[::7] = np.nan
+    xn = mx.nd.array(x)
+    xn.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(xn, kernel=kernel, stride=kernel)
+    gy = rng.uniform(1, 2, y.shape).astype(np.float32)
+    y.backward(mx.nd.array(gy))
+    want = np.zeros_like(x)
+    for idx in np.ndindex(*y.shape):
+        n, c, o = idx[0], idx[1], idx[2:]
+        corner = tuple(i * k for i, k in zip(o, kernel))
+        win = x[(n, c) + tuple(slice(a, a + k) for a, k in zip(corner, kernel))]
+        flat = win.reshape(-1)
+        first = int(np.argmax(np.isnan(flat))) if np.isnan(flat).any() else int(np.argmax(flat))
+        off = np.unravel_index(first, kernel)
+        want[(n, c) + tuple(a + b for a, b in zip(corner, off))] += gy[idx]
+    np.testing.assert_array_equal(xn.grad.asnumpy(), want)
+
+
 def test_max_pooling_second_order():
     # gx = scatter(gy) is linear in gy: d/d(gy) of <gx, v> is v gathered at the maxima
     x = _nd(_rand(1, 1, 4, 4))

@@ -217,6 +217,15 @@ def _accumulate(table, node, index, g, n_out):
 _nd = None
 
 
+_AFTER_BACKWARD = []
+
+
+def after_backward(fn):
+    """Call ``fn()`` whenever a backward pass ends (ops drop what they kept for it)."""
+    _AFTER_BACKWARD.append(fn)
+    return fn
+
+
 def _push(table, node, gxs):
     """Add ``node``'s input gradients to its parents' entries in ``table``.
 
@@ -306,6 +315,8 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         return results
     finally:
         st.recording, st.training = prev
+        for fn in _AFTER_BACKWARD:
+            fn()
 
 
 def _node_gradient(node, gl, create_graph, retain_graph):

@@ -10,10 +10,12 @@ registered ops, so gradient penalties differentiate through them:
   gradient is a Deconvolution (for ``data``) and a Convolution (for ``grad``).
 """
 import itertools
+import threading
 
 import numpy as np
 
 from ... import nd
+from ...autograd import _state as _ag_state, after_backward
 from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
 from ..registry import register_op, Param
 
@@ -82,13 +84,78 @@ def windows(xp, x, kernel, stride, dilate, out, groups=1):
     return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-def _im2col(xp, x, kernel, stride, dilate, pad, groups, out):
+class _ColsCache(threading.local):
+    """Columns a recorded forward made, kept for its weight gradient (which needs the
+    same columns of the same input), so the backward does not build them again.
+
+    Entries are keyed by the input array and the geometry, hold the array itself (an
+    id alone could be reused), are taken once, and are bounded in number and bytes:
+    a large network simply rebuilds its columns. A recorded input changed in place
+    fails backward's version check before its columns could be used. Every backward
+    pass empties it when it ends (per thread)."""
+
+    MAX_ENTRIES = 8
+    MAX_BYTES = 32 << 20
+
+    def __init__(self):
+        self.entries = {}
+        self.nbytes = 0
+
+    def put(self, key, x, cols):
+        if cols.nbytes > self.MAX_BYTES // 2:
+            return
+        old = self.entries.pop(key, None)
+        if old is not None:
+            self.nbytes -= old[1].nbytes
+        while self.entries and (len(self.entries) >= self.MAX_ENTRIES
+                                or self.nbytes + cols.nbytes > self.MAX_BYTES):
+            _, (_, dropped) = _pop_oldest(self.entries)
+            self.nbytes -= dropped.nbytes
+        self.entries[key] = (x, cols)
+        self.nbytes += cols.nbytes
+
+    def clear(self):
+        self.entries.clear()
+        self.nbytes = 0
+
+    def take(self, key, x):
+        found = self.entries.get(key)
+        if found is None or found[0] is not x:
+            return None
+        del self.entries[key]
+        self.nbytes -= found[1].nbytes
+        return found[1]
+
+
+def _pop_oldest(d):
+    k = next(iter(d))
+    return k, d.pop(k)
+
+
+_COLS = _ColsCache()
+after_backward(lambda: _COLS.clear() if _COLS.entries else None)
+
+
+def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=False):
     """Columns (N, G, C/G*K, L) of the padded input, L = prod(out), K = prod(kernel).
 
     NOTE: per sample, one row per (channel, kernel offset) and one column per
     output position: ``w @ cols`` is then channels-first already, so no transpose
-    (a copy of the whole output) follows the GEMM.
+    (a copy of the whole output) follows the GEMM. ``keep``: a recorded forward
+    keeps them for the weight gradient, which passes ``reuse``.
     """
+    key = (id(x), kernel, stride, dilate, pad, groups, tuple(out))
+    if reuse:
+        cols = _COLS.take(key, x)
+        if cols is not None:
+            return cols
+    cols = _build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
+    if keep:
+        _COLS.put(key, x, cols)
+    return cols
+
+
+def _build_cols(xp, x, kernel, stride, dilate, pad, groups, out):
     nsp = len(kernel)
     v = windows(xp, pad_spatial(xp, x, pad), kernel, stride, dilate, out, groups)
     # (N, G, Cg, *out, *k) -> (N, G, Cg, *k, *out)
@@ -104,7 +171,7 @@ def _prod(shape):
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
     f = w.shape[0]
     y = xp.matmul(w.reshape(groups, f // groups, -1), cols)     # (N, G, Fg, L)
     return y.reshape((x.shape[0], f) + out)
@@ -113,7 +180,7 @@ def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
     """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
     out = gy.shape[2:]
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out)   # (N, G, CgK, L)
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)  # (N,G,CgK,L)
     n, f = gy.shape[:2]
     fg, cgk = f // groups, cols.shape[2]
     g = gy.reshape(n, groups, fg, -1)                                 # (N, G, Fg, L)

@@ -8,6 +8,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_int, parse_bool
 from ..registry import register_op, Param
+from ..tensor.matrix import matmul2d
 
 
 def _in_units(p, dshape):
@@ -79,11 +80,11 @@ def _raw_gradient(p, xp, x, y, gy, need):
         g = g.reshape((-1, p.num_hidden))
     gx = gw = gb = None
     if need[0]:
-        gx = xp.matmul(g, w)
+        gx = matmul2d(xp, g, w)
         if gx.shape != data.shape:
             gx = gx.reshape(data.shape)
     if need[1]:
-        gw = xp.matmul(g.T, _rows(p, data))
+        gw = matmul2d(xp, g.T, _rows(p, data))
     if p.no_bias:
         return [gx, gw]
     if need[2]:
