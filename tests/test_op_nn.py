@@ -652,3 +652,48 @@ def test_lrn_first_and_second_order_gradients(nsize):
     rng = np.random.RandomState(0)
     check_first_order(c, rng)
     check_second_order(c, rng)
+
+
+def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_backward():
+    from mxlite.operator.nn import convolution
+    cache = convolution._COLS
+    x = mx.nd.array(_rand(2, 3, 6, 6).astype(np.float32))
+    w = mx.nd.array(_rand(4, 3, 3, 3).astype(np.float32))
+    w.attach_grad()
+
+    def weight_grad():
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
+        kept = len(cache.entries)
+        y.backward(mx.nd.ones_like(y))
+        assert not cache.entries        # nothing outlives the backward pass
+        return kept, w.grad.asnumpy()
+
+    kept, g = weight_grad()
+    assert kept == 1
+    old = cache.MAX_BYTES
+    cache.MAX_BYTES = 0                 # nothing kept: the columns are rebuilt
+    try:
+        kept_none, g_rebuilt = weight_grad()
+    finally:
+        cache.MAX_BYTES = old
+    assert kept_none == 0
+    np.testing.assert_array_equal(g, g_rebuilt)
+    # not recording: nothing is kept
+    mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
+    assert not cache.entries
+
+
+def test_dense_gradients_at_batch_one_are_outer_products():
+    x = _rand(1, 5)
+    w = _rand(3, 5)
+    xn, wn = _nd(x), _nd(w)
+    wn.attach_grad()
+    xn.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.FullyConnected(xn, wn, num_hidden=3, no_bias=True)
+    gy = _rand(1, 3)
+    y.backward(_nd(gy))
+    np.testing.assert_allclose(wn.grad.asnumpy(), gy.T @ x, rtol=1e-12)
+    np.testing.assert_allclose(xn.grad.asnumpy(), gy @ w, rtol=1e-12)
+    np.testing.assert_allclose(mx.nd.dot(_nd(x.T), _nd(gy)).asnumpy(), x.T @ gy, rtol=1e-12)
