@@ -16,6 +16,13 @@ Declaring a new op::
 
     register_op("triple", compute=lambda p, xp, x: x * 3, gradient=_gy_times_3)
     mx.nd.triple(mx.nd.ones((2,)))          # [3. 3.]
+
+An op may also give ``raw_gradient(p, xp, x, y, gy, need)``: the same gradient on
+raw arrays (``need[i]``: whether input i wants one). A backward pass that is not
+itself recorded (``backward()``, ``grad()`` without ``create_graph``, a
+hybridized graph's backward) then skips building an NDArray per intermediate;
+``gradient`` still serves ``create_graph``. The two must give the same numbers
+(``tests/test_raw_gradients.py`` checks every rule against its NDArray twin).
 """
 import inspect
 
