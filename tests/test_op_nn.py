@@ -110,10 +110,16 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
     ((2, 4, 6, 5), (3, 3), (1, 2), (1, 1), (1, 0), 6, 2),
     ((1, 3, 7, 7), (3, 2), (2, 2), (2, 2), (1, 1), 3, 3),
     ((1, 2, 4, 5, 4), (2, 3, 2), (1, 2, 1), (1, 1, 1), (0, 1, 1), 2, 1),
+    # many channels, few positions: one product over all rows (and row2im for deconv)
+    ((2, 8, 5, 5), (3, 3), (1, 1), (1, 1), (1, 1), 5, 1),
+    ((2, 9, 6, 7), (3, 2), (2, 1), (1, 2), (1, 0), 4, 1),
+    ((1, 8, 5), (3,), (2,), (1,), (1,), 3, 1),
+    ((1, 8, 3, 4, 3), (2, 2, 2), (1, 1, 2), (1, 1, 1), (0, 1, 1), 2, 1),
 ]
 
 
-@pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d" % (len(r[1]), r[6]))
+@pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
+                                                                             r[0][1]))
 def test_convolution_forward_and_grad(row):
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
@@ -125,7 +131,8 @@ def test_convolution_forward_and_grad(row):
     check_grad(lambda *a: mx.nd.Convolution(*a, **kw), [x, w, b], [0, 1, 2])
 
 
-@pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "deconv%dd_g%d" % (len(r[1]), r[6]))
+@pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "deconv%dd_g%d_c%d" % (len(r[1]), r[6],
+                                                                               r[0][1]))
 def test_deconvolution_is_the_adjoint_of_convolution(row):
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)

@@ -168,11 +168,20 @@ def _prod(shape):
     return int(np.prod(shape, dtype=np.int64))
 
 
+def _use_rows(groups, size, c, kernel):
+    """Whether a transposed convolution (a convolution's data gradient) runs as ONE
+    product over all N * S input positions rather than N per-sample products: when
+    positions per sample are few next to the K * C values each one spreads to, the
+    per-sample products are small, and one large GEMM (adding into a channels-last
+    output, whose runs of C values are contiguous) measured faster."""
+    return groups == 1 and _prod(size) <= c * _prod(kernel) and c >= 8
+
+
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
     f = w.shape[0]
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
     y = xp.matmul(w.reshape(groups, f // groups, -1), cols)     # (N, G, Fg, L)
     return y.reshape((x.shape[0], f) + out)
 
@@ -211,11 +220,39 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     fg = w.shape[1]
     out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
-    wm = xp.swapaxes(w.reshape(groups, cin // groups, -1), 1, 2)     # (G, Fg*K, Cg)
-    col2im = _col2im_flat if all(s == 1 for s in stride) else _col2im_strided
-    y = col2im(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
+    if _use_rows(groups, x.shape[2:], fg, kernel):
+        y = _row2im(xp, x, w, kernel, stride, dilate, full)
+    else:
+        y = _col2im(xp, x, w, kernel, stride, dilate, groups, full)
     crop = tuple(slice(q, q + o) for q, o in zip(pad, out))
     return xp.ascontiguousarray(y[(slice(None), slice(None)) + crop])
+
+
+def _row2im(xp, x, w, kernel, stride, dilate, full):
+    """The transposed convolution as one product over all N * S input positions:
+    rows (N * S, K * F) = x^T w, each kernel offset's (N, *S, F) block added onto the
+    channels-last output at its (strided) place, then made channels-first."""
+    n, cin = x.shape[:2]
+    f = w.shape[1]
+    nsp = len(kernel)
+    size = x.shape[2:]
+    xt = xp.moveaxis(x, 1, -1).reshape(-1, cin)                            # (N*S, Cin)
+    wt = xp.moveaxis(w, 1, -1).reshape(cin, -1)                            # (Cin, K*F)
+    rows = xp.matmul(xt, wt).reshape((n,) + tuple(size) + (_prod(kernel), f))
+    y = xp.zeros((n,) + tuple(full) + (f,), dtype=x.dtype)
+    for i, off in _offsets(kernel):
+        dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
+                    for o, d, s, m in zip(off, dilate, stride, size))
+        y[(slice(None),) + dst] += rows[(slice(None),) * (1 + nsp) + (i,)]
+    return xp.moveaxis(y, -1, 1)
+
+
+def _col2im(xp, x, w, kernel, stride, dilate, groups, full):
+    n, cin = x.shape[:2]
+    fg = w.shape[1]
+    wm = xp.swapaxes(w.reshape(groups, cin // groups, -1), 1, 2)     # (G, Fg*K, Cg)
+    col2im = _col2im_flat if all(s == 1 for s in stride) else _col2im_strided
+    return col2im(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
 
 
 def _offsets(kernel):
