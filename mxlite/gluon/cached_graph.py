@@ -269,18 +269,22 @@ class CachedGraph:
                     checks.append((v, 0, nda[s]))
 
     def _gradient(self, tape, xs, gys):
-        """Gradients of the graph inputs/params (in ``leaf_slots`` order), computed on
-        raw arrays: each step runs its op's raw rule where it has one, else the
-        NDArray rule on wrapped values."""
+        """Gradients of the graph inputs/params (in ``leaf_slots`` order)."""
         if _ag_state.recording:
             return self._gradient_recorded(tape, xs, gys)
         ctx = tape.ctx
-        xp = ctx.xp or ctx.array_module()
+        gxs = self._raw_gradient(tape, ctx.xp or ctx.array_module(), [g._data for g in gys])
+        return [None if g is None else _wrap(g, ctx) for g in gxs]
+
+    def _raw_gradient(self, tape, xp, gys):
+        """:meth:`_gradient` on raw arrays: each step runs its op's raw rule where it
+        has one (and raw rules are on), else the NDArray rule on wrapped values."""
+        ctx = tape.ctx
         rules = _autograd.RAW_RULES
         raw, need, full, used = tape.raw, tape.need, tape.full, tape.used
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
-            g[s] = gy._data
+            g[s] = gy
         for k, op, ins, first, nvis in self._backward_order:
             if not need[first]:
                 continue
@@ -314,7 +318,7 @@ class CachedGraph:
                 if gx is not None and want:
                     gi = g[i]
                     g[i] = gx if gi is None else gi + gx
-        return [None if g[s] is None else _wrap(g[s], ctx) for s in self.leaf_slots]
+        return [g[s] for s in self.leaf_slots]
 
     def _gradient_recorded(self, tape, xs, gys):
         """The gradient while the gradient itself is recorded (``create_graph``): the
@@ -409,3 +413,6 @@ class _GraphOp:
 
     def gradient(self, tape, xs, ys, gys):
         return self.graph._gradient(tape, xs, gys)
+
+    def raw_gradient(self, tape, xp, xs, ys, gys, need):
+        return self.graph._raw_gradient(tape, xp, gys)
