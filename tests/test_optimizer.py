@@ -455,3 +455,24 @@ def test_trace_replay_with_trainer(tr):
                                        z["step%d/weight/%s" % (k, n)],
                                        rtol=tr["weight_rtol"], atol=tr["weight_atol"])
     assert trainer.optimizer.rescale_grad == 1.0 / tr["batch_size"]
+
+
+@pytest.mark.parametrize("rescale", [1 / 16, 1 / 128, 1 / 3])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_rounds_as_mxnet_for_any_rescale(rescale, momentum):
+    # lr * (rescale * g), two float32 roundings, also where mxlite multiplies once
+    # (a power-of-two rescale scales exactly).
+    rng = np.random.RandomState(0)
+    g = (rng.randn(5000) * np.exp(rng.uniform(-20, 20, 5000))).astype(np.float32)
+    w0 = rng.randn(5000).astype(np.float32)
+    lr, wd = 0.037, 0.01
+    opt = mx.optimizer.SGD(learning_rate=lr, momentum=momentum, wd=wd, rescale_grad=rescale)
+    w = mx.nd.array(w0)
+    state = opt.create_state(0, w)
+    opt.update(0, w, mx.nd.array(g), state)
+    step = (g * np.float32(rescale)) * np.float32(lr)
+    if momentum:
+        want = w0 + (np.float32(0) - np.float32(lr * wd) * w0 - step)
+    else:
+        want = np.float32(1 - lr * wd) * w0 - step
+    np.testing.assert_array_equal(w.asnumpy(), want.astype(np.float32))

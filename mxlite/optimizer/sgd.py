@@ -11,6 +11,24 @@ from .optimizer import (Optimizer, register, _MasterLastMixin, begin_update, wri
 __all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
 
 
+def _scaled_step(xp, g, rescale, lr, clip):
+    """``lr * clip(rescale * g)`` as a new array, rounded as MXNet's kernels round it.
+
+    NOTE: a power-of-two ``rescale`` (the Trainer's 1/batch_size for batches of 16,
+    64, 128 ...) scales exactly, so ``lr * (rescale * g)`` rounds once, as does
+    ``(lr * rescale) * g``: one pass over the gradient instead of two, with the same
+    numbers (but for gradients so small that ``rescale * g`` is subnormal).
+    """
+    if not clip and g.dtype.kind == "f" and g.dtype.itemsize >= 4 and rescale > 0 \
+            and math.frexp(rescale)[0] == 0.5:
+        return xp.multiply(g, lr * rescale)
+    step = xp.multiply(g, rescale)
+    if clip:
+        xp.clip(step, -clip, clip, out=step)
+    step *= lr
+    return step
+
+
 def _momentum_state(opt, weight):
     return zeros_like_weight(weight) if opt.momentum != 0.0 else None
 
@@ -64,21 +82,17 @@ class SGD(_MasterLastMixin, Optimizer):
         w = weight._data
         # One temporary, updated in place: the same float32 operations, in the same
         # order, as the expressions in the docstring.
-        step = xp.multiply(grad._data, self.rescale_grad)
-        if self.clip_gradient:
-            xp.clip(step, -self.clip_gradient, self.clip_gradient, out=step)
+        step = _scaled_step(xp, grad._data, self.rescale_grad, lr, self.clip_gradient)
         if state is not None and self.momentum > 0:
             mom = state._data
             mom *= self.momentum
             mom -= lr * wd * w
-            step *= lr
             mom -= step
             state._bump()
             w += mom
         else:
             # NOTE: MXNet's sgd_update is (1 - lr*wd) * w - lr * g, same rounding order;
             # 1.0 * w is w exactly, so the product is skipped without weight decay.
-            step *= lr
             if wd:
                 w *= 1.0 - lr * wd
             w -= step
