@@ -1,0 +1,2 @@
+"""Resizing and sampling ops: BilinearResize2D, AdaptiveAvgPooling2D, GridGenerator,
+BilinearSampler and SpatialTransformer."""
