@@ -274,8 +274,12 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                     "run the computation inside `with autograd.record():` and call "
                     "attach_grad() on the inputs you want gradients for")
             node, i = h._entry
-            if g is None:
-                g = nd.ones_like(h)
+            if g is None and create_graph:
+                g = nd.ones_like(h)     # recorded: keeps higher derivatives in the graph
+            elif g is None:
+                ctx = h._ctx
+                g = nd.ndarray._wrap((ctx.xp or ctx.array_module()).ones(h.shape, h._data.dtype),
+                                     ctx)
             elif not isinstance(g, NDArray):
                 raise TypeError("backward: head gradients must be NDArrays, got %s"
                                 % type(g).__name__)
