@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import mxlite as mx
+import mxlite.autograd as autograd
 from mxlite.base import MXNetError
-
-from conftest import REF  # noqa: F401  (keeps the reference dir convention)
+from mxlite.operator.registry import OPS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLD = np.load(os.path.join(HERE, "reference_extra", "detection.npz"))
@@ -70,6 +70,32 @@ def test_golden_forward_and_gradient(name):
         for i, x in enumerate(xs):
             np.testing.assert_allclose(x.grad.asnumpy(), g["grad%d" % i], rtol=rtol,
                                        atol=atol, err_msg="%s grad %d" % (name, i))
+
+
+RAW_CASES = [n for n in NAMES if "head" in _gold(n)[4] and OPS[_gold(n)[0]].raw_gradient]
+
+
+@pytest.mark.parametrize("name", RAW_CASES)
+def test_raw_rules_equal_ndarray_rules(name):
+    op, params, inputs, _, g = _gold(name)
+
+    def grads(raw):
+        old = autograd.RAW_RULES
+        autograd.RAW_RULES = raw
+        try:
+            xs = [_nd(a) for a in inputs]
+            for x in xs:
+                x.attach_grad()
+            with mx.autograd.record():
+                y = _fn(op)(*xs, **params)
+            y.backward(_nd(g["head"]))
+            return [x.grad.asnumpy() for x in xs]
+        finally:
+            autograd.RAW_RULES = old
+
+    for a, b in zip(grads(True), grads(False)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b, err_msg=name)
 
 
 # -- numeric gradients (float64) ------------------------------------------------------

@@ -263,7 +263,8 @@ def _align_check(p, data, rois, name="ROIAlign"):
     return ph, pw
 
 
-def _images(xp, b):
+def _images(b):
+    """The images (batch indices >= 0) that some roi reads."""
     return [int(i) for i in np.unique(_host(b)) if i >= 0]
 
 
@@ -272,7 +273,7 @@ def _roi_align(p, xp, data, rois):
     b, ay, ax = _align_weights(p, xp, rois, data.shape)
     c = data.shape[1] // (ph * pw) if p.position_sensitive else data.shape[1]
     out = xp.zeros((rois.shape[0], c, ph, pw), dtype=data.dtype)
-    for img in _images(xp, b):
+    for img in _images(b):
         sel = xp.nonzero(b == img)[0]
         wy, wx = ay[sel], ax[sel]
         if p.position_sensitive:
@@ -290,7 +291,7 @@ def _roi_align_scatter(p, xp, grad, rois):
     ph, pw = _pooled(p, "ROIAlign")
     b, ay, ax = _align_weights(p, xp, rois, shape)
     gx = xp.zeros(shape, dtype=grad.dtype)
-    for img in _images(xp, b):
+    for img in _images(b):
         sel = xp.nonzero(b == img)[0]
         wy, wx, g = ay[sel], ax[sel], grad[sel]
         if p.position_sensitive:
@@ -495,14 +496,14 @@ def _box_nms(p, xp, data):
     return out.reshape(data.shape), record.reshape(rshape)
 
 
-def _nms_rows(xp, record, k):
+def _nms_rows(record):
     """Flat row of the input each output row came from (-1: none)."""
     return record.reshape(-1).astype(np.int64)
 
 
 def _nms_scatter(p, xp, grad, record):
     k = grad.shape[-1]
-    src = _nms_rows(xp, record, k)
+    src = _nms_rows(record)
     flat = grad.reshape(-1, k)
     gx = xp.zeros_like(flat)
     keep = src >= 0
@@ -512,7 +513,7 @@ def _nms_scatter(p, xp, grad, record):
 
 def _nms_gather(p, xp, g, record):
     k = g.shape[-1]
-    src = _nms_rows(xp, record, k)
+    src = _nms_rows(record)
     flat = g.reshape(-1, k)
     out = xp.where((src >= 0)[:, None], flat[xp.maximum(src, 0)], g.dtype.type(0))
     return out.reshape(g.shape)
