@@ -18,7 +18,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_shape,
                      optional)
 from ...nd.ndarray import _wrap
-from ..registry import register_op, Param, invoke, get_op
+from ..registry import register_op, Param, invoke
 from ..util import same_dtype
 
 _RESIZE_MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down",
@@ -118,8 +118,9 @@ def _resize_weights(xp, n_in, n_out, align_corners, dtype, axis):
     """(i0, i1, lam0, lam1) on ``xp``, weights shaped to broadcast along ``axis``."""
     i0, i1, lam = _resize_axis(n_in, n_out, align_corners)
     shape = (-1, 1) if axis == 2 else (-1,)
-    lam1 = xp.asarray(lam.astype(dtype).reshape(shape))
-    return xp.asarray(i0), xp.asarray(i1), dtype.type(1) - lam1, lam1
+    lam1 = lam.astype(dtype).reshape(shape)
+    lam0 = dtype.type(1) - lam1
+    return xp.asarray(i0), xp.asarray(i1), xp.asarray(lam0), xp.asarray(lam1)
 
 
 def _resize_matrix(n_in, n_out, align_corners, dtype):
@@ -158,10 +159,10 @@ def _resize(p, xp, x, like=None):
     dtype = x.dtype
     ih0, ih1, lh0, lh1 = _resize_weights(xp, h, ho, p.align_corners, dtype, 2)
     iw0, iw1, lw0, lw1 = _resize_weights(xp, w, wo, p.align_corners, dtype, 3)
-    top, bottom = x[:, :, ih0], x[:, :, ih1]
-    # MXNet's blend: h0 * (w0 * p00 + w1 * p01) + h1 * (w0 * p10 + w1 * p11)
-    y = lh0 * (lw0 * top[..., iw0] + lw1 * top[..., iw1]) \
-        + lh1 * (lw0 * bottom[..., iw0] + lw1 * bottom[..., iw1])
+    # MXNet's blend, h0 * (w0 * p00 + w1 * p01) + h1 * (w0 * p10 + w1 * p11): the
+    # columns of every input row first (same numbers, fewer gathers), then the rows.
+    u = lw0 * xp.take(x, iw0, axis=3) + lw1 * xp.take(x, iw1, axis=3)
+    y = lh0 * u[:, :, ih0] + lh1 * u[:, :, ih1]
     return y.astype(dtype, copy=False)
 
 
@@ -424,10 +425,25 @@ def _sampler(p, xp, data, grid):
     return _bilinear_sample(xp, data, grid)
 
 
+def _scatter_add_raw(p, xp, vals, idx):
+    # NOTE: bincount sums in float64 and is many times faster than add.at.
+    y = xp.bincount(idx.ravel(), weights=vals.ravel(), minlength=p.size)
+    return y.astype(vals.dtype, copy=False)
+
+
+def _scatter_add_grad(p, x, y, gy):
+    return [nd.take(gy[0], x[1], axis=0, mode="clip"), None]
+
+
+_SCATTER = register_op(
+    "_sampling_scatter_add", _scatter_add_raw, gradient=_scatter_add_grad, saves="x",
+    inputs=("data", "indices"), params=[Param("size", parse_int, doc="Output length.")],
+    doc="A 1-D array of ``size`` zeros with ``data`` added at integer ``indices`` "
+        "(the adjoint of ``take`` along axis 0).")
+
+
 def _scatter_add(vals, idx, size):
-    op = get_op("_backward_take")
-    return invoke(op, (vals, idx), op.parse_params({"axis": 0, "mode": "clip",
-                                                     "shape": (size,)}))
+    return invoke(_SCATTER, (vals, idx), _SCATTER.parse_params({"size": size}))
 
 
 def _sampler_grad_nd(data, grid, g):
