@@ -5,7 +5,9 @@ gradientmultiplier, round_ste, sign_ste, allclose, quadratic).
 Where MXNet 1.9.1 silently reads out of bounds (``batch_take`` on data of more than
 two dimensions, ``index_array`` with an axis out of range, ``Crop`` with a negative
 offset) or fails for a case it documents (``im2col``/``col2im`` with one spatial
-dimension), these ops raise a clear error or do the documented thing instead.
+dimension (and three), ``Crop`` for anything but float32, ``amp_cast`` and
+``amp_multicast`` for float16/float64 data on CPU), these ops raise a clear error
+or do the documented thing instead. bfloat16 has no NumPy type and is not offered.
 """
 import itertools
 
