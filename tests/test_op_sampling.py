@@ -229,7 +229,8 @@ def test_resize_like_gives_zero_gradient_to_like():
 
 X32 = mx.nd.array(X)
 ERROR_ROWS = [
-    (lambda: R(mx.nd.ones((2, 3, 4)), height=2, width=2), r"data must be 4-D .* got shape \(2, 3, 4\)"),
+    (lambda: R(mx.nd.ones((2, 3, 4)), height=2, width=2),
+     r"data must be 4-D .* got shape \(2, 3, 4\)"),
     (lambda: R(X32, height=0, width=3), r"height=0 must be in \[1, 10000\]"),
     (lambda: R(X32, scale_height=2.0), r"scale_height=2.0 is set but scale_width is not"),
     (lambda: R(X32, mode="odd_scale"), r"mode='odd_scale' needs scale_height and scale_width"),

@@ -207,7 +207,9 @@ register_op(
     inputs=lambda p: ("data", "like") if p.mode == "like" else ("data",),
     params=_RESIZE_PARAMS,
     doc="Resize 4-D (N, C, H, W) data with bilinear interpolation, as MXNet 1.9.1's CPU "
-        "kernel.\n\n>>> x = mx.nd.array([[[[1, 2], [3, 4]]]])\n"
+        "kernel. Mode 'size' with scales reads scale_width only when scale_height is set, as "
+        "MXNet does; ``like`` may have any batch size (MXNet's backward overflows a buffer "
+        "when it differs from data's).\n\n>>> x = mx.nd.array([[[[1, 2], [3, 4]]]])\n"
         ">>> mx.nd.contrib.BilinearResize2D(x, height=3, width=3)  # [[1, 1.5, 2], ...]")
 
 _RESIZE_BWD = register_op(
@@ -364,7 +366,8 @@ register_op(
             Param("target_shape", parse_shape, (0, 0), "Output (H, W) for 'affine'.")],
     doc="Sampling grids for BilinearSampler, normalised to [-1, 1]: an affine map of the "
         "target grid, or the pixel grid moved by a flow. MXNet's grids are NaN for a size "
-        "of 1; mxlite raises instead.\n\n"
+        "of 1; mxlite raises instead. MXNet's CPU kernel takes float32 only; mxlite also "
+        "float64.\n\n"
         ">>> mx.nd.GridGenerator(mx.nd.array([[1, 0, 0, 0, 1, 0]]), transform_type='affine',"
         "\n...                  target_shape=(2, 2))")
 
