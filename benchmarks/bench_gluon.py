@@ -10,7 +10,7 @@ Models (one training step = forward, loss, backward, SGD update):
 
 each imperative and hybridized, beside the same model written by hand in NumPy
 (forward, backward and update; the convolutions as im2col GEMMs). When MXNet 1.9.1
-is installed at /tmp/mxvenv (or ``$MXNET_PYTHON`` names a Python with ``mxnet``),
+is available (``$MXNET_PYTHON`` names a Python with ``mxnet`` 1.9.1 installed),
 the same Gluon code runs there too, in a subprocess: MXNet is never imported here.
 
 Targets (issues #4 and #7): MLP within 1.1x of NumPy's time at batch 128 and 1.4x
@@ -263,9 +263,9 @@ class MXNetWorker:
     count on stdin, it answers steps/s, so its rounds interleave with ours."""
 
     def __init__(self):
-        python = os.environ.get("MXNET_PYTHON", "/tmp/mxvenv/bin/python")
+        python = os.environ.get("MXNET_PYTHON")
         self.proc = None
-        if os.path.exists(python):
+        if python and os.path.exists(python):
             self.proc = subprocess.Popen([python, os.path.abspath(__file__), "--mxnet-worker"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          text=True)

@@ -161,7 +161,7 @@ def test_channels_last_layouts_match_channels_first(cls, layout, wshape):
                                rtol=1e-5, atol=1e-6)
 
 
-# MXNet 1.9.1 output, observed with /tmp/mxvenv (`repr(layer)`, `layer.weight.shape`).
+# MXNet 1.9.1 output, observed with a real MXNet 1.9.1 install (`repr(layer)`, `layer.weight.shape`).
 @pytest.mark.parametrize("make, text, wshape", [
     (lambda: Conv1D(4, 3), "Conv1D(None -> 4, kernel_size=(3,), stride=(1,))", (4, 0, 3)),
     (lambda: Conv2D(16, 3, in_channels=3),

@@ -165,7 +165,7 @@ def test_gradient_of_pred_matches_finite_differences(name, make, gens, want):
     np.testing.assert_allclose(pred.grad.asnumpy(), num, rtol=1e-5, atol=1e-7)
 
 
-# Values printed by MXNet 1.9.1 (/tmp/mxvenv) for these inputs (np.random.seed(0)).
+# Values printed by MXNet 1.9.1 for these inputs (np.random.seed(0)).
 def test_values_observed_in_mxnet():
     np.random.seed(0)
     p = mx.nd.array(np.random.rand(3, 4))

@@ -196,7 +196,7 @@ def test_pre_v1_record_loads():
     assert x.shape == (1, 2, 1) and x.dtype == np.int32 and x.asnumpy().ravel().tolist() == [5, -6]
 
 
-# mx.nd.save('/tmp/sp.nd', {'rs': dense.tostype('row_sparse'), 'cs': dense.tostype('csr')}) in
+# mx.nd.save('sp.nd', {'rs': dense.tostype('row_sparse'), 'cs': dense.tostype('csr')}) in
 # MXNet 1.9.1 with dense = [[0, 1.5, 0], [0, 0, 0], [2, 0, 3]] (float32). The csr record has a
 # stale storage shape (0,), which MXNet itself tolerates.
 SPARSE_FILE = bytes.fromhex(

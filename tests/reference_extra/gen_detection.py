@@ -1,6 +1,7 @@
 """Golden data for the detection ops, from real MXNet 1.9.1.
 
-Run with MXNet's interpreter: ``/tmp/mxvenv/bin/python tests/reference_extra/gen_detection.py``.
+Run with MXNet's interpreter: ``python tests/reference_extra/gen_detection.py`` from an environment with
+``pip install "numpy<1.24" mxnet==1.9.1``.
 Writes ``detection.npz``: for every case ``<case>`` the keys
 ``<case>/op`` (registered op name), ``<case>/params`` (JSON of the keyword params),
 ``<case>/in<i>`` (inputs), ``<case>/out<i>`` (visible outputs), and, for cases with

@@ -1,6 +1,7 @@
 """Golden data for the misc ops (tests/test_op_misc.py), from real MXNet 1.9.1.
 
-Run with MXNet's interpreter: ``/tmp/mxvenv/bin/python tests/reference_extra/gen_misc.py``.
+Run with MXNet's interpreter: ``python tests/reference_extra/gen_misc.py`` from an environment with
+``pip install "numpy<1.24" mxnet==1.9.1``.
 Writes ``misc.npz`` next to this file: for case ``c`` the keys ``c/x<i>`` (inputs),
 ``c/y<i>`` (outputs), ``c/gy<i>`` (head gradients) and ``c/gx<i>`` (input gradients,
 for the inputs listed in the case's ``grad``); ``__manifest__`` is a JSON list of

@@ -1,6 +1,7 @@
 """Golden data for the resizing / sampling ops, written by real MXNet 1.9.1.
 
-Run with MXNet's interpreter: ``/tmp/mxvenv/bin/python tests/reference_extra/gen_sampling.py``.
+Run with MXNet's interpreter: ``python tests/reference_extra/gen_sampling.py`` from an environment with
+``pip install "numpy<1.24" mxnet==1.9.1``.
 Writes ``sampling.npz`` next to this file. For every case ``<id>``:
 
 - ``<id>/op`` the mx.nd function (``contrib.BilinearResize2D``, ``GridGenerator`` ...),
