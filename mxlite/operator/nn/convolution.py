@@ -229,21 +229,20 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
 
 
 def _row2im(xp, x, w, kernel, stride, dilate, full):
-    """The transposed convolution as one product over all N * S input positions:
-    rows (N * S, K * F) = x^T w, each kernel offset's (N, *S, F) block added onto the
-    channels-last output at its (strided) place, then made channels-first."""
+    """The transposed convolution as products over all N * S input positions at once,
+    one per kernel offset: (N * S, Cin) x (Cin, F) gives that offset's contiguous
+    (N, *S, F) block, added onto the channels-last output at its (strided) place (runs
+    of S_last * F values); the result is then made channels-first."""
     n, cin = x.shape[:2]
     f = w.shape[1]
-    nsp = len(kernel)
-    size = x.shape[2:]
+    size = tuple(x.shape[2:])
     xt = xp.moveaxis(x, 1, -1).reshape(-1, cin)                            # (N*S, Cin)
-    wt = xp.moveaxis(w, 1, -1).reshape(cin, -1)                            # (Cin, K*F)
-    rows = xp.matmul(xt, wt).reshape((n,) + tuple(size) + (_prod(kernel), f))
+    wk = xp.ascontiguousarray(xp.moveaxis(w, 1, -1)).reshape(cin, -1, f)   # (Cin, K, F)
     y = xp.zeros((n,) + tuple(full) + (f,), dtype=x.dtype)
     for i, off in _offsets(kernel):
         dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
                     for o, d, s, m in zip(off, dilate, stride, size))
-        y[(slice(None),) + dst] += rows[(slice(None),) * (1 + nsp) + (i,)]
+        y[(slice(None),) + dst] += xp.matmul(xt, wk[:, i]).reshape((n,) + size + (f,))
     return xp.moveaxis(y, -1, 1)
 
 
