@@ -137,12 +137,13 @@ after_backward(lambda: _COLS.clear() if _COLS.entries else None)
 
 
 def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=False):
-    """Columns (N, G, C/G*K, L) of the padded input, L = prod(out), K = prod(kernel).
+    """Columns (G, C/G*K, N*L) of the padded input, L = prod(out), K = prod(kernel).
 
-    NOTE: per sample, one row per (channel, kernel offset) and one column per
-    output position: ``w @ cols`` is then channels-first already, so no transpose
-    (a copy of the whole output) follows the GEMM. ``keep``: a recorded forward
-    keeps them for the weight gradient, which passes ``reuse``.
+    NOTE: one row per (channel, kernel offset) and one column per output position of
+    the whole batch, so the forward (``w @ cols``) and the weight gradient (``gy @
+    cols^T``) are each ONE product over N*L rather than N small ones (faster, and
+    better threaded); only the small output is transposed to channels-first after.
+    ``keep``: a recorded forward keeps them for the weight gradient (``reuse``).
     """
     key = (id(x), kernel, stride, dilate, pad, groups, tuple(out))
     if reuse:
@@ -158,10 +159,10 @@ def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=F
 def _build_cols(xp, x, kernel, stride, dilate, pad, groups, out):
     nsp = len(kernel)
     v = windows(xp, pad_spatial(xp, x, pad), kernel, stride, dilate, out, groups)
-    # (N, G, Cg, *out, *k) -> (N, G, Cg, *k, *out)
-    perm = (0, 1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + tuple(range(3, 3 + nsp))
+    # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
+    perm = (1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + (0,) + tuple(range(3, 3 + nsp))
     n, cg = x.shape[0], x.shape[1] // groups
-    return xp.transpose(v, perm).reshape(n, groups, cg * _prod(kernel), _prod(out))
+    return xp.transpose(v, perm).reshape(groups, cg * _prod(kernel), n * _prod(out))
 
 
 def _prod(shape):
@@ -180,28 +181,20 @@ def _use_rows(groups, size, c, kernel):
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
-    f = w.shape[0]
+    n, f = x.shape[0], w.shape[0]
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
-    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)     # (N, G, Fg, L)
-    return y.reshape((x.shape[0], f) + out)
+    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)            # (G, Fg, N*L)
+    y = xp.ascontiguousarray(xp.swapaxes(y.reshape(f, n, -1), 0, 1))    # (N, F, L)
+    return y.reshape((n, f) + tuple(out))
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
     """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
     out = gy.shape[2:]
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)  # (N,G,CgK,L)
-    n, f = gy.shape[:2]
-    fg, cgk = f // groups, cols.shape[2]
-    g = gy.reshape(n, groups, fg, -1)                                 # (N, G, Fg, L)
-    if fg <= cols.shape[3]:
-        # Per-sample products summed over the batch: no copy of cols, and the
-        # (N, G, Fg, CgK) products are no larger than cols.
-        gw = xp.matmul(g, xp.swapaxes(cols, 2, 3)).sum(axis=0)
-    else:
-        # Many filters on few positions: one GEMM over N*L avoids N large products.
-        gt = xp.transpose(g, (1, 2, 0, 3)).reshape(groups, fg, -1)           # (G, Fg, N*L)
-        ct = xp.transpose(cols, (1, 0, 3, 2)).reshape(groups, -1, cgk)        # (G, N*L, CgK)
-        gw = xp.matmul(gt, ct)
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)  # (G,CgK,N*L)
+    f = gy.shape[1]
+    g = xp.swapaxes(gy.reshape(gy.shape[0], f, -1), 0, 1).reshape(groups, f // groups, -1)
+    gw = xp.matmul(g, xp.swapaxes(cols, 1, 2))                          # (G, Fg, CgK)
     return gw.reshape((f, x.shape[1] // groups) + tuple(kernel))
 
 
