@@ -347,7 +347,11 @@ def _check_inputs(name, p, x, w, b, weight_shape):
 
 
 def _add_bias(y, b):
-    return y + b.reshape((1, -1) + (1,) * (y.ndim - 2)) if b is not None else y
+    """``y`` plus the per-channel bias, in place: ``y`` is the fresh output of a
+    convolution kernel that nothing else holds."""
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * (y.ndim - 2))
+    return y
 
 
 def _conv_compute(p, xp, x, w, b=None):
