@@ -61,7 +61,10 @@ def norm_axes(axis, ndim, exclude=False):
             axes = () if axis is None else axes
         return axes
     if isinstance(axis, int):
-        axis = (axis,)
+        a = norm_axis(axis, ndim)
+        if not exclude:
+            return (a,)
+        return tuple(i for i in range(ndim) if i != a)
     axes = tuple(sorted(set(norm_axis(a, ndim) for a in axis)))
     if exclude:
         axes = tuple(i for i in range(ndim) if i not in axes)

@@ -3,6 +3,7 @@
 Its gradients are ``dot`` calls (``gx = gy W``, ``gW = gy^T x``), so a gradient
 penalty through a dense layer differentiates to any order.
 """
+import math
 import numpy as np
 
 from ... import nd
@@ -14,7 +15,7 @@ from ..tensor.matrix import matmul2d
 def _in_units(p, dshape):
     """Input features per row: all trailing dims when flattening, else the last."""
     if p.flatten and len(dshape) != 2:     # 2-D data (the common case) needs no product
-        return int(np.prod(dshape[1:], dtype=np.int64)) if len(dshape) > 1 else 1
+        return math.prod(dshape[1:]) if len(dshape) > 1 else 1
     return dshape[-1]
 
 

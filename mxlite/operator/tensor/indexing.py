@@ -5,6 +5,7 @@ Each gather has a scatter-add adjoint registered as its own op (``_backward_take
 ``_backward_pick``, ``_backward_gather_nd``), whose gradient is the gather again,
 so gradients of any order work.
 """
+import math
 import numpy as np
 
 from ... import nd
@@ -199,7 +200,7 @@ def _pick_flat(p, xp, shape, idx):
                          % (idx.shape, want, shape, p.axis))
     n = shape[axis]
     i = _int_index(xp, idx.reshape(want), n, p.mode, "pick")
-    post = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    post = math.prod(shape[axis + 1:])
     if post == 1:
         flat = i + xp.arange(0, i.size * n, n).reshape(want)
     else:
@@ -225,7 +226,7 @@ def _pick_grad(p, x, y, gy):
 def _pick_scatter(p, xp, shape, gy, idx):
     """Zeros of ``shape`` with ``gy`` at the picked positions."""
     _, flat = _pick_flat(p, xp, shape, idx)
-    gx = xp.zeros(int(np.prod(shape, dtype=np.int64)), gy.dtype)
+    gx = xp.zeros(math.prod(shape), gy.dtype)
     gx[flat] = gy.reshape(flat.shape)
     return gx.reshape(shape)
 

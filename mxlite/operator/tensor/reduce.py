@@ -4,6 +4,7 @@ argmax, argmin, argmax_channel and moments.
 ``axis`` is None (all), an int or a tuple; ``exclude=True`` reduces over every
 axis *not* listed. Gradients broadcast ``gy`` back over the reduced axes.
 """
+import math
 import numpy as np
 
 from ... import nd
@@ -47,7 +48,7 @@ def expand_to_raw(xp, gy, x_shape, axes, copy=True):
 
 
 def _mean_raw_grad(xp, x, gy, axes):
-    n = int(np.prod([x.shape[i] for i in axes]))
+    n = math.prod([x.shape[i] for i in axes])
     g = expand_to_raw(xp, gy, x.shape, axes, copy=n <= 1)
     return g / n if n > 1 else g
 
@@ -85,7 +86,7 @@ _reduction("sum", lambda xp, x, a: xp.sum(x, axis=a),
 
 
 def _mean_grad(x, y, gy, axes):
-    n = int(np.prod([x.shape[i] for i in axes]))
+    n = math.prod([x.shape[i] for i in axes])
     g = expand_to(gy, x.shape, axes)
     return g / n if n > 1 else g        # x / 1 is x: skip the op
 
@@ -94,7 +95,7 @@ def _mean(xp, x, axes):
     if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
         # What np.mean does for these dtypes (a sum in the dtype, then a true divide),
         # without its Python-level wrapper.
-        return xp.sum(x, axis=axes) / max(int(np.prod([x.shape[i] for i in axes])), 1) \
+        return xp.sum(x, axis=axes) / max(math.prod([x.shape[i] for i in axes]), 1) \
             if x.size else xp.mean(x, axis=axes)
     return xp.mean(x, axis=axes)
 
@@ -221,7 +222,7 @@ def _moments(p, xp, x):
 def _moments_grad(p, x, y, gy):
     x = x[0]
     axes = _moments_axes(p, x.ndim)
-    n = max(1, int(np.prod([x.shape[i] for i in axes])))
+    n = max(1, math.prod([x.shape[i] for i in axes]))
     mean = expand_to(y[0], x.shape, axes)
     gx = (expand_to(gy[0], x.shape, axes) + expand_to(gy[1], x.shape, axes) * 2 * (x - mean)) / n
     return [gx]
