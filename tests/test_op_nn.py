@@ -210,10 +210,11 @@ def test_pooling_lp_global_and_full():
 
 @pytest.mark.parametrize("shape, kernel", [((2, 3, 9, 7), (2, 2)), ((2, 3, 8), (2,)),
                                            ((1, 2, 6, 6, 6), (2, 3, 2)), ((2, 2, 6, 6), (3, 3))])
-@pytest.mark.parametrize("data", ["distinct", "ties", "nan"])
+@pytest.mark.parametrize("data", ["distinct", "ties", "nan", "inf_head"])
 def test_max_pooling_gradient_of_tiling_windows_goes_to_the_first_maximum(shape, kernel, data):
-    # Windows that tile the input take a fast path; ties and NaNs fall back to the
-    # per-offset one. Both route each window's gradient to its first maximum.
+    # Windows that tile the input take a fast path; ties, NaNs and infinite head
+    # gradients fall back to the general one. Both route each window's gradient to
+    # its first maximum.
     rng = np.random.RandomState(0)
     x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32)
     if data == "ties":
@@ -225,6 +226,8 @@ def test_max_pooling_gradient_of_tiling_windows_goes_to_the_first_maximum(shape,
     with mx.autograd.record():
         y = mx.nd.Pooling(xn, kernel=kernel, stride=kernel)
     gy = rng.uniform(1, 2, y.shape).astype(np.float32)
+    if data == "inf_head":      # 0 * inf must not leak NaN into the other positions
+        gy.reshape(-1)[::5] = np.inf
     y.backward(mx.nd.array(gy))
     want = np.zeros_like(x)
     for idx in np.ndindex(*y.shape):

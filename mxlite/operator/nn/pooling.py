@@ -8,6 +8,7 @@ Pooling itself) and ``_pool_max_scatter``/``_pool_max_gather`` (route ``gy`` to
 and from the first maximum of each window).
 """
 import itertools
+import math
 
 import numpy as np
 
@@ -238,31 +239,35 @@ def _argmax_index(xp, p, x):
     return flat + base, full, before
 
 
-def _upsample(xp, a, kernel):
-    """``a`` (N, C, *out) with every element repeated over its k1 x k2 ... tile."""
-    for i, k in enumerate(kernel):
-        if k != 1:
-            a = xp.repeat(a, k, axis=2 + i)
-    return a
-
-
 def _tiled_max_scatter(xp, x, gy, y, kernel, out):
     """:func:`_max_scatter` for windows that tile the input (stride = kernel, no
-    padding): one contiguous comparison of ``x`` with ``y`` repeated over each tile,
-    several times faster than per-offset strided passes. None when some window has
-    more than one maximum (or a NaN): the general path picks the first one."""
-    covered = tuple(o * k for o, k in zip(out, kernel))
-    xc = x
-    if tuple(x.shape[2:]) != covered:      # rows/columns past the last window
-        xc = x[(slice(None), slice(None)) + tuple(slice(0, c) for c in covered)]
-    hit = xc == _upsample(xp, y, kernel)
-    if int(xp.count_nonzero(hit)) != y.size:
+    padding): with the input viewed as (N, C, o1, k1, o2, k2, ...), one pass per
+    kernel offset compares that offset's elements with ``y`` and writes ``gy`` (or 0)
+    straight into its places of the result (several times faster than the general
+    path's masked adds). None when a window has no or several maxima (NaN, ties) or
+    ``gy`` is not finite (0 * inf): the general path handles those."""
+    if not bool(xp.isfinite(gy).all()):
         return None
-    g = xp.where(hit, _upsample(xp, gy, kernel), 0).astype(gy.dtype, copy=False)
-    if xc is x:
+    n, c = x.shape[:2]
+    covered = tuple(o * k for o, k in zip(out, kernel))
+    split = (n, c) + tuple(v for o, k in zip(out, kernel) for v in (o, k))
+    crop = (slice(None), slice(None)) + tuple(slice(0, m) for m in covered)
+    full = tuple(x.shape[2:]) == covered
+    x6 = (x if full else x[crop]).reshape(split)
+    g = xp.empty((n, c) + covered, dtype=gy.dtype)
+    g6 = g.reshape(split)
+    hits = xp.zeros(y.shape, dtype=np.uint8 if math.prod(kernel) < 255 else np.int32)
+    for off in _offsets(kernel):
+        at = (slice(None), slice(None)) + tuple(v for a in off for v in (slice(None), a))
+        hit = x6[at] == y
+        hits += hit
+        xp.multiply(hit, gy, out=g6[at])
+    if bool((hits != 1).any()):
+        return None
+    if full:
         return g
     gx = xp.zeros(x.shape, dtype=gy.dtype)
-    gx[(slice(None), slice(None)) + tuple(slice(0, c) for c in covered)] = g
+    gx[crop] = g
     return gx
 
 
