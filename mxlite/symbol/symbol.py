@@ -55,6 +55,33 @@ class SymNode:
         return set(self.op.mutate) if self.op is not None else set()
 
 
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
+def _through_amp_casts(entry):
+    """The entry an input reads once amp_cast / amp_multicast nodes are skipped."""
+    node, i = entry
+    while node.op is not None and node.op.name in _AMP_CASTS:
+        node, i = node.inputs[0 if node.op.name == "amp_cast" else i]
+    return node, i
+
+
+def _without_amp_casts(heads):
+    """``heads`` over copies of their nodes whose inputs skip amp casts (MXNet's
+    RemoveAmpCast before saving); None when the graph has no cast to skip."""
+    order = _topo(heads)
+    if not any(n.op is not None and n.op.name in _AMP_CASTS for n in order):
+        return None
+    copies = {}
+    for node in order:          # inputs come before the nodes that read them
+        c = object.__new__(SymNode)
+        for slot in SymNode.__slots__:
+            setattr(c, slot, getattr(node, slot))
+        c.inputs = [(copies[id(n)], i) for n, i in map(_through_amp_casts, node.inputs)]
+        copies[id(node)] = c
+    return [(copies[id(n)], i) for n, i in heads]
+
+
 def _topo(heads):
     """Nodes reachable from ``heads`` in MXNet's order (depth first, inputs in order)."""
     order, seen = [], set()
@@ -436,8 +463,18 @@ class Symbol:
         return _as_types(arg), _as_types(out), _as_types(aux)
 
     # -- serialisation ---------------------------------------------------------------------
-    def tojson(self):
-        """The graph in MXNet's JSON format (as ``-symbol.json`` files hold)."""
+    def tojson(self, remove_amp_cast=True):
+        """The graph in MXNet's JSON format (as ``-symbol.json`` files hold).
+
+        With ``remove_amp_cast`` (MXNet's default) every input that comes through
+        ``amp_cast``/``amp_multicast`` nodes reads their source instead, so casts
+        inserted by mixed precision are not saved (as MXNet does, casts that are
+        outputs of the graph stay).
+        """
+        if remove_amp_cast:
+            stripped = _without_amp_casts(self._outputs)
+            if stripped is not None:
+                return Symbol(stripped).tojson(False)
         nodes = self._nodes()
         index = {id(n): k for k, n in enumerate(nodes)}
         jnodes, arg_nodes, row_ptr = [], [], [0]
@@ -459,7 +496,7 @@ class Symbol:
     def save(self, fname, remove_amp_cast=True):
         """Write :meth:`tojson` to ``fname``."""
         with open(fname, "w") as f:
-            f.write(self.tojson())
+            f.write(self.tojson(remove_amp_cast))
 
     # -- execution ---------------------------------------------------------------------------
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
