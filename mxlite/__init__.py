@@ -20,6 +20,8 @@ from . import autograd  # noqa: F401
 from . import operator  # noqa: F401
 from . import nd  # noqa: F401
 from . import name  # noqa: F401
+from . import attribute  # noqa: F401
+from .attribute import AttrScope  # noqa: F401
 from . import symbol  # noqa: F401
 from . import engine  # noqa: F401
 from .engine import waitall  # noqa: F401

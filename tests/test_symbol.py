@@ -306,3 +306,46 @@ def test_infer_shape_fills_deferred_weight_dims():
     assert shapes[net[0].weight.name] == (8, 3, 3, 3)
     assert shapes[net[1].weight.name] == (4, 8 * 6 * 6)
     assert outs == [(1, 4)]
+
+
+# -- attribute scopes and the attributes of created weights --------------------------------
+
+def test_attr_scope_reaches_variables_ops_and_the_weights_they_create():
+    # MXNet 1.9.1 gives these attribute dicts (hidden keys stored twice).
+    with mx.AttrScope(ctx_group="dev1", lr_mult="3"):
+        data = mx.sym.var("d")
+        with mx.AttrScope(wd_mult="0"):
+            fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    outer = {"ctx_group": "dev1", "__ctx_group__": "dev1", "lr_mult": "3", "__lr_mult__": "3"}
+    inner = dict(outer, wd_mult="0", __wd_mult__="0")
+    assert fc.attr_dict() == {"d": outer, "fc_weight": dict(inner, num_hidden="3"),
+                              "fc_bias": dict(inner, num_hidden="3"),
+                              "fc": dict(inner, num_hidden="3")}
+    assert mx.sym.var("x").list_attr() == {}        # the scopes ended
+    assert mx.sym.var("x", lr_mult=2).list_attr() == {"__lr_mult__": "2", "lr_mult": "2"}
+    assert mx.sym.var("x", attr={"lr_mult": "2"}).list_attr() == {"__lr_mult__": "2",
+                                                                   "lr_mult": "2"}
+    with pytest.raises(ValueError, match="must be a string"):
+        mx.AttrScope(lr_mult=2)
+
+
+def test_lr_mult_attribute_on_an_op_freezes_its_weights_in_module_training():
+    data = mx.sym.var("data")
+    frozen = mx.sym.FullyConnected(data, num_hidden=4, name="frozen", attr={"lr_mult": "0"})
+    out = mx.sym.FullyConnected(mx.sym.relu(frozen), num_hidden=2, name="head")
+    net = mx.sym.SoftmaxOutput(out, name="softmax")
+    rng = np.random.RandomState(0)
+    it = mx.io.NDArrayIter(rng.uniform(-1, 1, (8, 5)), rng.randint(0, 2, 8), batch_size=8)
+    mod = mx.mod.Module(net, context=mx.cpu())
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params(mx.init.Uniform(0.5))
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 1.0})
+    before = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    batch = next(iter(it))
+    mod.forward(batch, is_train=True)
+    mod.backward()
+    mod.update()
+    after = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    for name in ("frozen_weight", "frozen_bias"):
+        np.testing.assert_array_equal(after[name], before[name])
+    assert not np.array_equal(after["head_weight"], before["head_weight"])

@@ -4,6 +4,7 @@ Inputs are Symbols (positionally or by name); a missing input becomes a variable
 named ``<node>_<input>`` (``fc1_weight``), as in MXNet. Params are kept as MXNet
 attribute strings (for JSON) and parsed once into typed values.
 """
+from ..attribute import AttrScope, with_hidden_keys
 from ..base import format_attr
 from ..name import current as _current_names
 from ..nd.register import docstring, signature
@@ -52,7 +53,8 @@ def op_call(op, args, kwargs, name=None, attr=None):
     if unknown and op.custom_parse is None:
         raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                         % (op.name, unknown[0], ", ".join(op.arg_names())))
-    node = SymNode(op, "", params, dict(attr or {}))
+    attrs = with_hidden_keys(AttrScope.current().get(attr))
+    node = SymNode(op, "", params, attrs)
     node.name = _current_names().get(name, op.name.lower())
     names = node.input_names()
     inputs = []
@@ -61,7 +63,9 @@ def op_call(op, args, kwargs, name=None, attr=None):
         if n in sym_kw:
             s = sym_kw.pop(n)
         if s is None:
-            s = Variable("%s_%s" % (node.name, n))
+            # NOTE: as in MXNet, a weight the op creates carries the op's params and
+            # attributes (so ``attr={'lr_mult': ...}`` on the op reaches its weights).
+            s = Variable("%s_%s" % (node.name, n), attr=dict(params, **attrs))
         if len(s._outputs) != 1:
             raise ValueError("%s: input %r is a group of %d outputs; pass one output"
                              % (op.name, n, len(s._outputs)))

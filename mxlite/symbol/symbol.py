@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 
+from ..attribute import AttrScope, with_hidden_keys
 from ..base import MXNetError, format_attr, DTYPE_TO_FLAG, FLAG_TO_DTYPE, np_dtype
 from ..operator.registry import OPS, get_op
 
@@ -579,7 +580,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     """
     if not isinstance(name, str):
         raise TypeError("Variable: name must be a string, got %s" % type(name).__name__)
-    attrs = dict(attr or {})
+    attrs = AttrScope.current().get(attr)
     if shape is not None:
         attrs["__shape__"] = format_attr(tuple(shape))
     if lr_mult is not None:
@@ -597,7 +598,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
             attrs[k] = str(v)
         else:
             raise ValueError("Variable: attribute %r must be of the form __%s__" % (k, k))
-    return Symbol([(SymNode(None, name, attrs=attrs), 0)])
+    return Symbol([(SymNode(None, name, attrs=with_hidden_keys(attrs)), 0)])
 
 
 var = Variable
