@@ -39,6 +39,7 @@ from . import model  # noqa: F401
 from . import callback  # noqa: F401
 from . import module  # noqa: F401
 from . import visualization  # noqa: F401
+from . import runtime  # noqa: F401
 
 mod = module
 viz = visualization

@@ -377,3 +377,32 @@ def test_from_numpy_shares_memory_and_locks_the_source():
     with pytest.raises(ValueError, match="c-contiguous"):
         mx.nd.from_numpy(t)
     np.testing.assert_array_equal(mx.nd.from_numpy(t, zero_copy=False).asnumpy(), t)
+
+
+def test_contrib_isfinite_isinf_isnan():
+    x = mx.nd.array([1, np.inf, -np.inf, np.nan, 0])
+    np.testing.assert_array_equal(mx.nd.contrib.isfinite(x).asnumpy(), [1, 0, 0, 0, 1])
+    np.testing.assert_array_equal(mx.nd.contrib.isinf(x).asnumpy(), [0, 1, 1, 0, 0])
+    np.testing.assert_array_equal(mx.nd.contrib.isnan(x).asnumpy(), [0, 0, 0, 1, 0])
+    ints = mx.nd.array([1, 2], dtype="int32")
+    assert mx.nd.contrib.isfinite(ints).asnumpy().tolist() == [1, 1]
+
+
+def test_integer_arrays_against_non_finite_scalars_as_mxnet():
+    # MXNet 1.9.1 casts the scalar to the array's type as C does (inf and NaN become
+    # INT_MIN on x86): these are its outputs.
+    x = mx.nd.array([1, 2, -5], dtype="int32")
+    assert (x != np.inf).asnumpy().tolist() == [1, 1, 1]
+    assert (x == np.inf).asnumpy().tolist() == [0, 0, 0]
+    assert (x > np.inf).asnumpy().tolist() == [1, 1, 1]
+    assert (x < np.inf).asnumpy().tolist() == [0, 0, 0]
+    assert (x != np.nan).asnumpy().tolist() == [1, 1, 1]
+    assert (x + np.inf).asnumpy().tolist() == [-2147483647, -2147483646, 2147483643]
+    assert (x > 1.5).asnumpy().tolist() == [0, 1, 0]
+
+
+def test_gluon_reexports_blocks_and_tensor_types():
+    assert mx.gluon.nn.HybridBlock is mx.gluon.HybridBlock
+    assert mx.gluon.nn.Block is mx.gluon.Block and mx.gluon.nn.SymbolBlock is mx.gluon.SymbolBlock
+    assert isinstance(mx.nd.ones(1), mx.gluon.tensor_types)
+    assert isinstance(mx.sym.var("x"), mx.gluon.tensor_types)

@@ -3,6 +3,7 @@ import importlib
 import importlib.util
 
 from .basic_layers import *  # noqa: F401,F403
+from ..block import Block, HybridBlock, SymbolBlock  # noqa: F401 (MXNet shows them here too)
 
 
 def _import_layers(name):

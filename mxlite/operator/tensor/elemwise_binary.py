@@ -133,7 +133,15 @@ for _n, _k in _COMPARE:
 
 def _scalar_of(x, s):
     # MXNet casts the scalar to the array's dtype first (int32 + 1.5 adds 1).
-    return s if x.dtype.kind == "f" else x.dtype.type(s)
+    if x.dtype.kind == "f":
+        return s
+    try:
+        return x.dtype.type(s)
+    except (OverflowError, ValueError):
+        # NOTE: inf, NaN or out of range: C's double-to-int cast, as MXNet's kernels do
+        # it (on x86 inf and NaN become the type's minimum: int32 > inf is all ones).
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.array(s, dtype=np.float64).astype(x.dtype)[()]
 
 
 # name, kernel(xp, x, s), gradient(x, y, gy, s), saves
