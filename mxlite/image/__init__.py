@@ -1,0 +1,15 @@
+"""Image decoding, resizing, augmentation and ``ImageIter``, as ``mxnet.image`` (MXNet 1.x).
+
+Decoding needs OpenCV or Pillow (``pip install pillow``); everything else runs on NumPy.
+Interpolation codes follow OpenCV: 0 nearest, 1 bilinear, 2 bicubic, 3 area,
+4 Lanczos-4; 9 (auto) and 10 (random) are accepted where MXNet accepts them.
+Not provided: ``imrotate``/``random_rotate`` and the detection API (``mx.image.det``).
+"""
+from . import image  # noqa: F401
+from .image import *  # noqa: F401,F403
+from .image import __all__ as _image_all
+from .augmenters import *  # noqa: F401,F403
+from .augmenters import __all__ as _aug_all
+from .iterator import ImageIter  # noqa: F401
+
+__all__ = list(_image_all) + list(_aug_all) + ["ImageIter"]
