@@ -1,2 +1,3 @@
 """``mx.io``: data iterators for the Module API."""
 from .io import DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter  # noqa: F401
+from .extra_iters import MNISTIter, CSVIter, PrefetchingIter  # noqa: F401
