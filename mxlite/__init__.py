@@ -35,6 +35,7 @@ from . import kvstore  # noqa: F401
 from . import gluon  # noqa: F401
 from . import recordio  # noqa: F401
 from . import image  # noqa: F401
+img = image
 from . import io  # noqa: F401
 from . import model  # noqa: F401
 from . import callback  # noqa: F401

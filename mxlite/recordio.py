@@ -395,7 +395,8 @@ def _encode_image(img, img_fmt=".jpg", quality=95):
     out = io.BytesIO()
     pil = PIL.Image.fromarray(np.ascontiguousarray(img.astype(np.uint8, copy=False)))
     if fmt == ".PNG":
-        pil.save(out, format="PNG", compress_level=int(quality))
+        # NOTE: OpenCV clamps the PNG level to 0-9, so the default quality=95 means 9.
+        pil.save(out, format="PNG", compress_level=min(max(int(quality), 0), 9))
     else:
         pil.save(out, format="JPEG", quality=int(quality))
     return out.getvalue()

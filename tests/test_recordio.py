@@ -149,3 +149,12 @@ def test_mx_namespace_and_record_file_dataset():
     assert mx.recordio is recordio
     ds = mx.gluon.data.RecordFileDataset(os.path.join(REF, "recordio_mx.rec"))
     assert len(ds) == 12 and ds[3] == b"hello world!!" and ds[9] == bytes(range(256)) * 3
+
+
+def test_png_with_the_default_quality_uses_the_highest_compression_level():
+    # OpenCV (MXNet's encoder) clamps IMWRITE_PNG_COMPRESSION to 0-9: quality=95 is 9.
+    pytest.importorskip("PIL")
+    img = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
+    s = recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), img, img_fmt=".png")
+    _, back = recordio.unpack_img(s)
+    np.testing.assert_array_equal(back, img)

@@ -5,7 +5,6 @@ installed and Pillow otherwise (``pip install pillow``); resizing is done on Num
 with OpenCV's conventions (see ``_resize``). Random functions draw from Python's
 ``random`` module, as MXNet's do, so ``random.seed`` reproduces MXNet's crops.
 """
-import numbers
 import random
 
 import numpy as np
@@ -14,6 +13,7 @@ from .. import nd
 from ..base import MXNetError
 from ..context import cpu
 from ..recordio import _decode_image
+from ..gluon.data.vision.transforms import _scale_down, random_crop_box
 from ._resize import INTERP_NAMES, resize_hwc
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
@@ -146,13 +146,7 @@ def scale_down(src_size, size):
     >>> mx.image.scale_down((640, 480), (720, 120))
     (640, 106)
     """
-    w, h = size
-    sw, sh = src_size
-    if sh < h:
-        w, h = float(w * sh) / h, sh
-    if sw < w:
-        w, h = sw, float(h * sw) / w
-    return int(w), int(h)
+    return _scale_down(src_size, size)
 
 
 # OpenCV's border codes. NOTE: MXNet's docstring lists another order; these are the
@@ -293,19 +287,8 @@ def random_size_crop(src, size, area, ratio, interp=2):
     NDArray, (x0, y0, w, h)
     """
     h, w = src.shape[:2]
-    src_area = h * w
-    if isinstance(area, numbers.Number):
-        area = (area, 1.0)
-    for _ in range(10):
-        target_area = random.uniform(area[0], area[1]) * src_area
-        log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
-        new_ratio = np.exp(random.uniform(*log_ratio))
-        new_w = int(round(np.sqrt(target_area * new_ratio)))
-        new_h = int(round(np.sqrt(target_area / new_ratio)))
-        if new_w <= w and new_h <= h:
-            x0 = random.randint(0, w - new_w)
-            y0 = random.randint(0, h - new_h)
-            out = fixed_crop(src, x0, y0, new_w, new_h, size, interp)
-            return out, (x0, y0, new_w, new_h)
-    return center_crop(src, size, interp)
+    box = random_crop_box(w, h, area, ratio)
+    if box is None:
+        return center_crop(src, size, interp)
+    return fixed_crop(src, *box, size, interp), box
 

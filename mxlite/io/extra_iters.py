@@ -16,7 +16,7 @@ import numpy as np
 
 from ..base import MXNetError, parse_bool, parse_int, parse_shape
 from ..nd.ndarray import array
-from .io import DataBatch, DataDesc, DataIter
+from .io import DataBatch, DataDesc, DataIter, _HoldsBatch
 
 __all__ = ["MNISTIter", "CSVIter", "PrefetchingIter"]
 
@@ -497,7 +497,7 @@ def _renamed(descs, renames, where):
     return out
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_HoldsBatch, DataIter):
     """Fetch the next batches of one or more iterators in background threads.
 
     The batches of several iterators are joined: their data lists, then their label
@@ -620,14 +620,3 @@ class PrefetchingIter(DataIter):
             return self.current_batch
         raise StopIteration
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad

@@ -242,7 +242,23 @@ class NDArrayIter(DataIter):
                          provide_label=self.provide_label)
 
 
-class ResizeIter(DataIter):
+class _HoldsBatch:
+    """The ``get*`` accessors of an iterator that keeps its batch in ``current_batch``."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_HoldsBatch, DataIter):
     """Make ``data_iter`` yield exactly ``size`` batches per epoch (restarting as needed)."""
 
     def __init__(self, data_iter, size, reset_internal=True):
@@ -273,15 +289,3 @@ class ResizeIter(DataIter):
                 raise MXNetError("ResizeIter: the wrapped iterator yields no batch") from None
         self.cur += 1
         return True
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad

@@ -26,7 +26,8 @@ import tempfile
 import zlib
 
 import numpy as np
-import mxnet as mx
+
+mx = None       # mxnet, imported by main(): tests/test_image.py imports augmenters() only
 
 SEED = 7
 RNG = np.random.RandomState(11)
@@ -101,9 +102,9 @@ def fn_cases(src):
     OUT["fn/border_value"] = mx.image.copyMakeBorder(x, 0, 1, 2, 1, value=5).asnumpy()
 
 
-def aug_cases(src):
-    xf = mx.nd.array(src, dtype="float32")
-    augs = {
+def augmenters(mx):
+    """The augmenters compared (``mx``: mxnet here, mxlite in the test)."""
+    return {
         "brightness": mx.image.BrightnessJitterAug(0.3),
         "contrast": mx.image.ContrastJitterAug(0.3),
         "saturation": mx.image.SaturationJitterAug(0.3),
@@ -120,7 +121,11 @@ def aug_cases(src):
         "normalize": mx.image.ColorNormalizeAug(mx.nd.array([1.0, 2.0, 3.0]),
                                                 mx.nd.array([2.0, 3.0, 4.0])),
     }
-    for name, aug in augs.items():
+
+
+def aug_cases(src):
+    xf = mx.nd.array(src, dtype="float32")
+    for name, aug in augmenters(mx).items():
         random.seed(SEED)
         OUT["aug/" + name] = aug(xf.copy()).asnumpy()
     np.random.seed(SEED)
@@ -131,8 +136,9 @@ def aug_cases(src):
     OUT["aug/lighting"] = lighting(xf.copy()).asnumpy()
 
 
-def dumps_cases():
-    configs = {
+def augmenter_configs():
+    """CreateAugmenter keyword sets whose ``dumps()`` are compared."""
+    return {
         "plain": dict(data_shape=(3, 8, 8)),
         "all": dict(data_shape=(3, 8, 6), resize=10, rand_crop=True, rand_resize=True,
                     rand_mirror=True, mean=True, std=True, brightness=0.1, contrast=0.2,
@@ -140,8 +146,11 @@ def dumps_cases():
         "crop_mean": dict(data_shape=(3, 4, 5), rand_crop=True,
                           mean=np.array([1.0, 2.0, 3.0]), std=np.array([4.0, 5.0, 6.0])),
     }
+
+
+def dumps_cases():
     dumps = {}
-    for name, kw in configs.items():
+    for name, kw in augmenter_configs().items():
         dumps[name] = [a.dumps() for a in mx.image.CreateAugmenter(**kw)]
     OUT["__dumps__"] = np.array(json.dumps(dumps))
 
@@ -183,6 +192,9 @@ def iter_cases():
 
 
 def main():
+    global mx
+    import mxnet
+    mx = mxnet
     decode_cases()
     src = RNG.randint(0, 256, (9, 11, 3)).astype(np.uint8)
     OUT["src_uint8"], OUT["src_float32"] = src, src.astype(np.float32)

@@ -266,6 +266,25 @@ class Resize(_Transform):
         return _new(_resize_hwc(y, w, h, self._interpolation), x)
 
 
+def random_crop_box(w, h, area, ratio):
+    """(x0, y0, w, h) of a crop of a ``w`` x ``h`` image covering a random fraction of it
+    (``area``: a minimum, or a (min, max) range) with a log-uniform aspect ratio in
+    ``ratio``, drawn with Python's ``random`` as MXNet draws it; None after 10 misses."""
+    if isinstance(area, numbers.Number):
+        area = (area, 1.0)
+    src_area = h * w
+    log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
+    for _ in range(10):
+        target_area = _pyrandom.uniform(area[0], area[1]) * src_area
+        new_ratio = np.exp(_pyrandom.uniform(*log_ratio))
+        new_w = int(round(np.sqrt(target_area * new_ratio)))
+        new_h = int(round(np.sqrt(target_area / new_ratio)))
+        if new_w <= w and new_h <= h:
+            return (_pyrandom.randint(0, w - new_w), _pyrandom.randint(0, h - new_h),
+                    new_w, new_h)
+    return None
+
+
 def _scale_down(src_size, size):
     """Shrink crop ``size`` (w, h) to fit ``src_size`` (w, h), keeping its aspect ratio."""
     w, h = size
@@ -346,20 +365,10 @@ class RandomResizedCrop(_Transform):
 
     def _crop(self, img):
         h, w = img.shape[:2]
-        area = self._scale
-        if isinstance(area, numbers.Number):
-            area = (area, 1.0)
-        log_ratio = (np.log(self._ratio[0]), np.log(self._ratio[1]))
-        for _ in range(10):
-            target_area = _pyrandom.uniform(area[0], area[1]) * h * w
-            new_ratio = np.exp(_pyrandom.uniform(*log_ratio))
-            new_w = int(round(np.sqrt(target_area * new_ratio)))
-            new_h = int(round(np.sqrt(target_area / new_ratio)))
-            if new_w <= w and new_h <= h:
-                x0 = _pyrandom.randint(0, w - new_w)
-                y0 = _pyrandom.randint(0, h - new_h)
-                return _fixed_crop(img, x0, y0, new_w, new_h, self._size, self._interpolation)
-        return _center_crop(img, self._size, self._interpolation)
+        box = random_crop_box(w, h, self._scale, self._ratio)
+        if box is None:
+            return _center_crop(img, self._size, self._interpolation)
+        return _fixed_crop(img, *box, self._size, self._interpolation)
 
 
 class _RandomFlip(_Transform):
