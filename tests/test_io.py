@@ -104,3 +104,13 @@ def test_do_checkpoint_and_speedometer(tmp_path, caplog):
         for nbatch in range(5):
             speed(mx.model.BatchEndParam(epoch=0, nbatch=nbatch, eval_metric=None, locals=None))
     assert sum("samples/sec" in r.message for r in caplog.records) == 2
+
+
+def test_ndarrayiter_descriptions_and_batches_as_mxnet_prints_them():
+    # MXNet 1.9.1: dtype as the NumPy scalar class, and batches without an index.
+    it = mx.io.NDArrayIter(np.ones((4, 3), np.float32), np.zeros(4), batch_size=2)
+    assert repr(it.provide_data) == "[DataDesc[data,(2, 3),<class 'numpy.float32'>,NCHW]]"
+    assert it.provide_label[0].dtype is np.float32
+    batch = next(iter(it))
+    assert batch.index is None
+    assert it.getindex().tolist() == [0, 1]

@@ -174,11 +174,12 @@ class NDArrayIter(DataIter):
 
     @property
     def provide_data(self):
-        return [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype) for k, v in self.data]
+        return [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype.type) for k, v in self.data]
 
     @property
     def provide_label(self):
-        return [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype) for k, v in self.label]
+        return [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype.type)
+                for k, v in self.label]
 
     def hard_reset(self):
         """Reset, dropping any rolled-over samples."""
@@ -237,8 +238,9 @@ class NDArrayIter(DataIter):
     def next(self):
         if not self.iter_next():
             raise StopIteration
+        # NOTE: MXNet's NDArrayIter batches carry no index (getindex() still gives it).
         return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
-                         index=self.getindex(), provide_data=self.provide_data,
+                         index=None, provide_data=self.provide_data,
                          provide_label=self.provide_label)
 
 
