@@ -42,6 +42,7 @@ from . import callback  # noqa: F401
 from . import module  # noqa: F401
 from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
+from . import profiler  # noqa: F401
 
 mod = module
 viz = visualization

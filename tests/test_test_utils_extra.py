@@ -128,9 +128,9 @@ def test_consistency_passes_across_dtypes_and_returns_float64_truth():
 def test_consistency_uses_given_inputs():
     x = mx.sym.Variable("x")
     v = np.linspace(-1, 1, 6).reshape(2, 3)
-    gt = tu.check_consistency(mx.sym.sigmoid(x), _ctx_list((2, 3), (np.float64, np.float32)),
-                              arg_params={"x": v})
-    tu.assert_almost_equal(gt["sigmoid0_output"], 1 / (1 + np.exp(-v)), rtol=1e-12, atol=0)
+    gt = tu.check_consistency(mx.sym.sigmoid(x, name="s"),
+                              _ctx_list((2, 3), (np.float64, np.float32)), arg_params={"x": v})
+    tu.assert_almost_equal(gt["s_output"], 1 / (1 + np.exp(-v)), rtol=1e-12, atol=0)
 
 
 def test_consistency_fails_naming_the_output():
