@@ -1,14 +1,24 @@
 """Adaptive optimizers: Adam, AdaGrad, RMSProp, AdaDelta, Adamax, Nadam, Ftrl, FTML, LAMB.
 
-Each rule is MXNet 1.9's (its fused kernel or its Python code) written on raw
-arrays; ``t`` is the parameter's own update count.
+Each rule is MXNet 1.9's: Adam, RMSProp, Ftrl, FTML and LAMB run the kernels of its fused
+ops (``adam_update`` ... in ``operator/tensor/optimizer_ops.py``) on the raw arrays, the
+others its Python code; ``t`` is the parameter's own update count.
 """
 import math
 
 import numpy as np
 
+from ..operator.tensor.optimizer_ops import (adam_kernel, rmsprop_kernel, rmspropalex_kernel,
+                                             ftrl_kernel, ftml_kernel, lamb_phase1_kernel,
+                                             lamb_phase2_kernel)
 from .optimizer import (Optimizer, register, begin_update, write,
-                        zeros_like_weight, kernel_clip, python_clip)
+                        zeros_like_weight, python_clip)
+
+def _clip_arg(opt):
+    """``clip_gradient`` as MXNet's optimizers pass it to the fused kernels: only when
+    truthy (``None`` and ``0`` mean no clipping, which the kernels spell ``-1``)."""
+    return opt.clip_gradient if opt.clip_gradient else -1.0
+
 
 __all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Adamax", "Nadam", "Ftrl", "FTRL",
            "FTML", "LAMB"]
@@ -52,18 +62,13 @@ class Adam(Optimizer):
         lr, wd, xp = begin_update(self, "Adam", index, weight, grad)
         t = self._index_update_count[index]
         lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
-        w = weight._data
-        g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
         mean, var = state
-        m, v = mean._data, var._data
-        m *= self.beta1
-        m += (1. - self.beta1) * g
-        v *= self.beta2
-        v += (1. - self.beta2) * xp.square(g)
+        new_w = adam_kernel(xp, weight._data, grad._data, mean._data, var._data, lr,
+                            self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad,
+                            _clip_arg(self))
         mean._bump()
         var._bump()
-        w -= lr * m / (xp.sqrt(v) + self.epsilon)
-        weight._bump()
+        write(weight, new_w)
 
 
 @register
@@ -151,24 +156,17 @@ class RMSProp(Optimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd, xp = begin_update(self, "RMSProp", index, weight, grad)
-        w = weight._data
-        g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
-        n = state[0]._data
-        n *= self.gamma1
-        n += (1 - self.gamma1) * xp.square(g)
+        kw = dict(lr=lr, gamma1=self.gamma1, epsilon=self.epsilon, wd=wd,
+                  rescale_grad=self.rescale_grad, clip_gradient=_clip_arg(self),
+                  clip_weights=self.clip_weights if self.clip_weights else -1.0)
+        states = [s._data for s in state]
         if not self.centered:
-            new_w = w - lr * g / xp.sqrt(n + self.epsilon)
+            new_w = rmsprop_kernel(xp, weight._data, grad._data, *states, **kw)
         else:
-            mean, delta = state[1]._data, state[2]._data
-            mean *= self.gamma1
-            mean += (1 - self.gamma1) * g
-            delta *= self.gamma2
-            delta -= lr * g / xp.sqrt(n - xp.square(mean) + self.epsilon)
-            new_w = w + delta
+            new_w = rmspropalex_kernel(xp, weight._data, grad._data, *states,
+                                       gamma2=self.gamma2, **kw)
         for s in state:
             s._bump()
-        if self.clip_weights:
-            new_w = xp.clip(new_w, -self.clip_weights, self.clip_weights)
         write(weight, new_w)
 
 
@@ -343,15 +341,11 @@ class Ftrl(Optimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd, xp = begin_update(self, "Ftrl", index, weight, grad)
-        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
-        z, n = state[0]._data, state[1]._data
-        w = weight._data
-        z += g - (xp.sqrt(n + g * g) - xp.sqrt(n)) * w / lr
-        n += g * g
+        z, n = state
+        new_w = ftrl_kernel(xp, weight._data, grad._data, z._data, n._data, lr, self.lamda1,
+                            self.beta, wd, self.rescale_grad, _clip_arg(self))
         for s in state:
             s._bump()
-        new_w = (xp.sign(z) * self.lamda1 - z) / ((self.beta + xp.sqrt(n)) / lr + wd) \
-            * (xp.abs(z) > self.lamda1)
         write(weight, new_w)
 
 
@@ -390,18 +384,13 @@ class FTML(Optimizer):
     def update(self, index, weight, grad, state):
         lr, wd, xp = begin_update(self, "FTML", index, weight, grad)
         t = self._index_update_count[index]
-        w = weight._data
-        g = kernel_clip(xp, self.rescale_grad * grad._data + wd * w, self.clip_gradient)
-        d, v, z = state[0]._data, state[1]._data, state[2]._data
-        v *= self.beta2
-        v += (1 - self.beta2) * xp.square(g)
-        d_t = (1 - self.beta1 ** t) / lr * (xp.sqrt(v / (1 - self.beta2 ** t)) + self.epsilon)
-        z *= self.beta1
-        z += (1 - self.beta1) * g - (d_t - self.beta1 * d) * w
-        d[...] = d_t
+        d, v, z = state
+        new_w = ftml_kernel(xp, weight._data, grad._data, d._data, v._data, z._data, lr, t,
+                            self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad,
+                            _clip_arg(self))
         for s in state:
             s._bump()
-        write(weight, -z / d_t)
+        write(weight, new_w)
 
 
 @register
@@ -447,24 +436,15 @@ class LAMB(Optimizer):
         lr, wd, xp = begin_update(self, "LAMB", index, weight, grad)
         t = self._index_update_count[index]
         w = weight._data
-        g = kernel_clip(xp, self.rescale_grad * grad._data, self.clip_gradient)
-        mean, var = state[0]._data, state[1]._data
-        mean *= self.beta1
-        mean += (1. - self.beta1) * g
-        var *= self.beta2
-        var += (1. - self.beta2) * xp.square(g)
+        mean, var = state
+        g = lamb_phase1_kernel(xp, w, grad._data, mean._data, var._data, t, self.beta1,
+                               self.beta2, self.epsilon, self.bias_correction, wd,
+                               self.rescale_grad, _clip_arg(self))
         for s in state:
             s._bump()
-        m, v = mean, var
-        if self.bias_correction:
-            m = mean / (1. - self.beta1 ** t)
-            v = var / (1. - self.beta2 ** t)
-        r = m / (xp.sqrt(v) + self.epsilon) + wd * w
-        r1 = float(xp.sqrt(xp.sum(xp.square(w, dtype=np.float32))))
-        r2 = float(xp.sqrt(xp.sum(xp.square(r, dtype=np.float32))))
-        if self.lower_bound:
-            r1 = max(r1, self.lower_bound)
-        if self.upper_bound:
-            r1 = min(r1, self.upper_bound)
-        ratio = r1 / r2 if r1 != 0 and r2 != 0 else 1.0
-        write(weight, w - (lr * ratio) * r)
+        r1 = xp.sqrt(xp.sum(xp.square(w, dtype=np.float32)))
+        r2 = xp.sqrt(xp.sum(xp.square(g, dtype=np.float32)))
+        new_w = lamb_phase2_kernel(xp, w, g, r1, r2, lr,
+                                   self.lower_bound if self.lower_bound else -1.0,
+                                   self.upper_bound if self.upper_bound else -1.0)
+        write(weight, new_w)
