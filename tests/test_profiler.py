@@ -266,3 +266,22 @@ def test_deprecated_names_warn(trace_file):
         profiler.dump_profile()
     with open(trace_file) as f:
         assert "traceEvents" in json.load(f)
+
+
+def test_hybridized_blocks_are_profiled_op_by_op(tmp_path):
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(4, activation="relu"), mx.gluon.nn.Dense(2))
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.ones((3, 5))
+    net(x)
+    mx.profiler.set_config(profile_all=True, aggregate_stats=True,
+                           filename=str(tmp_path / "p.json"))
+    mx.profiler.set_state("run")
+    try:
+        y = net(x)
+    finally:
+        mx.profiler.set_state("stop")
+    table = mx.profiler.dumps(reset=True)
+    assert "FullyConnected" in table and "Activation" in table
+    assert y.shape == (3, 2)

@@ -14,6 +14,7 @@ from .. import autograd as _autograd
 from ..autograd import _state as _ag_state, _record, Node, call_raw_gradient
 from ..base import MXNetError
 from ..nd.ndarray import NDArray, _wrap
+from ..operator import registry as _registry
 from ..operator.registry import invoke, _fail
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
@@ -101,7 +102,7 @@ class CachedGraph:
         self._plan_fused()
 
     def __call__(self, inputs, ctx):
-        if self._fusable:
+        if self._fusable and _registry._profile_hook is None:    # profiling: op by op
             outs = self._run_fused(inputs, ctx)
             if outs is not None:
                 return outs

@@ -1,35 +1,17 @@
 """Momentum-style optimizers: SGD, NAG, Signum, SGLD, DCASGD.
 
-NAG and Signum run the kernels of MXNet's fused ops (``nag_mom_update``, ``signum_update``
-... in ``operator/tensor/optimizer_ops.py``) on the raw arrays, as MXNet's optimizers call
-those ops; SGD keeps its own one-pass rule. The formulas are in the docstrings.
+SGD, NAG and Signum run the kernels of MXNet's fused ops (``sgd_mom_update``,
+``nag_mom_update``, ``signum_update`` ... in ``operator/tensor/optimizer_ops.py``) on the
+raw arrays, as MXNet's optimizers call those ops. The formulas are in the docstrings.
 """
 import math
 
-from ..operator.tensor.optimizer_ops import (sgd_kernel, nag_mom_kernel, signsgd_kernel,
-                                             signum_kernel)
+from ..operator.tensor.optimizer_ops import (sgd_kernel, sgd_mom_kernel, sgd_step,
+                                             nag_mom_kernel, signsgd_kernel, signum_kernel)
 from .optimizer import (Optimizer, register, _MasterLastMixin, begin_update, write,
                         zeros_like_weight, python_clip)
 
 __all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
-
-
-def _scaled_step(xp, g, rescale, lr, clip):
-    """``lr * clip(rescale * g)`` as a new array, rounded as MXNet's kernels round it.
-
-    NOTE: a power-of-two ``rescale`` (the Trainer's 1/batch_size for batches of 16,
-    64, 128 ...) scales exactly, so ``lr * (rescale * g)`` rounds once, as does
-    ``(lr * rescale) * g``: one pass over the gradient instead of two, with the same
-    numbers (but for gradients so small that ``rescale * g`` is subnormal).
-    """
-    if not clip and g.dtype.kind == "f" and g.dtype.itemsize >= 4 and rescale > 0 \
-            and math.frexp(rescale)[0] == 0.5:
-        return xp.multiply(g, lr * rescale)
-    step = xp.multiply(g, rescale)
-    if clip:
-        xp.clip(step, -clip, clip, out=step)
-    step *= lr
-    return step
 
 
 def _clip_arg(opt):
@@ -88,26 +70,20 @@ class SGD(_MasterLastMixin, Optimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd, xp = begin_update(self, "SGD", index, weight, grad)
-        # NOTE: real MXNet 1.9.1's SGD optimizer aggregates (multi_sgd[_mom]_update, the
-        # kernel ``sgd_mom_kernel`` with a zero momentum when there is none); this path
-        # keeps the rounding that tests/test_optimizer.py pins (see the lead's notes).
-        w = weight._data
-        # One temporary, updated in place: the same float32 operations, in the same
-        # order, as the expressions in the docstring.
-        step = _scaled_step(xp, grad._data, self.rescale_grad, lr, self.clip_gradient)
+        # NOTE: MXNet 1.9.1's SGD runs multi_sgd_mom_update (sgd_mom_kernel), with a zero
+        # momentum when there is none. Without momentum that kernel's new weight,
+        # w + ((0 - lr*wd*w) - step), is exactly w - (lr*wd*w + step): two passes over
+        # the arrays here, and MXNet's bits (checked against MXNet's optimizer).
+        kw = dict(lr=lr, wd=wd, rescale_grad=self.rescale_grad, clip_gradient=_clip_arg(self))
         if state is not None and self.momentum > 0:
-            mom = state._data
-            mom *= self.momentum
-            mom -= lr * wd * w
-            mom -= step
+            new_w = sgd_mom_kernel(xp, weight._data, grad._data, state._data,
+                                   momentum=self.momentum, **kw)
             state._bump()
-            w += mom
-        else:
-            # NOTE: MXNet's sgd_update is (1 - lr*wd) * w - lr * g, same rounding order;
-            # 1.0 * w is w exactly, so the product is skipped without weight decay.
-            if wd:
-                w *= 1.0 - lr * wd
-            w -= step
+            write(weight, new_w)
+            return
+        w = weight._data
+        step = sgd_step(xp, w, grad._data, **kw)
+        w -= step
         weight._bump()
 
 

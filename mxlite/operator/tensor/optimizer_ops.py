@@ -71,6 +71,16 @@ def sgd_kernel(xp, w, g, lr, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0):
     return (w.dtype.type(1) - lr * wd) * w - step
 
 
+def sgd_step(xp, w, g, lr, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0):
+    """``lr * wd * w + lr * clip(rescale_grad * g)`` as a new array: what a zero-momentum
+    ``sgd_mom_kernel`` subtracts from the weight (``(0 - a) - b`` is ``-(a + b)``)."""
+    lr, wd, rescale, clip = _scalars(w, lr, wd, rescale_grad, clip_gradient)
+    step = _lr_step(xp, g, lr, rescale, clip)
+    if wd:
+        step += (lr * wd) * w
+    return step
+
+
 def sgd_mom_kernel(xp, w, g, mom, lr, momentum=0.0, wd=0.0, rescale_grad=1.0,
                    clip_gradient=-1.0):
     """``mom = momentum * mom - lr * wd * w - lr * clip(rescale_grad * g)``; ``w + mom``."""
