@@ -40,6 +40,7 @@ from . import io  # noqa: F401
 from . import model  # noqa: F401
 from . import callback  # noqa: F401
 from . import module  # noqa: F401
+from . import rnn  # noqa: F401
 from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
 from . import profiler  # noqa: F401
