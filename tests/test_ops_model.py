@@ -58,7 +58,8 @@ def _build():
                                                   os.path.join(HERE, "gen_ops_model.py"))
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    return gen.build(mx)
+    with mx.name.NameManager():         # automatic names count from 0, as in the generator
+        return gen.build(mx)
 
 
 def test_saving_the_same_model_writes_mxnets_graph():

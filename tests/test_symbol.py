@@ -349,3 +349,20 @@ def test_lr_mult_attribute_on_an_op_freezes_its_weights_in_module_training():
     for name in ("frozen_weight", "frozen_bias"):
         np.testing.assert_array_equal(after[name], before[name])
     assert not np.array_equal(after["head_weight"], before["head_weight"])
+
+
+def test_unnamed_nodes_are_named_after_the_function_called_as_mxnet():
+    # MXNet 1.9.1's names for these calls (swapaxes and SwapAxis are one op).
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    with mx.name.NameManager():
+        got = [(x + y).name, (x * 2).name, (2 - x).name, (-x).name, (x == y).name,
+               (x == 2).name, mx.sym.swapaxes(x, dim1=0, dim2=1).name,
+               mx.sym.SwapAxis(x, dim1=0, dim2=1).name, mx.sym.broadcast_plus(x, y).name,
+               mx.sym.contrib.BilinearResize2D(x, height=2, width=2).name,
+               mx.sym.linalg.gemm2(x, y).name, mx.sym.random.uniform(shape=(2,)).name]
+    assert got == ["_plus0", "_mulscalar0", "_rminusscalar0", "_mulscalar1", "_equal0",
+                   "_equal_scalar0", "swapaxes0", "swapaxis0", "broadcast_plus0",
+                   "bilinearresize2d0", "gemm20", "_random_uniform0"]
+    rnn = mx.sym.RNN(x, mx.sym.var("p"), mx.sym.var("s"), mx.sym.var("c"), state_size=4,
+                     num_layers=1, mode="lstm", state_outputs=True, name="rnn")
+    assert rnn.list_outputs() == ["rnn_output", "rnn_state_output", "rnn_statecell_output"]

@@ -18,16 +18,17 @@ _PYTHON_FUNCTIONS = {"Symbol", "Variable", "var", "Group", "load", "load_json"} 
 _SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "_internal": _internal}
 
 
-def _op_call(op_name, inputs, params):
+def _op_call(op_name, inputs, params, hint=None):
     """Apply the registered op ``op_name`` to Symbols (used by Symbol arithmetic)."""
-    return _register_mod.op_call(_registry.OPS[op_name], inputs, params)
+    return _register_mod.op_call(_registry.OPS[op_name], inputs, params, hint=hint)
 
 
 def _add_op(op_decl):
     g = globals()
     for fname in (op_decl.name,) + op_decl.aliases:
-        fn = _register_mod.make_function(op_decl, fname)
         ns, short = _namespace_of(fname)
+        # MXNet's mx.sym.random functions call _internal._random_*: nodes keep that name
+        fn = _register_mod.make_function(op_decl, fname, fname if ns == "random" else short)
         setattr(_internal, fname, fn)
         if ns:
             mod = _SUBMODULES.get(ns)

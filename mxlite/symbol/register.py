@@ -27,8 +27,9 @@ def _attr_string(v):
     return format_attr(v)
 
 
-def op_call(op, args, kwargs, name=None, attr=None):
-    """Create the node for ``op`` applied to Symbols ``args``/``kwargs``."""
+def op_call(op, args, kwargs, name=None, attr=None, hint=None):
+    """Create the node for ``op`` applied to Symbols ``args``/``kwargs``; an unnamed node
+    is named after ``hint`` (the name it was called by, as in MXNet) or the op."""
     sym_kw = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     # None is a value for a declared param (axis=None) but means "absent" for an input
     raw = {k: v for k, v in kwargs.items()
@@ -55,7 +56,7 @@ def op_call(op, args, kwargs, name=None, attr=None):
                         % (op.name, unknown[0], ", ".join(op.arg_names())))
     attrs = with_hidden_keys(AttrScope.current().get(attr))
     node = SymNode(op, "", params, attrs)
-    node.name = _current_names().get(name, op.name.lower())
+    node.name = _current_names().get(name, hint or op.name.lower())
     names = node.input_names()
     inputs = []
     for i, n in enumerate(names):
@@ -80,9 +81,13 @@ def op_call(op, args, kwargs, name=None, attr=None):
     return Symbol([(node, i) for i in range(node.num_visible())])
 
 
-def make_function(op, fname):
+def make_function(op, fname, hint=None):
+    """``mx.sym.<fname>``; unnamed nodes are named ``<hint><n>`` (MXNet names them after
+    the function called: ``swapaxes0`` but ``swapaxis0``, ``bilinearresize2d0``)."""
+    hint = (hint or fname).lower()
+
     def fn(*args, name=None, attr=None, **kwargs):
-        return op_call(op, args, kwargs, name=name, attr=attr)
+        return op_call(op, args, kwargs, name=name, attr=attr, hint=hint)
 
     fn.__name__ = fname
     fn.__qualname__ = fname

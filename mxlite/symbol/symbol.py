@@ -56,6 +56,16 @@ class SymNode:
         return set(self.op.mutate) if self.op is not None else set()
 
 
+# The names MXNet's Symbol operators call their ops by (``x + y`` is ``_internal._Plus``),
+# which unnamed nodes are named after: ``_plus0``, ``_mulscalar0``.
+_ARITH_HINTS = {
+    "elemwise_add": "_plus", "_plus_scalar": "_plusscalar", "elemwise_sub": "_minus",
+    "_minus_scalar": "_minusscalar", "_rminus_scalar": "_rminusscalar", "elemwise_mul": "_mul",
+    "_mul_scalar": "_mulscalar", "elemwise_div": "_div", "_div_scalar": "_divscalar",
+    "_rdiv_scalar": "_rdivscalar", "_mod_scalar": "_modscalar", "_rmod_scalar": "_rmodscalar",
+    "_power_scalar": "_powerscalar", "_rpower_scalar": "_rpowerscalar",
+}
+
 _AMP_CASTS = ("amp_cast", "amp_multicast")
 
 
@@ -262,9 +272,10 @@ class Symbol:
     def _binary(self, other, op, scalar_op, reverse=False):
         from . import _op_call
         if isinstance(other, Symbol):
-            return _op_call(op, [other, self] if reverse else [self, other], {})
+            return _op_call(op, [other, self] if reverse else [self, other], {},
+                            _ARITH_HINTS.get(op))
         if isinstance(other, (int, float, np.number, bool)):
-            return _op_call(scalar_op, [self], {"scalar": other})
+            return _op_call(scalar_op, [self], {"scalar": other}, _ARITH_HINTS.get(scalar_op))
         raise TypeError("Symbol: unsupported operand type %s" % type(other).__name__)
 
     def __add__(self, other):

@@ -550,6 +550,7 @@ register_op("_backward_RNN", _rnn_backward, inputs=_bwd_inputs, params=_BWD_PARA
             doc="Backpropagation through time of RNN (not differentiable).")
 register_op("RNN", _rnn, inputs=_inputs, params=_PARAMS, gradient=_rnn_grad, saves="xy",
             num_outputs=_n_outputs, num_visible_outputs=_n_visible, infer_shape=_infer_shape,
+            output_names=("output", "state_output", "statecell_output"),     # MXNet's
             doc="Fused multi-layer recurrent network (rnn_relu, rnn_tanh, lstm, gru) over "
                 "time-major data (T, N, I); returns out (T, N, D*H), plus hy (and cy for "
                 "lstm) with state_outputs=True.")
