@@ -90,22 +90,31 @@ def alias(*aliases):
     return reg
 
 
-def create(init, *args, **kwargs):
+def create(*args, **kwargs):
     """An initializer from a name, a JSON dump, a dict or an instance.
 
     Parameters
     ----------
-    init : str, dict or Initializer
-        ``'xavier'``, ``'["normal", {"sigma": 0.5}]'`` (what :meth:`Initializer.dumps`
-        gives), ``{'initializer': 'uniform', 'scale': 0.1}``, or an instance (returned
-        as is).
-    *args, **kwargs
+    *args
+        The initializer first: ``'xavier'``, ``'["normal", {"sigma": 0.5}]'`` (what
+        :meth:`Initializer.dumps` gives), ``{'initializer': 'uniform', 'scale': 0.1}``,
+        or an instance (returned as is); the rest go to the class's constructor. As in
+        MXNet it may also come as ``initializer=``, so that a constructor argument
+        named ``init`` passes through.
+    **kwargs
         Passed to the class's constructor.
 
     Returns
     -------
     Initializer
     """
+    if args:
+        init, args = args[0], args[1:]
+    elif "initializer" in kwargs:
+        init = kwargs.pop("initializer")
+    else:
+        raise TypeError("initializer.create: give the initializer (a name, JSON, dict or "
+                        "instance) as the first argument")
     if isinstance(init, Initializer):
         if args or kwargs:
             raise ValueError("initializer is already an instance. Additional arguments are "

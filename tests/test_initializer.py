@@ -184,3 +184,13 @@ def test_initializer_in_gluon_parameter():
     p.initialize(init=None, default_init=mx.init.Zero())
     assert np.all(p.data().asnumpy() == 0.5)
     assert json.loads(mx.init.Uniform(0.1).dumps()) == ["uniform", {"scale": 0.1}]
+
+
+def test_create_takes_the_initializer_first_or_by_keyword():
+    # MXNet's create(*args, **kwargs): a constructor argument named init passes through.
+    assert isinstance(mx.init.create("normal", sigma=0.1), mx.init.Normal)
+    assert isinstance(mx.init.create(initializer="uniform", scale=0.2), mx.init.Uniform)
+    fused = mx.init.create("fusedrnn", init=None, num_hidden=4, num_layers=1, mode="lstm")
+    assert isinstance(fused, mx.init.FusedRNN)
+    with pytest.raises(TypeError, match="first argument"):
+        mx.init.create()

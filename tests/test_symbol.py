@@ -366,3 +366,10 @@ def test_unnamed_nodes_are_named_after_the_function_called_as_mxnet():
     rnn = mx.sym.RNN(x, mx.sym.var("p"), mx.sym.var("s"), mx.sym.var("c"), state_size=4,
                      num_layers=1, mode="lstm", state_outputs=True, name="rnn")
     assert rnn.list_outputs() == ["rnn_output", "rnn_state_output", "rnn_statecell_output"]
+
+
+def test_dunder_keywords_of_op_calls_are_attributes():
+    z = mx.sym.zeros((0, 4), __layout__="NC", name="z")
+    assert z.attr("__layout__") == "NC"
+    assert mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=2, name="fc",
+                                 __lr_mult__="0").attr_dict()["fc_weight"]["__lr_mult__"] == "0"

@@ -30,6 +30,10 @@ def _attr_string(v):
 def op_call(op, args, kwargs, name=None, attr=None, hint=None):
     """Create the node for ``op`` applied to Symbols ``args``/``kwargs``; an unnamed node
     is named after ``hint`` (the name it was called by, as in MXNet) or the op."""
+    dunder = [k for k in kwargs if k.startswith("__") and k.endswith("__")]
+    if dunder:      # ``__layout__='NC'`` and the like are attributes, as in MXNet
+        attr = dict(attr or {}, **{k: str(kwargs[k]) for k in dunder})
+        kwargs = {k: v for k, v in kwargs.items() if k not in dunder}
     sym_kw = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     # None is a value for a declared param (axis=None) but means "absent" for an input
     raw = {k: v for k, v in kwargs.items()
