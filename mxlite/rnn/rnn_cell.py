@@ -275,7 +275,23 @@ class BaseRNNCell:
         return activation(inputs, **kwargs)
 
 
-class RNNCell(BaseRNNCell):
+class _OneStateCell(BaseRNNCell):
+    """A cell with one (N, num_hidden) state and plain i2h/h2h weights and biases."""
+
+    def __init__(self, num_hidden, prefix, params):
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._iW = self.params.get('i2h_weight')
+        self._iB = self.params.get('i2h_bias')
+        self._hW = self.params.get('h2h_weight')
+        self._hB = self.params.get('h2h_bias')
+
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
+
+
+class RNNCell(_OneStateCell):
     """The simple RNN cell: ``h' = act(W_i x + b_i + W_h h + b_h)``.
 
     Parameters
@@ -287,17 +303,8 @@ class RNNCell(BaseRNNCell):
     """
 
     def __init__(self, num_hidden, activation='tanh', prefix='rnn_', params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
+        super().__init__(num_hidden, prefix=prefix, params=params)
         self._activation = activation
-        self._iW = self.params.get('i2h_weight')
-        self._iB = self.params.get('i2h_bias')
-        self._hW = self.params.get('h2h_weight')
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
 
     @property
     def _gate_names(self):
@@ -363,7 +370,7 @@ class LSTMCell(BaseRNNCell):
         return next_h, [next_h, next_c]
 
 
-class GRUCell(BaseRNNCell):
+class GRUCell(_OneStateCell):
     """The GRU cell in cuDNN's form (gates r, z, o; the reset gate scales ``W_h h + b_h``).
 
     Parameters
@@ -374,16 +381,7 @@ class GRUCell(BaseRNNCell):
     """
 
     def __init__(self, num_hidden, prefix='gru_', params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get('i2h_weight')
-        self._iB = self.params.get('i2h_bias')
-        self._hW = self.params.get('h2h_weight')
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
+        super().__init__(num_hidden, prefix=prefix, params=params)
 
     @property
     def _gate_names(self):
