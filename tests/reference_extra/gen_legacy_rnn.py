@@ -1,6 +1,7 @@
 """Golden data for mx.rnn (legacy symbolic RNN cells and io) from real MXNet 1.9.1.
 
-Run: /tmp/mxvenv/bin/python tests/reference_extra/gen_legacy_rnn.py
+Run: ``python tests/reference_extra/gen_legacy_rnn.py`` from an environment with
+``pip install "numpy<1.24" mxnet==1.9.1``.
 Writes legacy_rnn.npz next to this file. The case builders take the ``mx`` module, so the
 tests build the very same graphs with mxlite (this file imports mxnet only in main()).
 """
