@@ -136,3 +136,16 @@ def test_optimizers_share_the_op_kernels():
         opt.update(0, w1, mx.nd.array(g0), s1)
         op(w2, mx.nd.array(g0), s2)
         np.testing.assert_array_equal(w1.asnumpy(), w2.asnumpy(), err_msg=type(opt).__name__)
+
+
+def test_adamw_takes_a_number_or_an_array_for_rescale_grad():
+    # MXNet 1.9.1: weight 1, grad 0.5, lr 0.1, eta 1 -> 0.6837703, mean 0.05000001.
+    results = []
+    for rescale in (1.0, mx.nd.array([1.0])):
+        w, m, v = mx.nd.ones((3,)), mx.nd.zeros((3,)), mx.nd.zeros((3,))
+        mx.nd.contrib.adamw_update(w, mx.nd.ones((3,)) * 0.5, m, v, rescale, lr=0.1, eta=1.0,
+                                   out=w)
+        np.testing.assert_allclose(w.asnumpy(), [0.6837703] * 3, rtol=1e-7)
+        np.testing.assert_allclose(m.asnumpy(), [0.05000001] * 3, rtol=1e-7)
+        results.append(w.asnumpy())
+    np.testing.assert_array_equal(results[0], results[1])
