@@ -81,26 +81,24 @@ def _scale(p):
     return 1.0 if t is None else 1.0 / t
 
 
+def _softmax_gx(p, x, out, g, sign):
+    """``out * (g - sum(g * out)) * sign / T``; operators and methods only, so the one
+    formula serves NDArrays (the recorded rule) and raw arrays (the raw rule)."""
+    gx = out * (g - (g * out).sum(axis=norm_axis(p.axis, x.ndim), keepdims=True))
+    if sign * _scale(p) != 1.0:     # x * 1.0 is x: skip the op
+        gx = gx * (sign * _scale(p))
+    return gx.astype(x.dtype, copy=False)
+
+
 def _softmax_grad_rule(sign):
     def gradient(p, x, y, gy):
-        axis = norm_axis(p.axis, x[0].ndim)
-        out, g = y[0], gy[0]
-        gx = out * (g - nd.sum(g * out, axis=axis, keepdims=True))
-        if sign * _scale(p) != 1.0:     # x * 1.0 is x: skip the op
-            gx = gx * (sign * _scale(p))
-        gx = gx.astype(x[0].dtype, copy=False)
-        return [gx] + ([None] if len(x) > 1 else [])
+        return [_softmax_gx(p, x[0], y[0], gy[0], sign)] + ([None] if len(x) > 1 else [])
     return gradient
 
 
 def _softmax_raw_rule(sign):
     def raw_gradient(p, xp, x, y, gy, need):
-        axis = norm_axis(p.axis, x[0].ndim)
-        out, g = y[0], gy[0]
-        gx = out * (g - (g * out).sum(axis=axis, keepdims=True))
-        if sign * _scale(p) != 1.0:
-            gx = gx * (sign * _scale(p))
-        return [gx.astype(x[0].dtype, copy=False)] + ([None] if len(x) > 1 else [])
+        return [_softmax_gx(p, x[0], y[0], gy[0], sign)] + ([None] if len(x) > 1 else [])
     return raw_gradient
 
 
