@@ -309,6 +309,48 @@ def test_learning_rate_and_scheduler():
     assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25]      # lr from num_update after counting
 
 
+def test_sgd_aggregates_updates_in_groups_as_mxnet():
+    # MXNet's SGD updates a list of weights in groups of aggregate_num (4): each group
+    # counts its updates, then reads the learning rate. Weight 1 has been updated 3
+    # times, so weight 0 (in its group) already sees num_update 4: lr 0.125, not 0.25.
+    # Expected values from MXNet 1.9.1 running this code.
+    sched = mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=1.0)
+    opt = mx.optimizer.SGD(learning_rate=1.0, lr_scheduler=sched)
+    assert opt.aggregate_num == 4
+    upd = mx.optimizer.get_updater(opt)
+    ws = [mx.nd.ones((2,)) for _ in range(6)]
+    gs = [mx.nd.ones((2,)) for _ in range(6)]
+    for _ in range(3):
+        upd(1, gs[1], ws[1])
+    upd(list(range(6)), gs, ws)
+    assert [float(w.asnumpy()[0]) for w in ws] == [0.875, -0.875, 0.875, 0.875, 0.875, 0.875]
+    assert opt.num_update == 4
+
+
+def test_sgd_group_update_equals_single_updates():
+    # float16 weights with multi_precision and float32 weights in one list: grouped by
+    # dtype, each through its own path, the same numbers as one at a time.
+    init, grads = _data()
+    kw = dict(learning_rate=LR, wd=WD, momentum=0.9, multi_precision=True)
+    ua, ub = (mx.optimizer.get_updater(mx.optimizer.SGD(**kw)) for _ in range(2))
+    dtypes = (np.float16, np.float32, np.float16)
+    wa = [mx.nd.array(init[0], dtype=t) for t in dtypes]
+    wb = [w.copy() for w in wa]
+    for gs in grads:
+        g = [mx.nd.array(gs[0], dtype=t) for t in dtypes]
+        ua([0, 1, 2], g, wa)
+        for i in range(3):
+            ub(i, g[i], wb[i])
+    for a, b in zip(wa, wb):
+        assert a.dtype == b.dtype
+        assert (a.asnumpy() == b.asnumpy()).all()
+
+
+def test_aggregation_size_from_environment(monkeypatch):
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "2")
+    assert mx.optimizer.SGD().aggregate_num == 2
+
+
 def test_begin_num_update():
     opt = mx.optimizer.Adam(begin_num_update=10, learning_rate=0.1)
     w = mx.nd.zeros((1,))

@@ -322,14 +322,17 @@ class Trainer:
         return grad._version[0] != seen[1]
 
     def _freshness(self, ignore_stale_grad):
-        """``{param index: [fresh per context]}``; raises (changing nothing) on stale ones."""
-        fresh, stale = {}, []
+        """``[(index, name, datas, grads, fresh per context)]`` of the trainable parameters;
+        raises (changing nothing) on stale ones."""
+        plan, stale = [], []
+        is_fresh = self._is_fresh
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
             datas, grads = param.list_data(), param.list_grad()
-            fresh[i] = [self._is_fresh(i, j, g) for j, g in enumerate(grads)]
-            stale += [(param.name, datas[j].context) for j, ok in enumerate(fresh[i]) if not ok]
+            flags = [is_fresh(i, j, g) for j, g in enumerate(grads)]
+            stale += [(param.name, datas[j].context) for j, ok in enumerate(flags) if not ok]
+            plan.append((i, param, datas, grads, flags))
         if stale and not ignore_stale_grad:
             name, ctx = stale[0]
             raise UserWarning(
@@ -341,20 +344,25 @@ class Trainer:
                 "warning and skip updating of Parameters with stale gradient. "
                 "Parameters with stale gradients: %s"
                 % (name, str(ctx), ", ".join("`%s` on %s" % (n, c) for n, c in stale)))
-        return fresh
+        return plan
 
-    def _allreduce_grads(self, fresh):
+    def _allreduce_grads(self, plan):
         """Push every gradient to the kvstore in one call (checked as a whole first), and
-        pull the updated weights (``update_on_kvstore``) or the summed gradients."""
+        pull the updated weights (``update_on_kvstore``) or the summed gradients.
+        ``plan`` is :meth:`_freshness`'s (parameters with no fresh gradient are left
+        out), or None for all trainable parameters."""
         if not self._kvstore:
             return
+        if plan is None:
+            plan = [(i, param, param.list_data(), param.list_grad(), None)
+                    for i, param in enumerate(self._params) if param.grad_req != "null"]
         keys, grads, datas = [], [], []
-        for i, param in enumerate(self._params):
-            if param.grad_req == "null" or (fresh is not None and not any(fresh[i])):
+        for i, _, pdatas, pgrads, flags in plan:
+            if flags is not None and not any(flags):
                 continue
             keys.append(i)
-            grads.append(param.list_grad())
-            datas.append(param.list_data())
+            grads.append(pgrads)
+            datas.append(pdatas)
         if not keys:
             return
         was_fresh = [[self._is_fresh(i, j, g) for j, g in enumerate(gl)]
@@ -373,29 +381,26 @@ class Trainer:
                 if not ok:
                     self._mark_seen(i, j, g)
 
-    def _update(self, fresh):
+    def _update(self, plan):
         if self._kvstore and self._update_on_kvstore:
             return
-        updates = [[] for _ in self._updaters]
-        for i, param in enumerate(self._params):
-            if param.grad_req == "null":
-                continue
-            for j, (upd, arr, grad) in enumerate(zip(updates, param.list_data(),
-                                                     param.list_grad())):
-                if fresh[i][j]:
-                    _check_update_pair(param, arr, grad)
-                    upd.append((i, grad, arr))
+        updates = [([], [], []) for _ in self._updaters]
+        for i, param, datas, grads, flags in plan:
+            for upd, arr, grad, ok in zip(updates, datas, grads, flags):
+                if ok:
+                    if grad.shape != arr.shape or grad.dtype != arr.dtype:
+                        _check_update_pair(param, arr, grad)
+                    upd[0].append(i)
+                    upd[1].append(grad)
+                    upd[2].append(arr)
         # States are created for every weight before any weight changes, so a
         # failure there leaves all weights as they were.
-        for updater, upd in zip(self._updaters, updates):
-            if upd:
-                updater.prepare([u[0] for u in upd], [u[2] for u in upd])
-        for updater, upd in zip(self._updaters, updates):
-            if upd:
-                idx, grads, arrs = zip(*upd)
-                updater(list(idx), list(grads), list(arrs))
-        for j, upd in enumerate(updates):
-            for i, grad, _ in upd:
+        for updater, (idx, _, arrs) in zip(self._updaters, updates):
+            updater.prepare(idx, arrs)
+        for updater, (idx, grads, arrs) in zip(self._updaters, updates):
+            updater.apply(idx, grads, arrs)
+        for j, (idx, grads, _) in enumerate(updates):
+            for i, grad in zip(idx, grads):
                 self._mark_seen(i, j, grad)
 
 

@@ -11,6 +11,7 @@ The attribute names are MXNet's (``lr``, ``wd``, ``rescale_grad``,
 ``_index_update_count``, ...), and an optimizer pickles to exactly MXNet's
 ``__dict__``: Trainer states files move both ways between mxlite and MXNet.
 """
+import os
 import warnings
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..nd.ndarray import NDArray, _wrap
 
 __all__ = ["Optimizer", "register", "create", "Updater", "get_updater"]
 
-_float16 = np.dtype(np.float16)
+float16 = np.dtype(np.float16)
 
 
 # ----------------------------------------------------------------------------
@@ -70,7 +71,7 @@ def python_clip(xp, g, clip_gradient):
     return g
 
 
-def _check_pair(name, weight, grad):
+def check_pair(name, weight, grad):
     if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
         raise TypeError("%s.update: weight and grad must be NDArrays, got %s and %s"
                         % (name, type(weight).__name__, type(grad).__name__))
@@ -79,10 +80,16 @@ def _check_pair(name, weight, grad):
                          % (name, grad.shape, weight.shape))
 
 
+def aggregation_size(default):
+    """How many weights one aggregated update takes: ``MXNET_OPTIMIZER_AGGREGATION_SIZE``
+    as in MXNet, else ``default``."""
+    return int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", str(default)))
+
+
 def begin_update(opt, name, index, weight, grad):
     """The start of every update rule: check the pair, count the update, and return
     ``(lr, wd, xp)`` for parameter ``index``."""
-    _check_pair(name, weight, grad)
+    check_pair(name, weight, grad)
     opt._update_count(index)
     return opt._get_lr(index), opt._get_wd(index), xp_of(weight)
 
@@ -294,14 +301,14 @@ class Optimizer:
     def create_state_multi_precision(self, index, weight):
         """:meth:`create_state`, plus a float32 master copy for float16 weights
         when ``multi_precision`` is on: then the state is ``(master, state)``."""
-        if self.multi_precision and weight.dtype == _float16:
+        if self.multi_precision and weight.dtype == float16:
             master = weight.astype(np.float32)
             return (master,) + (self.create_state(index, master),)
         self._warn_fp16(weight)
         return self.create_state(index, weight)
 
     def _warn_fp16(self, weight):
-        if weight.dtype == _float16 and not self.multi_precision:
+        if weight.dtype == float16 and not self.multi_precision:
             warnings.warn("Accumulating with float16 in optimizer can lead to "
                           "poor accuracy or slow convergence. "
                           "Consider using multi_precision=True option of the "
@@ -325,7 +332,7 @@ class Optimizer:
 
     def update_multi_precision(self, index, weight, grad, state):
         """:meth:`update`, through the float32 master copy for float16 weights."""
-        if self.multi_precision and weight.dtype == _float16:
+        if self.multi_precision and weight.dtype == float16:
             master, original_state = state[0], state[1]
             grad32 = grad.astype(np.float32)
             self.update(index, master, grad32, original_state)
@@ -353,14 +360,14 @@ class _MasterLastMixin:
     """SGD and NAG keep their float16 master copy *after* the state: ``(state, master)``."""
 
     def create_state_multi_precision(self, index, weight):
-        if self.multi_precision and weight.dtype == _float16:
+        if self.multi_precision and weight.dtype == float16:
             master = weight.astype(np.float32)
             return (self.create_state(index, master), master)
         self._warn_fp16(weight)
         return self.create_state(index, weight)
 
     def update_multi_precision(self, index, weight, grad, state):
-        if self.multi_precision and weight.dtype == _float16 \
+        if self.multi_precision and weight.dtype == float16 \
                 and isinstance(state, (tuple, list)):
             mom, master = state
             grad32 = grad.astype(np.float32)
@@ -393,13 +400,35 @@ class Updater:
             indices, grads, weights = list(index), list(grad), list(weight)
         else:
             indices, grads, weights = [index], [grad], [weight]
-        if weights:
-            self.optimizer._set_current_context(weights[0].context.device_id)
         self.prepare(indices, weights)
-        # NOTE: MXNet may aggregate several weights in one fused kernel; that
-        # gives the same numbers as updating them one by one, as done here.
-        for i, w, g in zip(indices, weights, grads):
-            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+        self.apply(indices, grads, weights)
+
+    def apply(self, indices, grads, weights):
+        """Update ``weights`` whose states :meth:`prepare` has made.
+
+        An optimizer with ``aggregate_num > 0`` and an ``update_group`` method updates
+        the weights in groups of that many, by dtype in order of appearance, as
+        MXNet's aggregated updates do (each group counts its updates before reading
+        the learning rate); any other updates them one by one.
+        """
+        if not weights:
+            return
+        opt = self.optimizer
+        opt._set_current_context(weights[0].context.device_id)
+        states = self.states
+        group = getattr(opt, "update_group", None)
+        if not (self.aggregate_updates and group is not None):
+            for i, w, g in zip(indices, weights, grads):
+                opt.update_multi_precision(i, w, g, states[i])
+            return
+        by_dtype = {}
+        for item in zip(indices, weights, grads):
+            by_dtype.setdefault(item[1].dtype, []).append(item)
+        size = max(1, opt.aggregate_num)
+        for items in by_dtype.values():
+            for start in range(0, len(items), size):
+                idx, ws, gs = zip(*items[start:start + size])
+                group(list(idx), list(ws), list(gs), [states[i] for i in idx])
 
     def prepare(self, indices, weights):
         """Create missing states and move loaded ones to their weight's context."""

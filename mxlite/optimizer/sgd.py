@@ -8,8 +8,8 @@ import math
 
 from ..operator.tensor.optimizer_ops import (sgd_kernel, sgd_mom_kernel, sgd_step,
                                              nag_mom_kernel, signsgd_kernel, signum_kernel)
-from .optimizer import (Optimizer, register, _MasterLastMixin, begin_update, write,
-                        zeros_like_weight, python_clip)
+from .optimizer import (Optimizer, register, _MasterLastMixin, aggregation_size, begin_update,
+                        check_pair, float16, write, xp_of, zeros_like_weight, python_clip)
 
 __all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
 
@@ -63,13 +63,31 @@ class SGD(_MasterLastMixin, Optimizer):
         super().__init__(**kwargs)
         self.momentum = momentum
         self.lazy_update = lazy_update
-        self.aggregate_num = 4
+        self.aggregate_num = aggregation_size(4)
 
     def create_state(self, index, weight):
         return _momentum_state(self, weight)
 
     def update(self, index, weight, grad, state):
         lr, wd, xp = begin_update(self, "SGD", index, weight, grad)
+        self._step(xp, weight, grad, state, lr, wd)
+
+    def update_group(self, indices, weights, grads, states):
+        """Update ``weights`` as MXNet's aggregated ``multi_sgd_*update`` does: the group's
+        update counts first, then every weight with the learning rate they give."""
+        for w, g in zip(weights, grads):
+            check_pair("SGD", w, g)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
+            if self.multi_precision and w.dtype == float16 and isinstance(s, (tuple, list)):
+                mom, master = s
+                self._step(xp_of(master), master, g.astype(master.dtype), mom, lr, wd)
+                write(w, master._data.astype(w._data.dtype))
+            else:
+                self._step(xp_of(w), w, g, s, lr, wd)
+
+    def _step(self, xp, weight, grad, state, lr, wd):
         # NOTE: MXNet 1.9.1's SGD runs multi_sgd_mom_update (sgd_mom_kernel), with a zero
         # momentum when there is none. Without momentum that kernel's new weight,
         # w + ((0 - lr*wd*w) - step), is exactly w - (lr*wd*w + step): two passes over
@@ -82,8 +100,7 @@ class SGD(_MasterLastMixin, Optimizer):
             write(weight, new_w)
             return
         w = weight._data
-        step = sgd_step(xp, w, grad._data, **kw)
-        w -= step
+        w -= sgd_step(xp, w, grad._data, **kw)
         weight._bump()
 
 

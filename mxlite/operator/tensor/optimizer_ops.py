@@ -37,6 +37,8 @@ def _scalars(w, *vals):
     float64 weight sees ``lr=0.05`` as float32(0.05), not as the double 0.05.
     """
     t = w.dtype.type
+    if t is np.float32:
+        return [t(v) for v in vals]
     return [t(np.float32(v)) for v in vals]
 
 
