@@ -174,6 +174,21 @@ def test_fully_connected(flatten):
     check_grad(lambda *a: mx.nd.FullyConnected(*a, no_bias=True, **kw), [x, w], [0, 1])
 
 
+@pytest.mark.parametrize("rows,in_units,out_units", [(4, 300, 64), (16, 256, 8), (1, 300, 64)])
+def test_fully_connected_either_gemm_orientation(rows, in_units, out_units):
+    # A few rows against a wide weight run as (w @ x.T).T (faster with OpenBLAS): the
+    # same numbers as x @ w.T up to float32 rounding, in a row-major array.
+    from mxlite.operator.nn.fully_connected import flips
+    assert flips(np, rows, in_units, out_units) == (rows == 4)
+    rng = np.random.RandomState(0)
+    x, w, b = (rng.randn(*s).astype(np.float32)
+               for s in ((rows, in_units), (out_units, in_units), (out_units,)))
+    y = mx.nd.FullyConnected(_nd(x), _nd(w), _nd(b), num_hidden=out_units)
+    assert y.shape == (rows, out_units) and y._data.flags.c_contiguous
+    want = x.astype(np.float64) @ w.T.astype(np.float64) + b
+    np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-4, atol=1e-4)
+
+
 POOL_ROWS = [  # shape, kernel, stride, pad, pool_type
     ((2, 2, 7), (3,), (2,), (1,), "max"),
     ((1, 2, 6, 7), (3, 3), (2, 2), (1, 1), "max"),

@@ -92,15 +92,14 @@ class SGD(_MasterLastMixin, Optimizer):
         # momentum when there is none. Without momentum that kernel's new weight,
         # w + ((0 - lr*wd*w) - step), is exactly w - (lr*wd*w + step): two passes over
         # the arrays here, and MXNet's bits (checked against MXNet's optimizer).
-        kw = dict(lr=lr, wd=wd, rescale_grad=self.rescale_grad, clip_gradient=_clip_arg(self))
         if state is not None and self.momentum > 0:
-            new_w = sgd_mom_kernel(xp, weight._data, grad._data, state._data,
-                                   momentum=self.momentum, **kw)
+            new_w = sgd_mom_kernel(xp, weight._data, grad._data, state._data, lr,
+                                   self.momentum, wd, self.rescale_grad, _clip_arg(self))
             state._bump()
             write(weight, new_w)
             return
         w = weight._data
-        w -= sgd_step(xp, w, grad._data, **kw)
+        w -= sgd_step(xp, w, grad._data, lr, wd, self.rescale_grad, _clip_arg(self))
         weight._bump()
 
 

@@ -30,6 +30,9 @@ from ..registry import register_op, Param
 _F32 = np.dtype(np.float32)
 
 
+_SCALARS = {}
+
+
 def _scalars(w, *vals):
     """``vals`` as scalars of ``w``'s dtype.
 
@@ -37,9 +40,19 @@ def _scalars(w, *vals):
     float64 weight sees ``lr=0.05`` as float32(0.05), not as the double 0.05.
     """
     t = w.dtype.type
-    if t is np.float32:
-        return [t(v) for v in vals]
-    return [t(np.float32(v)) for v in vals]
+    key = (t,) + vals
+    try:
+        return _SCALARS[key]
+    except KeyError:
+        pass
+    except TypeError:       # an unhashable value: convert without caching
+        key = None
+    out = [t(v) for v in vals] if t is np.float32 else [t(np.float32(v)) for v in vals]
+    if key is not None:
+        if len(_SCALARS) > 1024:    # a schedule changes lr every step: keep it bounded
+            _SCALARS.clear()
+        _SCALARS[key] = out
+    return out
 
 
 def _rescaled(xp, g, rescale, clip):
