@@ -10,14 +10,22 @@ walks the steps in reverse through each op's own gradient rule, so results and
 gradients are those of the imperative run. Graphs with unusual ops (an
 ``output_ctx``) or outputs that are not plain step results replay op by op.
 """
+import os
+
 from .. import autograd as _autograd
 from ..autograd import _state as _ag_state, _record, Node, call_raw_gradient
 from ..base import MXNetError
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import invoke, _fail
+from .graph_codegen import compile_forward, compile_backward
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
+
+# Replay graphs through generated straight-line code (graph_codegen); with
+# MXLITE_GRAPH_CODEGEN=0 they run through the general loops below, whose
+# tracebacks read more easily when debugging an op inside a hybridized block.
+CODEGEN = os.environ.get("MXLITE_GRAPH_CODEGEN", "1") != "0"
 
 
 def flatten(args, what="input"):
@@ -125,6 +133,18 @@ class CachedGraph:
                 vals[first] = y
         return [vals[s] for s in self.out_slots]
 
+    def _params_for(self, inputs):
+        """Every step's params for these input shapes (open graphs)."""
+        key = ("params",) + tuple(a.shape for a in inputs)
+        ps = self._resolved.get(key)
+        if ps is None:
+            override = self._overrides(inputs)
+            ps = [override.get(nid, p) if override else p
+                  for _, p, _, _, _, nid, _, _ in self._plan]
+            if len(self._resolved) < 256:
+                self._resolved[key] = ps
+        return ps
+
     def _overrides(self, inputs):
         key = tuple(a.shape for a in inputs)
         found = self._resolved.get(key)
@@ -170,6 +190,11 @@ class CachedGraph:
                                 for k, st in reversed(list(enumerate(plan)))]
         self._need = {}
         self._gop = _GraphOp(self)
+        # Straight-line code (graph_codegen); the params are constants in it unless
+        # some are resolved per input shapes.
+        self._codegen = CODEGEN
+        self._params_used = [st[1] for st in plan]
+        self._code = {}
 
     def _need_for(self, mask):
         """Per slot: whether its value depends on a graph input/param needing a gradient."""
@@ -184,6 +209,35 @@ class CachedGraph:
             if len(self._need) < 64:
                 self._need[mask] = need
         return need
+
+    def _forward_code(self, mask, need):
+        """The compiled replay for a recording run with input ``mask`` (None: a run
+        that records nothing)."""
+        key = ("fwd", mask)
+        code = self._code.get(key)
+        if code is None:
+            code = compile_forward(self._plan, need, not self._open)
+            if len(self._code) < 128:
+                self._code[key] = code
+        return code
+
+    def _backward_code(self, mask, need):
+        key = ("bwd", mask)
+        code = self._code.get(key)
+        if code is None:
+            plan = self._plan
+
+            def step(k, raw, full, xp, g, ctx, ps):
+                self._backward_step(k, raw, need, full, ps, xp, g, ctx, True)
+
+            def nd_rule(k, xs, ys, gys, ctx, ps):
+                return _nd_rule(plan[k][0], ps[k], xs, ys, gys,
+                                [need[i] for i in plan[k][2]], ctx)
+
+            code = compile_backward(self, need, step, nd_rule, not self._open)
+            if len(self._code) < 128:
+                self._code[key] = code
+        return code
 
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
@@ -201,17 +255,39 @@ class CachedGraph:
             x = param.data(ctx)
             raw[slot] = x._data
             nda[slot] = x
-        need = None
+        need = mask = None
         if _ag_state.recording:
             mask = tuple([nda[s]._entry is not None for s in self.leaf_slots])
             if True in mask:
                 need = self._need_for(mask)
-        override = self._overrides(inputs) if self._open else None
+            else:
+                mask = None
         xp = ctx.xp or ctx.array_module()
         record = need is not None
         full = [None] * len(self._plan) if record else None
-        used = [None] * len(self._plan) if record else None
         checks = [] if record else None
+        if self._codegen:
+            used = self._params_for(inputs) if self._open else self._params_used
+            self._forward_code(mask, need)(raw, nda, xp, ctx, full, checks, used)
+        else:
+            used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
+        outs = [nda[s] for s in self.out_slots]
+        if record and any(need[s] for s in self.out_slots):
+            tape = _Tape(raw, full, used, need, ctx, mask)
+            node = Node(self._gop, tape, [nda[s]._entry for s in self.leaf_slots],
+                        [raw[s] for s in self.leaf_slots], [raw[s] for s in self.out_slots],
+                        ctx, ctx, checks)
+            for i, (o, s) in enumerate(zip(outs, self.out_slots)):
+                if need[s]:
+                    o._entry = (node, i)
+        return outs
+
+    def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks):
+        """The general replay loop (graphs :mod:`graph_codegen` does not compile);
+        returns the params each step ran with."""
+        override = self._overrides(inputs) if self._open else None
+        record = need is not None
+        used = [None] * len(self._plan)
         k = 0
         for op, p, ins, first, multi, nid, nvis, extra in self._plan:
             if override and nid in override:
@@ -229,20 +305,11 @@ class CachedGraph:
                 raw[first] = ys
             if record:
                 full[k] = ys
-                used[k] = p
+            used[k] = p
             if extra is not None:
                 self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
             k += 1
-        outs = [nda[s] for s in self.out_slots]
-        if record and any(need[s] for s in self.out_slots):
-            tape = _Tape(raw, full, used, need, ctx)
-            node = Node(self._gop, tape, [nda[s]._entry for s in self.leaf_slots],
-                        [raw[s] for s in self.leaf_slots], [raw[s] for s in self.out_slots],
-                        ctx, ctx, checks)
-            for i, (o, s) in enumerate(zip(outs, self.out_slots)):
-                if need[s]:
-                    o._entry = (node, i)
-        return outs
+        return used
 
     @staticmethod
     def _step_extra(extra, raw, nda, ctx, checks, recorded):
@@ -280,46 +347,52 @@ class CachedGraph:
     def _raw_gradient(self, tape, xp, gys):
         """:meth:`_gradient` on raw arrays: each step runs its op's raw rule where it
         has one (and raw rules are on), else the NDArray rule on wrapped values."""
-        ctx = tape.ctx
         rules = _autograd.RAW_RULES
-        raw, need, full, used = tape.raw, tape.need, tape.full, tape.used
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
-        for k, op, ins, first, nvis in self._backward_order:
-            if not need[first]:
-                continue
-            y = full[k]
-            if nvis == 1:
-                gy = g[first]
-                if gy is None:
-                    continue
-                if type(y) is tuple:
-                    ys = y
-                    gys_k = [gy] + [xp.zeros_like(v) for v in y[1:]]
-                else:
-                    ys = (y,)
-                    gys_k = [gy]
-            else:
-                gvis = g[first:first + nvis]
-                if all(gv is None for gv in gvis):
-                    continue
-                ys = y
-                gys_k = [gv if gv is not None else xp.zeros_like(v) for gv, v in zip(gvis, y)]
-                gys_k.extend([xp.zeros_like(v) for v in y[nvis:]])
-            xs_k = [raw[i] for i in ins]
-            need_k = [need[i] for i in ins]
-            rule = op.raw_gradient if rules else None
-            gxs = None
-            if rule is not None:
-                gxs = call_raw_gradient(op, rule, used[k], xp, xs_k, ys, gys_k, need_k)
-            if gxs is None:
-                gxs = _nd_rule(op, used[k], xs_k, ys, gys_k, need_k, ctx)
-            for i, gx, want in zip(ins, gxs, need_k):
-                if gx is not None and want:
-                    gi = g[i]
-                    g[i] = gx if gi is None else gi + gx
+        raw, need, full, ctx = tape.raw, tape.need, tape.full, tape.ctx
+        if rules and self._codegen:
+            self._backward_code(tape.mask, need)(raw, full, xp, g, ctx, tape.used)
+        else:
+            for k, op, ins, first, nvis in self._backward_order:
+                if need[first]:
+                    self._backward_step(k, raw, need, full, tape.used, xp, g, ctx, rules)
         return [g[s] for s in self.leaf_slots]
+
+    def _backward_step(self, k, raw, need, full, used, xp, g, ctx, rules):
+        """One step of :meth:`_raw_gradient`: add its input gradients into ``g``."""
+        op, _, ins, first, _, _, nvis, _ = self._plan[k]
+        y = full[k]
+        if nvis == 1:
+            gy = g[first]
+            if gy is None:
+                return
+            if type(y) is tuple:
+                ys = y
+                gys_k = [gy] + [xp.zeros_like(v) for v in y[1:]]
+            else:
+                ys = (y,)
+                gys_k = [gy]
+        else:
+            gvis = g[first:first + nvis]
+            if all(gv is None for gv in gvis):
+                return
+            ys = y
+            gys_k = [gv if gv is not None else xp.zeros_like(v) for gv, v in zip(gvis, y)]
+            gys_k.extend([xp.zeros_like(v) for v in y[nvis:]])
+        xs_k = [raw[i] for i in ins]
+        need_k = [need[i] for i in ins]
+        rule = op.raw_gradient if rules else None
+        gxs = None
+        if rule is not None:
+            gxs = call_raw_gradient(op, rule, used[k], xp, xs_k, ys, gys_k, need_k)
+        if gxs is None:
+            gxs = _nd_rule(op, used[k], xs_k, ys, gys_k, need_k, ctx)
+        for i, gx, want in zip(ins, gxs, need_k):
+            if gx is not None and want:
+                gi = g[i]
+                g[i] = gx if gi is None else gi + gx
 
     def _gradient_recorded(self, tape, xs, gys):
         """The gradient while the gradient itself is recorded (``create_graph``): the
@@ -392,14 +465,15 @@ class _Tape:
     """What one recorded replay keeps for its backward: every slot's raw value, each
     step's full output (hidden outputs included) and params, and which slots need
     gradients."""
-    __slots__ = ("raw", "full", "used", "need", "ctx")
+    __slots__ = ("raw", "full", "used", "need", "ctx", "mask")
 
-    def __init__(self, raw, full, used, need, ctx):
+    def __init__(self, raw, full, used, need, ctx, mask):
         self.raw = raw
         self.full = full
         self.used = used
         self.need = need
         self.ctx = ctx
+        self.mask = mask        # which graph inputs/params needed gradients
 
 
 class _GraphOp:
