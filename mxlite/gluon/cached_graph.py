@@ -18,6 +18,7 @@ from ..base import MXNetError
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import invoke, _fail
+from ..operator.nn.fused import LOG_SOFTMAX_PICK, fuse_log_softmax_pick
 from .graph_codegen import compile_forward, compile_backward
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
@@ -102,12 +103,39 @@ class CachedGraph:
             n += nvis
         self.n_slots = n
         self.out_slots = [slot_of[(id(node), i)] for node, i in symbol._outputs]
+        self._fuse_steps()
         self.input_names = list(input_names)
         # nodes like zeros((L, 0, H)) whose 0 dims are inferred per input shapes
         self._open = any(node.op is not None and not node.inputs and
                          0 in (node.p.get("shape") or (1,)) for node in nodes)
         self._resolved = {}
         self._plan_fused()
+
+    def _fuse_steps(self):
+        """Run ``pick(log_softmax(x), index)`` chains as one ``_log_softmax_pick`` step
+        (the same numbers; see ``operator/nn/fused.py``) where the log-probabilities
+        feed nothing else and are not a graph output."""
+        log_softmax, pick = _registry.get_op("log_softmax"), _registry.get_op("pick")
+        uses = {}
+        for step in self.steps:
+            for i in step[2]:
+                uses[i] = uses.get(i, 0) + 1
+        producer = {step[3]: k for k, step in enumerate(self.steps) if step[0] is log_softmax}
+        outs = set(self.out_slots)
+        dropped = set()
+        for k, (op, p, ins, first, multi, nid) in enumerate(self.steps):
+            j = producer.get(ins[0]) if op is pick else None
+            if j is None or uses[ins[0]] != 1 or ins[0] in outs:
+                continue
+            fp = fuse_log_softmax_pick(self.steps[j][1], p)
+            if fp is not None:
+                self.steps[k] = (LOG_SOFTMAX_PICK, fp, (self.steps[j][2][0], ins[1]), first,
+                                 False, nid)
+                dropped.add(j)
+        if dropped:
+            keep = [k for k in range(len(self.steps)) if k not in dropped]
+            self.steps = [self.steps[k] for k in keep]
+            self._nvis = [self._nvis[k] for k in keep]
 
     def __call__(self, inputs, ctx):
         if self._fusable and _registry._profile_hook is None:    # profiling: op by op
@@ -231,6 +259,9 @@ class CachedGraph:
                 self._backward_step(k, raw, need, full, ps, xp, g, ctx, True)
 
             def nd_rule(k, xs, ys, gys, ctx, ps):
+                if any(g is None for g in gys):     # hidden outputs; the raw rule declined
+                    xp = ctx.xp or ctx.array_module()
+                    gys = [xp.zeros_like(y) if g is None else g for g, y in zip(gys, ys)]
                 return _nd_rule(plan[k][0], ps[k], xs, ys, gys,
                                 [need[i] for i in plan[k][2]], ctx)
 

@@ -126,12 +126,14 @@ def compile_backward(graph, need, step_fallback, nd_rule, fixed=True):
         want = [need[i] for i in ins]
         env["n%d" % k] = want
         pk = _param(env, k, graph._plan[k][1], fixed)
+        hidden = ("[gy] + [xp.zeros_like(v) for v in y[1:]]" if op.raw_hidden_grads
+                  or op.raw_gradient is None else "[gy] + [None] * (len(y) - 1)")
         body += ["gy = g[%d]" % first,
                  "if gy is not None:",
                  "    y = full[%d]" % k,
                  "    if type(y) is tuple:",
                  "        ys = y",
-                 "        gys = [gy] + [xp.zeros_like(v) for v in y[1:]]",
+                 "        gys = %s" % hidden,
                  "    else:",
                  "        ys = (y,)",
                  "        gys = [gy]",

@@ -90,7 +90,7 @@ class Op:
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
-                 parse=None, raw_gradient=None):
+                 parse=None, raw_gradient=None, raw_hidden_grads=True):
         self.name = name
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
@@ -104,6 +104,9 @@ class Op:
         # came); ``need[i]`` tells whether input i wants its gradient. A rule may
         # return None for params it does not cover: ``gradient`` runs instead.
         self.raw_gradient = raw_gradient
+        # False: the raw rule ignores the gradients of hidden outputs, and a compiled
+        # graph passes None for them instead of zero arrays.
+        self.raw_hidden_grads = raw_hidden_grads
         self.num_outputs = num_outputs  # int or callable(p)
         self.num_visible_outputs = num_visible_outputs
         self.aliases = tuple(aliases)

@@ -210,12 +210,17 @@ def _pick_flat(p, xp, shape, idx):
     return axis, flat
 
 
-def _pick(p, xp, x, idx):
+def pick_with_flat(p, xp, x, idx):
+    """:func:`_pick`'s output and the flat positions it read (for a scatter back)."""
     axis, flat = _pick_flat(p, xp, x.shape, idx)
     y = x.reshape(-1)[flat]
     if p.keepdims:
-        return y.reshape(x.shape[:axis] + (1,) + x.shape[axis + 1:])
-    return y if y.ndim else y.reshape(1)
+        return y.reshape(x.shape[:axis] + (1,) + x.shape[axis + 1:]), flat
+    return (y if y.ndim else y.reshape(1)), flat
+
+
+def _pick(p, xp, x, idx):
+    return pick_with_flat(p, xp, x, idx)[0]
 
 
 def _pick_grad(p, x, y, gy):

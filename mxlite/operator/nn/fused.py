@@ -1,0 +1,90 @@
+"""Ops a hybridized graph runs in place of a chain of ops (see
+``gluon/cached_graph.py``): the chain's numbers, bit for bit, in one step.
+
+``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
+``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
+it picked as hidden outputs, so its backward neither recomputes the positions nor
+builds the zero-filled scatter of pick's gradient. That gradient has one value per
+row, so the backward can be written per position:
+
+    chain:  gs = scatter(g)            (g at the picked position, 0 elsewhere)
+            gx = gs - exp(y) * sum(gs, axis)
+    fused:  s = g + 0                  (the row sum: one value plus zeros; ``+ 0``
+                                        turns -0 into +0 as that sum does)
+            t = exp(y) * s
+            gx = 0 - t,  and g - t at the picked positions
+
+the same operations on the same operands at every position. The raw rule takes
+None for the gradients of the hidden outputs (``raw_hidden_grads=False``: a
+compiled graph passes None, as nothing else reads them there) and declines when
+one is given, leaving it to the NDArray rule.
+"""
+import numpy as np
+
+from ...base import parse_bool
+from ..registry import register_op, Param, get_op
+from ..util import norm_axis
+from ..tensor.indexing import pick_with_flat, _parse_mode
+from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
+
+
+def _compute(p, xp, x, idx):
+    y = _log_softmax(p, xp, x)
+    picked, flat = pick_with_flat(p, xp, y, idx)
+    return picked, y, flat
+
+
+def _raw_gradient(p, xp, x, y, gy, need):
+    if gy[1] is not None:
+        # The log-probabilities got a gradient of their own (a recorded backward read
+        # them): decline, and the NDArray rule adds it in.
+        return None
+    if not need[0]:
+        return [None, None]
+    _, logp, flat = y
+    g = gy[0]
+    axis = norm_axis(p.axis, logp.ndim)
+    s = g.reshape(logp.shape[:axis] + (1,) + logp.shape[axis + 1:]) + 0
+    t = xp.exp(logp)
+    t *= s
+    at_picked = t.reshape(-1)[flat]
+    gx = xp.subtract(logp.dtype.type(0), t, out=t)
+    gx.reshape(-1)[flat] = g.reshape(flat.shape) - at_picked
+    return [gx.astype(x[0].dtype, copy=False), None]
+
+
+def _gradient(p, x, y, gy):
+    """The chain's own NDArray rules, in order (a recorded, differentiable backward).
+    A recorded backward can reach the hidden log-probabilities too (a second-order
+    gradient through log_softmax's rule reads them): that gradient joins pick's."""
+    pick, log_softmax = get_op("pick"), get_op("log_softmax")
+    pp = pick.parse_params(dict(axis=p.axis, keepdims=p.keepdims, mode=p.mode))
+    gs = pick.gradient(pp, [y[1], x[1]], [y[0]], [gy[0]])[0] + gy[1]
+    lp = log_softmax.parse_params(dict(axis=p.axis))
+    return [log_softmax.gradient(lp, [x[0]], [y[1]], [gs])[0], None]
+
+
+def _infer_type(p, dtypes):
+    return [dtypes[0], dtypes[0], np.dtype(np.int64)]
+
+
+LOG_SOFTMAX_PICK = register_op(
+    "_log_softmax_pick", _compute, inputs=("data", "index"),
+    params=_SOFTMAX_PARAMS + [
+        Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
+        Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip' or 'wrap'.")],
+    num_outputs=3, num_visible_outputs=1, gradient=_gradient, raw_gradient=_raw_gradient,
+    saves="xy", infer_type=_infer_type, raw_hidden_grads=False,
+    doc="``pick(log_softmax(data, axis), index, axis)`` in one step (what a hybridized "
+        "graph runs for that chain); hidden outputs: the log-probabilities and the flat "
+        "picked positions.")
+
+
+def fuse_log_softmax_pick(log_softmax_params, pick_params):
+    """The params of ``_log_softmax_pick`` standing for this chain, or None when the
+    chain is not one it covers (a temperature, an output dtype, lengths, or two
+    different axes)."""
+    a, b = log_softmax_params, pick_params
+    if a.temperature is not None or a.dtype is not None or a.use_length or a.axis != b.axis:
+        return None
+    return LOG_SOFTMAX_PICK.parse_params(dict(axis=a.axis, keepdims=b.keepdims, mode=b.mode))
