@@ -352,6 +352,20 @@ def test_error_names_op(fn, name):
 
 # -- behaviours the table cannot express ------------------------------------------------
 
+@pytest.mark.parametrize("name", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_reduction_over_size_one_axes_is_numpys_bit_for_bit(name, dtype):
+    # One value per output skips the reduction; NumPy's sum starts from 0, so -0
+    # becomes +0 there, and NaN stays NaN.
+    x = np.array([[-0.0], [np.nan], [np.inf], [1e-3], [-2.5]], dtype)
+    for kw, axes in ((dict(axis=1), 1), (dict(axis=0, exclude=True), 1),
+                     (dict(axis=1, keepdims=True), 1)):
+        got = getattr(mx.nd, name)(mx.nd.array(x, dtype=dtype), **kw).asnumpy()
+        want = getattr(np, name)(x, axis=axes, keepdims=kw.get("keepdims", False)).astype(dtype)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 def test_argmax_outputs_float_in_input_dtype():
     x = nd.array([[1, 5], [7, 2]], dtype="float64")
     y = nd.argmax(x, axis=1)

@@ -53,9 +53,14 @@ def _mean_raw_grad(xp, x, gy, axes):
     return g / n if n > 1 else g
 
 
-def _reduction(name, kernel, grad, saves, aliases=(), doc="", raw_grad=None):
+def _reduction(name, kernel, grad, saves, aliases=(), doc="", raw_grad=None, adds=False):
     def compute(p, xp, x):
         axes = norm_axes(p.axis, x.ndim, p.exclude)
+        if adds and x.dtype.kind == "f" and x.size and math.prod([x.shape[i] for i in axes]) == 1:
+            # One value per output: the sum (and mean) is ``0 + value``, which is what
+            # NumPy's reduction computes (-0 becomes +0), without the reduction's cost.
+            y = x.reshape([d for i, d in enumerate(x.shape) if i not in axes]) + 0
+            return _finish(y, x.shape, axes, p.keepdims)
         y = kernel(xp, x, axes)
         return _finish(xp.asarray(y, dtype=x.dtype) if not hasattr(y, "dtype") or y.dtype != x.dtype
                        else y, x.shape, axes, p.keepdims)
@@ -81,7 +86,7 @@ def _arg_eq(x, y, axes):
 
 _reduction("sum", lambda xp, x, a: xp.sum(x, axis=a),
            lambda x, y, gy, a: expand_to(gy, x.shape, a), "", aliases=("sum_axis",),
-           raw_grad=lambda xp, x, gy, a: expand_to_raw(xp, gy, x.shape, a),
+           raw_grad=lambda xp, x, gy, a: expand_to_raw(xp, gy, x.shape, a), adds=True,
            doc="Sum over the given axes.")
 
 
@@ -101,7 +106,7 @@ def _mean(xp, x, axes):
 
 
 _reduction("mean", _mean, _mean_grad, "",
-           raw_grad=_mean_raw_grad, doc="Mean over the given axes.")
+           raw_grad=_mean_raw_grad, adds=True, doc="Mean over the given axes.")
 _reduction("prod", lambda xp, x, a: xp.prod(x, axis=a),
            lambda x, y, gy, a: expand_to(gy * y, x.shape, a) / x, "xy",
            doc="Product over the given axes.")
