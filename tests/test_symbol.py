@@ -56,6 +56,53 @@ def test_infer_shape_fills_weights():
         net.infer_shape(dta=(4, 20))
 
 
+# Shapes MXNet 1.9.1 infers for these graphs (checked against it): values flow
+# backward through elementwise ops, and into a FullyConnected's data batch dim.
+BACKWARD_CASES = [
+    ("a + b from a", lambda a, b: a + b, dict(a=(2, 3)), dict(a=(2, 3), b=(2, 3))),
+    ("a + b from b", lambda a, b: a + b, dict(b=(2, 3)), dict(a=(2, 3), b=(2, 3))),
+    ("through a scalar op", lambda a, b: (a * 2) + b, dict(b=(2, 3)), dict(a=(2, 3))),
+    ("through two tanh", lambda a, b: mx.sym.tanh(mx.sym.tanh(a)) + b, dict(b=(2, 3)),
+     dict(a=(2, 3))),
+    ("from a dense output", lambda a, b: mx.sym.FullyConnected(a, num_hidden=4, name="fc") + b,
+     dict(a=(5, 3)), dict(b=(5, 4), fc_weight=(4, 3))),
+    ("into a dense input", lambda a, b: mx.sym.FullyConnected(a + b, num_hidden=4, name="fc"),
+     dict(b=(5, 3)), dict(a=(5, 3), fc_weight=(4, 3))),
+]
+
+
+@pytest.mark.parametrize("name,build,given,want", BACKWARD_CASES,
+                         ids=[c[0] for c in BACKWARD_CASES])
+def test_infer_shape_runs_backward_through_the_graph(name, build, given, want):
+    sym = build(mx.sym.var("a"), mx.sym.var("b"))
+    arg, out, aux = sym.infer_shape(**given)
+    shapes = dict(zip(sym.list_arguments(), arg))
+    for k, v in want.items():
+        assert shapes[k] == v
+
+
+def test_infer_shape_backward_conflict_and_undetermined():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    with pytest.raises(MXNetError, match=r"_plus|elemwise_add"):
+        (mx.sym.tanh(a) + b).infer_shape(a=(2, 3), b=(3, 2))
+    # MXNet cannot tell these either: broadcasting, concat, dot leave b open
+    for sym in (mx.sym.broadcast_add(a, b), mx.sym.concat(a, b, dim=1), mx.sym.dot(a, b)):
+        assert sym.infer_shape(a=(2, 3)) == (None, None, None)
+
+
+@pytest.mark.parametrize("cell", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_rnn_begin_state_zeros_take_the_batch_size_from_the_data(cell):
+    # MXNet's default begin state is zeros((0, H)); the batch dim comes from the graph.
+    data = mx.sym.var("data")
+    c = getattr(mx.rnn, cell)(8, prefix="c_")
+    outs, _ = c.unroll(3, inputs=data, begin_state=c.begin_state(), merge_outputs=True)
+    assert outs.infer_shape(data=(4, 3, 5))[1] == [(4, 3, 8)]
+    ex = outs.simple_bind(mx.cpu(), data=(4, 3, 5))
+    for name, arr in ex.arg_dict.items():
+        arr[:] = 0.1
+    assert ex.forward()[0].shape == (4, 3, 8)
+
+
 def test_infer_shape_error_names_node():
     x = mx.sym.var("x", shape=(2, 3))
     y = mx.sym.var("y", shape=(4, 5))

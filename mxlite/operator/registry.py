@@ -90,7 +90,8 @@ class Op:
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
-                 parse=None, raw_gradient=None, raw_hidden_grads=True):
+                 parse=None, raw_gradient=None, raw_hidden_grads=True, same_shape=None,
+                 infer_shape_back=None):
         self.name = name
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
@@ -107,6 +108,14 @@ class Op:
         # False: the raw rule ignores the gradients of hidden outputs, and a compiled
         # graph passes None for them instead of zero arrays.
         self.raw_hidden_grads = raw_hidden_grads
+        # Indices of the inputs whose shape is the first output's (elementwise ops):
+        # shape inference fills any of them, or the output, from another, in either
+        # direction through the graph, as MXNet's does.
+        # ("all": every input, for variadic ops.)
+        self.same_shape = same_shape if same_shape in (None, "all") else tuple(same_shape)
+        # callable(p, in_shapes, out_shapes) -> in_shapes: what known outputs tell about
+        # the inputs (0 dims unknown), for graph shape inference.
+        self.infer_shape_back = infer_shape_back
         self.num_outputs = num_outputs  # int or callable(p)
         self.num_visible_outputs = num_visible_outputs
         self.aliases = tuple(aliases)

@@ -62,32 +62,6 @@ def _normalize_sequence(length, inputs, layout, merge, in_layout=None):
     return inputs, axis
 
 
-def _zeros_from(inputs, layout):
-    """A ``func`` for :meth:`BaseRNNCell.begin_state` that makes zero states whose batch
-    size comes from ``inputs`` (a symbol in ``layout`` or a list of step symbols).
-
-    NOTE: MXNet's default ``sym.zeros(shape=(0, H))`` leaves the batch dim to shape
-    inference running backwards through ``+`` and ``*``, which mxlite's inference does not
-    do; deriving the zeros from the data gives the same values and the same graph outputs.
-    """
-    if isinstance(inputs, symbol.Symbol):
-        batch_axis = layout.find('N')
-        ref = inputs
-    else:
-        batch_axis = 0
-        ref = inputs[0]
-
-    def func(name, shape=None, **kwargs):
-        if shape is None or len(shape) != 2 or shape[0] != 0:
-            return symbol.zeros(shape=shape, name=name, **kwargs)
-        # explicit names: these nodes are not MXNet's and must not take auto-name numbers
-        column = symbol.sum(symbol.zeros_like(ref, name=name + '_zeros_like'),
-                            axis=batch_axis, exclude=True, name=name + '_sum')
-        column = symbol.expand_dims(column, axis=1, name=name + '_column')
-        return symbol.broadcast_to(column, shape=shape, name=name)
-    return func
-
-
 def _call_state_func(func, name, kwargs):
     """``func(name=name, **kwargs)``; attributes such as ``__layout__`` go to the made
     symbol's attributes when ``func`` is an op (mxlite's op functions take no ``__x__``
@@ -260,7 +234,7 @@ class BaseRNNCell:
         self.reset()
         inputs, _ = _normalize_sequence(length, inputs, layout, False)
         if begin_state is None:
-            begin_state = self.begin_state(func=_zeros_from(inputs, layout))
+            begin_state = self.begin_state()
         states = begin_state
         outputs = []
         for i in range(length):
@@ -661,7 +635,7 @@ class SequentialRNNCell(BaseRNNCell):
         self.reset()
         num_cells = len(self._cells)
         if begin_state is None:
-            begin_state = self.begin_state(func=_zeros_from(inputs, layout))
+            begin_state = self.begin_state()
         p = 0
         next_states = []
         for i, cell in enumerate(self._cells):
@@ -868,7 +842,7 @@ class BidirectionalCell(BaseRNNCell):
         self.reset()
         inputs, axis = _normalize_sequence(length, inputs, layout, False)
         if begin_state is None:
-            begin_state = self.begin_state(func=_zeros_from(inputs, layout))
+            begin_state = self.begin_state()
         l_cell, r_cell = self._cells
         n_l = len(l_cell.state_info)
         l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=begin_state[:n_l],

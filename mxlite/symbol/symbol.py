@@ -347,44 +347,44 @@ class Symbol:
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     # -- inference -------------------------------------------------------------------
-    def _infer(self, known, rule):
+    def _infer(self, known, rule, backward=False):
         """Propagate ``known`` ({variable name: value}) through the graph; returns
         ``(arg values, output values, aux values, {node id: values per output})``.
 
-        Values flow forward, and back into the inputs a rule fills in: variables
-        (weights from data) and nodes with no inputs whose value was left open (a
-        ``zeros`` of shape ``(2, 0, 5)`` takes its shape from its consumer, as in MXNet).
+        ``rule(node, ins, outs)`` gives a node's inputs and outputs with what it can
+        deduce filled in. Passes go forward and backward over the nodes until nothing
+        changes. With ``backward`` (shapes) any producer takes what a consumer's rule
+        deduced about its output (``b`` in ``a + b`` from ``a``, then back through the
+        op that made ``b``), as MXNet's inference does; otherwise only variables and
+        nodes with no inputs do (a ``zeros`` of shape ``(2, 0, 5)`` takes its shape
+        from its consumer).
         """
         nodes = self._nodes()
         vals = {}
         for node in nodes:
-            if node.op is None:
-                vals[id(node)] = [known.get(node.name)]
-        for _ in range(3):       # forward, then refill inputs from weights, then settle
+            vals[id(node)] = ([known.get(node.name)] if node.op is None
+                              else [None] * node.num_outputs())
+        ops = [n for n in nodes if n.op is not None]
+        for sweep in range(64):     # each change adds knowledge, so this settles
             changed = False
-            for node in nodes:
-                if node.op is None:
-                    continue
-                ins = [vals[id(c)][i] if id(c) in vals else None for c, i in node.inputs]
-                new_ins, outs = rule(node, ins)
+            for node in (ops if sweep % 2 == 0 else reversed(ops)):
+                ins = [vals[id(c)][i] for c, i in node.inputs]
+                outs = vals[id(node)]
+                new_ins, new_outs = rule(node, ins, list(outs))
                 for (c, i), old, new in zip(node.inputs, ins, new_ins):
-                    if _open(old) and not _open(new) and (c.op is None or not c.inputs):
+                    if _adds(new, old) and (backward or c.op is None or not c.inputs):
                         vals[id(c)][i] = new
                         changed = True
-                prev = vals.get(id(node))
-                if outs is not None:
-                    if prev is not None:     # keep what consumers filled in
-                        outs = [o if o is not None else q for o, q in zip(outs, prev)]
-                    vals[id(node)] = list(outs)
-                    changed = changed or prev != vals[id(node)]
-                elif prev is None:
-                    vals[id(node)] = [None] * node.num_outputs()
-            if not changed:
+                for k, (old, new) in enumerate(zip(outs, new_outs or ())):
+                    if _adds(new, old):
+                        outs[k] = new
+                        changed = True
+            if not changed and sweep > 0:
                 break
         args, aux = self._arg_aux_nodes()
         arg_v = [vals[id(n)][0] for n in args]
         aux_v = [vals[id(n)][0] for n in aux]
-        out_v = [vals.get(id(n), [None] * (i + 1))[i] for n, i in self._outputs]
+        out_v = [vals[id(n)][i] for n, i in self._outputs]
         return arg_v, out_v, aux_v, vals
 
     def resolved_params(self, **shapes):
@@ -437,7 +437,7 @@ class Symbol:
         ``(None, None, None)`` when the given shapes do not determine everything.
         """
         arg, out, aux, _ = self._infer_shape_impl(args, kwargs)
-        if any(s is None for s in arg + out + aux):
+        if any(_open(s) for s in arg + out + aux):
             return None, None, None
         return arg, out, aux
 
@@ -449,24 +449,39 @@ class Symbol:
     def _infer_shape_impl(self, args, kwargs):
         known = self._known("shape", args, kwargs, lambda v: tuple(int(d) for d in v))
 
-        def rule(node, ins):
-            ins = [None if s is None or 0 in s else s for s in ins]
+        def rule(node, ins, outs):
+            op = node.op
+            ins = list(ins)
             try:
-                new_ins, outs = node.op.infer_shape(node.p, ins)
+                if op.same_shape:
+                    _same_shapes(op.same_shape, ins, outs)
+                if op.infer_shape_back is not None:
+                    ins = list(op.infer_shape_back(node.p, ins, outs))
+                new_ins, fwd = op.infer_shape(node.p, [None if _open(s) else s for s in ins])
             except Exception as e:
                 raise MXNetError("infer_shape: error in operator %s (%s): %s"
-                                 % (node.name, node.op.name, e)) from None
-            if outs is not None:      # a 0 dim is unknown (to be inferred), not empty
-                outs = [None if 0 in s else tuple(s) for s in outs]
-            return new_ins, outs
-        return self._infer(known, rule)
+                                 % (node.name, op.name, e)) from None
+            ins = [n if not _open(n) else i for n, i in zip(new_ins, ins)]
+            for k, shape in enumerate(fwd or ()):
+                shape = tuple(shape)
+                if 0 in shape:      # a 0 dim is unknown (to be inferred), not empty
+                    if outs[k] is None:
+                        outs[k] = shape
+                    continue
+                if not _open(outs[k]) and outs[k] != shape:
+                    raise MXNetError("infer_shape: error in operator %s (%s): output %d has "
+                                     "shape %s from its inputs but %s from where it is used"
+                                     % (node.name, op.name, k, shape, outs[k]))
+                outs[k] = shape
+            return ins, outs
+        return self._infer(known, rule, backward=True)
 
     def infer_type(self, *args, **kwargs):
         """``(arg_types, out_types, aux_types)`` as NumPy dtypes from some input types;
         unknown inputs take the type of their op's other inputs (float32 by default)."""
         known = self._known("type", args, kwargs, lambda v: np_dtype(v, "infer_type"))
 
-        def rule(node, ins):
+        def rule(node, ins, outs):
             filled = [d for d in ins if d is not None]
             base = filled[0] if filled else np.dtype(np.float32)
             new_ins = [d if d is not None else base for d in ins]
@@ -550,6 +565,41 @@ class Symbol:
 def _open(value):
     """Unknown: None, or a shape with 0 (unknown) dims, such as a deferred weight's."""
     return value is None or (type(value) is tuple and 0 in value)
+
+
+def _adds(new, old):
+    """Whether ``new`` knows more than ``old``: something for nothing, or a shape
+    with fewer unknown (0) dims."""
+    if new is None:
+        return False
+    if old is None:     # (not ``new == old``: a dtype equals None, the default dtype)
+        return True
+    if new == old:
+        return False
+    return (type(old) is tuple and type(new) is tuple and len(new) == len(old)
+            and new.count(0) < old.count(0))
+
+
+def _same_shapes(which, ins, outs):
+    """Fill the shapes of the inputs ``which`` (indices or "all") and of output 0,
+    which are one shape, from each other in place; 0 dims are unknown."""
+    idx = range(len(ins)) if which == "all" else [i for i in which if i < len(ins)]
+    merged = None
+    for s in [ins[i] for i in idx] + [outs[0]]:
+        if s is None:
+            continue
+        if merged is None:
+            merged = tuple(s)
+        elif len(s) != len(merged) or any(a and b and a != b for a, b in zip(s, merged)):
+            raise MXNetError("inputs and output must have one shape, got %s and %s"
+                             % (merged, tuple(s)))
+        else:
+            merged = tuple(a or b for a, b in zip(merged, s))
+    if merged is None:
+        return
+    for i in idx:
+        ins[i] = merged
+    outs[0] = merged
 
 
 def _mapped(new, node, index):

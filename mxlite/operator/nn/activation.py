@@ -83,7 +83,7 @@ register_op("Activation", _act_compute, gradient=_act_grad, raw_gradient=_act_ra
             saves="xy",
             params=[Param("act_type", parse_str, doc="relu, sigmoid, tanh, softrelu, softsign, "
                                                      "log_sigmoid or mish.")],
-            doc="Elementwise activation chosen by ``act_type``.")
+            doc="Elementwise activation chosen by ``act_type``.", same_shape=(0,))
 
 
 # -- LeakyReLU -----------------------------------------------------------------------------
@@ -182,4 +182,4 @@ register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy",
                 "forward): the ``selu`` gradient for x <= 0 is ``y + lambda * alpha`` (MXNet "
                 "gives ``lambda * (y + alpha)``), and the ``rrelu`` gradient in predict mode "
                 "uses the slope ``(lower_bound + upper_bound) / 2`` (MXNet multiplies by the "
-                "output instead).")
+                "output instead).", same_shape=(0,))

@@ -68,4 +68,4 @@ register_op("Dropout", _compute, gradient=_gradient, saves="y",
                     Param("axes", parse_shape, (), "Axes along which one draw is shared."),
                     Param("cudnn_off", parse_bool, False, "Ignored.")],
             doc="Dropout: in training mode each element is zeroed with probability ``p`` and "
-                "the rest scaled by ``1 / (1 - p)``; the identity in predict mode.")
+                "the rest scaled by ``1 / (1 - p)``; the identity in predict mode.", same_shape=(0,))

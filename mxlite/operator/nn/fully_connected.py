@@ -108,6 +108,19 @@ def _raw_gradient(p, xp, x, y, gy, need):
     return [gx, gw, gb]
 
 
+def _infer_shape_back(p, ins, outs):
+    """The data's leading dims from the output's, as MXNet does: a begin state
+    ``zeros((0, H))`` feeding only a FullyConnected takes its batch size this way."""
+    d, o = ins[0], outs[0]
+    if d is None or o is None:
+        return ins
+    lead = 1 if p.flatten else len(d) - 1
+    if len(o) != (2 if p.flatten else len(d)) or len(d) < lead:
+        return ins
+    filled = tuple(o[i] if d[i] == 0 else d[i] for i in range(lead)) + tuple(d[lead:])
+    return [filled] + list(ins[1:])
+
+
 def _infer_shape(p, shapes):
     """Fill weight ``(num_hidden, in_units)`` and bias ``(num_hidden,)`` from the data shape;
     an error naming both shapes when a given weight disagrees."""
@@ -140,6 +153,6 @@ register_op("FullyConnected", _compute, gradient=_gradient, raw_gradient=_raw_gr
                     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
                     Param("flatten", parse_bool, True,
                           "Flatten all but the first axis of the data; else act on the last.")],
-            infer_shape=_infer_shape,
+            infer_shape=_infer_shape, infer_shape_back=_infer_shape_back,
             doc="Fully connected layer: ``y = x W^T + b`` with ``W`` of shape "
                 "``(num_hidden, in_units)``.")

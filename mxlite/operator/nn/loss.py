@@ -154,6 +154,7 @@ register_op("_backward_SoftmaxOutput", _softmax_output_backward,
 register_op("SoftmaxOutput", _softmax_output, inputs=("data", "label"),
             params=_SOFTMAX_OUTPUT_PARAMS, gradient=_softmax_output_grad, saves="xy",
             aliases=("Softmax",), infer_shape=_label_from_data(lambda p, d: _so_layout(p, d)[2]),
+            same_shape=(0,),
             doc="Softmax with a cross-entropy gradient: the forward pass is a softmax (over "
                 "the flattened features, axis 1 with multi_output, the last axis with "
                 "preserve_shape); the backward pass ignores the head gradient and gives "
@@ -186,7 +187,8 @@ def _regression(name, fwd, bwd, doc):
     register_op(bname, backward, inputs=("y", "label"), params=params,
                 doc="Gradient of %s (not differentiable)." % name)
     register_op(name, compute, inputs=("data", "label"), params=params, gradient=gradient,
-                saves="xy", infer_shape=_label_from_data(lambda p, d: d), doc=doc)
+                saves="xy", infer_shape=_label_from_data(lambda p, d: d), same_shape=(0,),
+                doc=doc)
 
 
 _regression("LinearRegressionOutput", lambda xp, x: x.copy(),
@@ -237,7 +239,7 @@ def _make_loss_grad(p, x, y, gy):
 register_op("_backward_MakeLoss", _make_loss_backward, inputs=("y",),
             params=_MAKE_LOSS_PARAMS, doc="Gradient of MakeLoss (not differentiable).")
 register_op("MakeLoss", lambda p, xp, x: x.copy(), inputs=("data",), params=_MAKE_LOSS_PARAMS,
-            gradient=_make_loss_grad, saves="y",
+            gradient=_make_loss_grad, saves="y", same_shape=(0,),
             doc="Mark an array as a loss: identity forward; the backward pass ignores the "
                 "head gradient and writes ``grad_scale / norm`` for every element.")
 
@@ -293,6 +295,6 @@ def _smooth_l1_grad(p, x, y, gy):
 
 
 register_op("smooth_l1", _smooth_l1, params=[Param("scalar", parse_float, 1.0, "sigma.")],
-            gradient=_smooth_l1_grad, saves="x",
+            gradient=_smooth_l1_grad, saves="x", same_shape=(0,),
             doc="Smooth L1: ``0.5 (sigma x)^2`` where ``|x| < 1/sigma^2``, else "
                 "``|x| - 0.5/sigma^2``.")

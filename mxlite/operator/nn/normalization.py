@@ -139,7 +139,7 @@ register_op("BatchNorm", _bn_compute, gradient=_bn_grad, saves="xy",
             doc="Batch normalisation over every axis but ``axis``. In training mode the batch "
                 "statistics are used and ``moving_mean``/``moving_var`` are updated in place "
                 "(``moving = momentum * moving + (1 - momentum) * batch``, biased variance); in "
-                "predict mode the moving statistics are used.")
+                "predict mode the moving statistics are used.", same_shape=(0,))
 
 
 # -- LayerNorm -----------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ register_op("LayerNorm", _ln_compute, gradient=_ln_grad, saves="xy",
                     Param("output_mean_var", parse_bool, False,
                           "Also return the mean and sqrt(var + eps) (axis kept).")],
             doc="Layer normalisation over ``axis``, scaled by ``gamma`` and shifted by ``beta`` "
-                "(both of the size of that axis).")
+                "(both of the size of that axis).", same_shape=(0,))
 
 
 # -- InstanceNorm and GroupNorm ---------------------------------------------------------------
@@ -221,7 +221,7 @@ register_op("InstanceNorm", _in_compute, gradient=_in_grad, saves="x",
             inputs=("data", "gamma", "beta"),
             params=[Param("eps", parse_float, 1e-3, "Added to the variance.")],
             doc="Instance normalisation: each (sample, channel) over its spatial axes, then "
-                "``gamma``/``beta`` per channel.")
+                "``gamma``/``beta`` per channel.", same_shape=(0,))
 
 
 def _gn_shapes(p, x):
@@ -271,7 +271,7 @@ register_op("GroupNorm", _gn_compute, gradient=_gn_grad, saves="xy",
                           "Also return the mean and sqrt(var + eps) per group.")],
             doc="Group normalisation: channels split into ``num_groups`` groups, each "
                 "normalised per sample; ``gamma``/``beta`` have shape ``(num_groups,)`` as in "
-                "MXNet 1.x.")
+                "MXNet 1.x.", same_shape=(0,))
 
 
 # -- L2Normalization ------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ register_op("L2Normalization", _l2_compute, gradient=_l2_grad, saves="x",
             params=[Param("eps", parse_float, 1e-10, "Added to the sum of squares."),
                     Param("mode", parse_str, "instance",
                           "instance (all but axis 0), channel (axis 1) or spatial (axes 2...).")],
-            doc="``x / sqrt(sum(x^2) + eps)`` over the axes chosen by ``mode``.")
+            doc="``x / sqrt(sum(x^2) + eps)`` over the axes chosen by ``mode``.", same_shape=(0,))
 
 
 # -- LRN ------------------------------------------------------------------------------
@@ -361,4 +361,4 @@ register_op("LRN", _lrn_compute, gradient=_lrn_grad, saves="x",
                     Param("knorm", parse_float, 2.0, "The additive constant."),
                     Param("nsize", parse_int, doc="The number of channels summed over.")],
             doc="Local response normalisation across channels: "
-                "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.")
+                "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.", same_shape=(0,))

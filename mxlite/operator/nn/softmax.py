@@ -155,14 +155,14 @@ _PARAMS = [Param("axis", parse_int, -1, "The axis to normalise over."),
 register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0),
             raw_gradient=_softmax_raw_rule(1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
-            doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.")
+            doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.", same_shape=(0,))
 register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0),
             raw_gradient=_softmax_raw_rule(-1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
-            doc="``softmax(-x)`` along ``axis``.")
+            doc="``softmax(-x)`` along ``axis``.", same_shape=(0,))
 register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad,
             raw_gradient=_log_softmax_raw_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
-            doc="``log(softmax(x))`` along ``axis``, computed stably.")
+            doc="``log(softmax(x))`` along ``axis``, computed stably.", same_shape=(0,))
 
 
 # -- SoftmaxActivation ----------------------------------------------------------------------
@@ -195,4 +195,4 @@ def _sa_grad(p, x, y, gy):
 register_op("SoftmaxActivation", _sa_compute, gradient=_sa_grad, saves="y",
             params=[Param("mode", parse_str, "instance",
                           "'instance': over all but the first axis; 'channel': over axis 1.")],
-            doc="Softmax over each instance (all axes but the first) or over channels (axis 1).")
+            doc="Softmax over each instance (all axes but the first) or over channels (axis 1).", same_shape=(0,))

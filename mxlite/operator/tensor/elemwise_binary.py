@@ -100,6 +100,7 @@ def _binary(name, kernel, grad, saves, check_shape, aliases=()):
     raw = raw_gradient if grad and arithmetic_only(grad) else None
     register_op(name, compute, inputs=("lhs", "rhs"), gradient=gradient if grad else None,
                 raw_gradient=raw, saves=saves, aliases=aliases,
+                same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise %s of two arrays%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
 
@@ -113,6 +114,7 @@ def _compare(name, kernel, check_shape, aliases=()):
         return kernel(xp, a, b).astype(a.dtype)
 
     register_op(name, compute, inputs=("lhs", "rhs"), aliases=aliases,
+                same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise ``%s`` (1 or 0, in the input dtype)%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
 
@@ -201,7 +203,7 @@ def _scalar_op(name, kernel, grad, saves):
 
     register_op(name, compute, params=_SCALAR_PARAMS, gradient=gradient, saves=saves,
                 raw_gradient=raw_gradient if arithmetic_only(grad) else None,
-                aliases=_SCALAR_ALIASES.get(name, ()),
+                aliases=_SCALAR_ALIASES.get(name, ()), same_shape=(0,),
                 doc="Elementwise %s with a scalar." % name.strip("_").replace("_scalar", ""))
 
 
@@ -210,7 +212,7 @@ for _n, _k, _g, _s in _SCALAR:
 
 for _n, _k in _SCALAR_COMPARE:
     register_op(_n, (lambda k: lambda p, xp, x: k(xp, x, _scalar_of(x, p.scalar)).astype(x.dtype))(_k),
-                params=_SCALAR_PARAMS,
+                params=_SCALAR_PARAMS, same_shape=(0,),
                 doc="Elementwise comparison with a scalar (1 or 0, in the input dtype).")
 
 
@@ -239,6 +241,6 @@ def _parse_count(v):
 
 register_op("add_n", _add_n, inputs=lambda p: ["arg%d" % i for i in range(p.num_args)],
             params=[Param("num_args", _parse_count, doc="Number of inputs.")],
-            gradient=_add_n_grad, saves="", variadic="num_args",
+            gradient=_add_n_grad, saves="", variadic="num_args", same_shape="all",
             aliases=("ElementWiseSum",),
             doc="Sum of all the input arrays, elementwise.")

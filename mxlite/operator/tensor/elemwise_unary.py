@@ -39,7 +39,7 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
             return [grad(x[0], y[0], gy[0])]
 
     return register_op(name, compute, gradient=gradient if grad is not None else None,
-                       raw_gradient=raw, saves=saves, aliases=aliases,
+                       raw_gradient=raw, saves=saves, aliases=aliases, same_shape=(0,),
                        doc=doc or "Elementwise %s." % name)
 
 
@@ -152,7 +152,7 @@ def _relu_backward_grad(p, x, y, gy):
 
 # NOTE: one op for ``gy * (x > 0)``, to save a comparison op per ReLU in backward.
 register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu_backward_grad,
-            saves="x", doc="Gradient of relu: ``gy * (x > 0)``.")
+            saves="x", doc="Gradient of relu: ``gy * (x > 0)``.", same_shape=(0, 1))
 
 
 
@@ -161,18 +161,18 @@ for _name, _fwd, _grad, _saves in _TABLE:
 
 for _name, _fwd, _doc in _ROUNDING:
     register_op(_name, (lambda f: lambda p, xp, x: f(xp, x))(_fwd), gradient=zeros_grad,
-                saves="", doc=_doc)
+                saves="", same_shape=(0,), doc=_doc)
 
 register_op("_digamma", lambda p, xp, x: special.digamma(xp, x), saves="",
-            doc="The digamma function (the gradient of gammaln); not differentiable.")
+            doc="The digamma function (the gradient of gammaln); not differentiable.", same_shape=(0,))
 
 register_op("logical_not", lambda p, xp, x: (x == 0).astype(x.dtype),
-            doc="Logical not: 1 where the input is 0, else 0 (in the input's dtype).")
+            doc="Logical not: 1 where the input is 0, else 0 (in the input's dtype).", same_shape=(0,))
 
 register_op("zeros_like", lambda p, xp, x: xp.zeros_like(x), gradient=zeros_grad, saves="",
-            doc="An array of zeros with the input's shape and dtype.")
+            doc="An array of zeros with the input's shape and dtype.", same_shape=(0,))
 register_op("ones_like", lambda p, xp, x: xp.ones_like(x), gradient=zeros_grad, saves="",
-            doc="An array of ones with the input's shape and dtype.")
+            doc="An array of ones with the input's shape and dtype.", same_shape=(0,))
 
 
 def _identity_grad(p, x, y, gy):
@@ -180,7 +180,7 @@ def _identity_grad(p, x, y, gy):
 
 
 register_op("identity", lambda p, xp, x: x.copy(), gradient=_identity_grad, saves="",
-            aliases=("_copy",), doc="A copy of the input.")
+            aliases=("_copy",), doc="A copy of the input.", same_shape=(0,))
 
 
 def _block_grad(p, x, y, gy):
@@ -189,7 +189,7 @@ def _block_grad(p, x, y, gy):
 
 register_op("BlockGrad", lambda p, xp, x: x.copy(), gradient=_block_grad, saves="",
             aliases=("stop_gradient",),
-            doc="The input unchanged, with a zero gradient: stops gradients flowing back.")
+            doc="The input unchanged, with a zero gradient: stops gradients flowing back.", same_shape=(0,))
 
 
 def _hard_sigmoid(p, xp, x):
@@ -203,7 +203,7 @@ def _hard_sigmoid_grad(p, x, y, gy):
 
 register_op("hard_sigmoid", _hard_sigmoid, gradient=_hard_sigmoid_grad, saves="x",
             params=[Param("alpha", parse_float, 0.2), Param("beta", parse_float, 0.5)],
-            doc="``max(0, min(1, alpha * x + beta))``.")
+            doc="``max(0, min(1, alpha * x + beta))``.", same_shape=(0,))
 
 
 def _clip(p, xp, x):
@@ -216,7 +216,7 @@ def _clip_grad(p, x, y, gy):
 
 register_op("clip", _clip, gradient=_clip_grad, saves="x",
             params=[Param("a_min", parse_float), Param("a_max", parse_float)],
-            doc="Clip values to ``[a_min, a_max]``; the gradient is zero outside.")
+            doc="Clip values to ``[a_min, a_max]``; the gradient is zero outside.", same_shape=(0,))
 
 
 # -- casts and copies -------------------------------------------------------------
@@ -231,7 +231,7 @@ def _cast_grad(p, x, y, gy):
 
 register_op("Cast", _cast, gradient=_cast_grad, saves="", aliases=("cast",),
             params=[Param("dtype", lambda v: np_dtype(v, "Cast"))],
-            doc="Cast to ``dtype``.")
+            doc="Cast to ``dtype``.", same_shape=(0,))
 
 
 def _copyto(p, xp, x):

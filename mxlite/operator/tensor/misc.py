@@ -45,7 +45,7 @@ register_op("make_loss", lambda p, xp, x: x.copy(), gradient=_make_loss_grad,
             raw_gradient=_ones_raw, saves="", output_names=("loss",),
             doc="Mark an array as a loss: identity forward, and a gradient of ones whatever "
                 "the head gradient (unlike ``MakeLoss`` it has no grad_scale or "
-                "normalization).")
+                "normalization).", same_shape=(0,))
 
 
 # -- batch_take -----------------------------------------------------------------------
