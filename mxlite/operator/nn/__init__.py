@@ -1,4 +1,4 @@
 """Neural-network ops (FullyConnected, Convolution, Pooling, normalisation, losses, RNN ...)."""
 from . import (fully_connected, convolution, pooling, activation, softmax,  # noqa: F401
                normalization, dropout, embedding, upsampling, loss, sequence, ctc, rnn,
-               sampling, detection, fused)
+               sampling, detection, multibox, fused)
