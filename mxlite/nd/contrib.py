@@ -1,6 +1,7 @@
 """``mx.nd.contrib``: filled from the operator registry (ops named contrib*)."""
 
 import numpy as _np
+from .contrib_control_flow import cond, foreach, while_loop  # noqa: F401
 
 
 def isinf(data):
