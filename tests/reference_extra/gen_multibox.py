@@ -124,6 +124,13 @@ def target_cases():
     flat = np.zeros((2, 3, a2.shape[1]), np.float32)
     case("target_ties", tgt, [a2, dup, flat], {})
     case("target_ties_mining", tgt, [a2, dup, flat], {"negative_mining_ratio": 3})
+    # Near-tied background probabilities: the mining cut falls among values a few ulp
+    # apart (and among exact ties).
+    base = np.tile(RNG.standard_normal((1, 5, 1)), (4, 1, a1.shape[1]))
+    near = (base + RNG.standard_normal(base.shape) * 2e-7).astype(np.float32)
+    case("target_mining_near_ties", tgt, [a1, lab, near], {"negative_mining_ratio": 3})
+    near[:, :, ::3] = near[:, :, :1]
+    case("target_mining_exact_ties", tgt, [a1, lab, near], {"negative_mining_ratio": 2})
     # Clipped anchors on a larger map with many objects; several seeds.
     a3 = anchors(8, 8, [0.2, 0.1, 0.4], [1, 2, 0.5], clip=True)      # 320 anchors
     for s in range(3):
@@ -177,9 +184,51 @@ def detection_cases():
               "nms_topk": [-1, -1, 50][s], "clip": s != 2})
 
 
+class TinySSD(mx.gluon.HybridBlock):
+    """One feature map, two anchor shapes, a class and a box head (the end-to-end case
+    of the tests, which rebuild it with mxlite)."""
+
+    def __init__(self, num_classes=3, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.body = mx.gluon.nn.Conv2D(8, 3, strides=2, padding=1, activation="relu")
+            self.cls = mx.gluon.nn.Conv2D(3 * (num_classes + 1), 3, padding=1)
+            self.loc = mx.gluon.nn.Conv2D(3 * 4, 3, padding=1)
+        self.num_classes = num_classes
+
+    def hybrid_forward(self, F, x, label):
+        feat = self.body(x)
+        anchor = F.contrib.MultiBoxPrior(feat, sizes=(0.5, 0.3), ratios=(1, 2))
+        cls = F.transpose(self.cls(feat), (0, 2, 3, 1)).reshape((0, -1, self.num_classes + 1))
+        cls = F.transpose(cls, (0, 2, 1))
+        loc = F.flatten(F.transpose(self.loc(feat), (0, 2, 3, 1)))
+        loc_t, loc_m, cls_t = F.contrib.MultiBoxTarget(anchor, label, cls,
+                                                       negative_mining_ratio=3)
+        det = F.contrib.MultiBoxDetection(F.softmax(cls, axis=1), loc, anchor,
+                                          nms_threshold=0.45)
+        return anchor, cls, loc, loc_t, loc_m, cls_t, det
+
+
+def e2e_case():
+    """TinySSD hybridized: weights, inputs and every output, under ``ssd_e2e/``."""
+    net = TinySSD(prefix="tinyssd_")
+    net.initialize(mx.init.Normal(0.5))
+    net.hybridize()
+    x = RNG.uniform(0, 1, (2, 3, 8, 8)).astype(np.float32)
+    lab = labels(2, 5, 3, 3, counts=[2, 1])
+    outs = net(mx.nd.array(x), mx.nd.array(lab))
+    rec = {"x": x, "label": lab}
+    for k, v in net.collect_params().items():
+        rec["w_" + k] = v.data().asnumpy()
+    for i, o in enumerate(outs):
+        rec["out%d" % i] = o.asnumpy()
+    CASES["ssd_e2e"] = rec
+
+
 def main():
     target_cases()
     detection_cases()
+    e2e_case()
     flat = {"%s/%s" % (c, k): v for c, rec in CASES.items() for k, v in rec.items()}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "multibox.npz")
     np.savez_compressed(path, **flat)

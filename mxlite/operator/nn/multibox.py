@@ -7,7 +7,7 @@ kernels bit for bit where it matters:
 
 - arithmetic in float32 in MXNet's order, with the platform C library's ``logf`` and
   ``expf`` (what MXNet's kernels call) where their results land in an output; NumPy's
-  float32 ``log``/``exp`` differ from them in up to a few percent of inputs by an ulp;
+  float32 ``log``/``exp`` differ from them by an ulp for many inputs;
 - ties: the first anchor (then the first ground truth) wins a match, sorts are stable;
 - MultiBoxTarget reads labels up to the first row whose class is -1 (later rows are
   ignored, as in MXNet), leaves an image without ground truth at ``ignore_label``,
@@ -137,7 +137,7 @@ def _num_valid(label):
 def _match_best(xp, iou):
     """Greedy bipartite stage: repeatedly the largest overlap over unmatched anchors and
     unmatched ground truths (first anchor, then first ground truth on ties) above 1e-6.
-    Returns (anchor, gt, iou) triples."""
+    Returns (anchor, gt) pairs."""
     a_n, g_n = iou.shape
     taken_a = xp.zeros(a_n, dtype=bool)
     taken_g = xp.zeros(g_n, dtype=bool)
@@ -149,7 +149,7 @@ def _match_best(xp, iou):
         v = iou[j, k]
         if not bool(v > _F32(1e-6)):
             break
-        pairs.append((j, k, v))
+        pairs.append((j, k))
         taken_a[j] = True
         taken_g[k] = True
     return pairs
@@ -243,7 +243,7 @@ def _target_image(p, xp, anchors, label, logits, var):
         return flags, match
     iou = _overlaps(xp, anchors, label[:n_gt, 1:5])
     best, best_iou = _best_gt(xp, iou)
-    for j, k, _ in _match_best(xp, iou):
+    for j, k in _match_best(xp, iou):
         flags[j] = 1
         match[j] = k
     free = flags != 1
@@ -346,31 +346,52 @@ def _decode(p, xp, anchors, loc, var):
     return box
 
 
-def _pair_iou(xp, a, b):
-    """MXNet's CalculateOverlap of one box ``a`` (4,) with boxes ``b`` (n, 4)."""
+def _iou_matrix(xp, a, b):
+    """MXNet's CalculateOverlap of every box in ``a`` (m, 4) with every box in ``b``
+    (k, 4): (m, k), 0 where the union is not positive."""
+    a, b = a[:, None], b[None]
     zero = _F32(0)
-    w = xp.maximum(zero, xp.minimum(a[2], b[:, 2]) - xp.maximum(a[0], b[:, 0]))
-    h = xp.maximum(zero, xp.minimum(a[3], b[:, 3]) - xp.maximum(a[1], b[:, 1]))
+    w = xp.maximum(zero, xp.minimum(a[..., 2], b[..., 2]) - xp.maximum(a[..., 0], b[..., 0]))
+    h = xp.maximum(zero, xp.minimum(a[..., 3], b[..., 3]) - xp.maximum(a[..., 1], b[..., 1]))
     i = w * h
-    u = (a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - i
+    u = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]) \
+        + (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]) - i
     with np.errstate(divide="ignore", invalid="ignore"):
         return xp.where(u <= 0, zero, i / xp.where(u <= 0, _F32(1), u))
+
+
+def _greedy_keep(xp, boxes, thr, block=1024):
+    """Which of ``boxes`` (n, 4), visited in order, survive greedy NMS: a box goes when
+    its IoU with an earlier surviving box is >= ``thr``.
+
+    Blocks of ``block`` boxes: each is first checked against every survivor before
+    it in one product, then resolved in order within itself."""
+    n = boxes.shape[0]
+    keep = np.ones(n, dtype=bool)
+    for s in range(0, n, block):
+        blk = boxes[s:s + block]
+        alive = keep[s:s + block]
+        prev = np.nonzero(keep[:s])[0]
+        if len(prev):
+            alive &= ~_host((_iou_matrix(xp, boxes[xp.asarray(prev)], blk) >= thr).any(0))
+        hit = _host(_iou_matrix(xp, blk, blk) >= thr)
+        for i in range(len(alive)):
+            if alive[i]:
+                alive[i + 1:] &= ~hit[i, i + 1:]
+    return keep
 
 
 def _nms(p, xp, rows):
     """Greedy NMS over ``rows`` (n, 6) in order, in place: a row whose IoU with a kept
     earlier row (of the same class unless force_suppress) is >= nms_threshold gets
-    class -1."""
+    class -1. Classes never suppress each other, so each is resolved alone."""
     thr = _F32(p.nms_threshold)
-    for i in range(rows.shape[0]):
-        if rows[i, 0] < 0:
-            continue
-        rest = rows[i + 1:]
-        hit = rest[:, 0] >= 0
-        if not p.force_suppress:
-            hit &= rest[:, 0] == rows[i, 0]
-        hit &= _pair_iou(xp, rows[i, 2:6], rest[:, 2:6]) >= thr
-        rest[:, 0] = xp.where(hit, _F32(-1), rest[:, 0])
+    ids = _host(rows[:, 0])
+    groups = [np.arange(len(ids))] if p.force_suppress else \
+        [np.nonzero(ids == c)[0] for c in np.unique(ids)]
+    for idx in groups:
+        gone = ~_greedy_keep(xp, rows[xp.asarray(idx), 2:6], thr)
+        rows[xp.asarray(idx[gone]), 0] = _F32(-1)
     return rows
 
 
