@@ -2,17 +2,19 @@
 
 Functions are added by a registry listener, so an op a user registers later
 appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
-``_random_*`` ops also in ``mx.nd.linalg``, ``mx.nd.contrib``, ``mx.nd.random``).
+``_random_*`` and ``_image_*`` ops also in ``mx.nd.linalg``, ``mx.nd.contrib``,
+``mx.nd.random``, ``mx.nd.image``).
 """
 from .ndarray import NDArray, array, empty, from_numpy
-from . import ndarray, linalg, contrib, random, _internal
+from . import ndarray, linalg, contrib, random, image, _internal
 from .functions import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer  # noqa: F401
 from . import register as _register_mod
 from ..operator import registry as _registry
 
 op = _internal   # MXNet exposes the raw op functions as mx.nd.op as well
-_SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "_internal": _internal}
+_SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "image": image,
+               "_internal": _internal}
 
 
 def _add_op(op_decl):

@@ -7,7 +7,10 @@ ops and the lighting ops take one HWC image with 1 or 3 channels; ``to_tensor``,
 
 Numbers follow MXNet's CPU kernels: colour arithmetic in float32, integer outputs
 clipped to [0, 255] and truncated (MXNet's ``saturate_cast``); ``resize`` is OpenCV's
-``cv::resize`` (which MXNet calls), with its fixed-point bilinear for uint8.
+``cv::resize`` (which MXNet calls), with its fixed-point bilinear for uint8. Two MXNet
+bugs are not copied: its flips leave the middle column (row) of an odd-sized image
+unwritten, and its saturation takes 0.114 * blue as the grey level (mxlite uses the
+BT.601 luma of the other colour ops).
 
 Random ops draw from ``mx.random``'s generator of the input's device, so
 ``mx.random.seed(n)`` repeats them. Those whose gradient needs the draw (the flips and
@@ -406,9 +409,12 @@ def _adjust_saturation(xp, x, alpha):
     if x.shape[2] == 1:
         return x.copy()
     dt = _arith_dtype(x)
-    # NOTE: MXNet 1.9.1's loop assigns instead of accumulating the grey level, so its
-    # "grey" is 0.114 * blue alone; kept, so that the numbers are MXNet's.
-    gray = x[..., 2:3].astype(dt) * dt(_F32(_GRAY[2])) * dt(_F32(1) - _F32(alpha))
+    # NOTE: MXNet 1.9.1's loop assigns where it should accumulate, so its "grey" is
+    # 0.114 * blue alone and its saturation also tints the image. mxlite uses the
+    # grey level of the other colour ops (BT.601 luma, the contrast op's too).
+    v = x[..., :3].astype(dt)
+    gray = (v[..., 0:1] * dt(_F32(_GRAY[0])) + v[..., 1:2] * dt(_F32(_GRAY[1]))
+            + v[..., 2:3] * dt(_F32(_GRAY[2]))) * dt(_F32(1) - _F32(alpha))
     return _saturate(xp, gray + x.astype(dt) * dt(alpha), x.dtype)
 
 
@@ -454,10 +460,11 @@ def _saturation_grad(p, x, y, gy):
     if x[0].shape[2] == 1:
         return [g * 1]
     nd = _nd()
-    # y_c = a x_c + (1 - a) 0.114 x_blue (see _adjust_saturation)
-    extra = nd.sum(g, axis=2, keepdims=True) * ((1.0 - a) * _GRAY[2])
-    zeros = nd.zeros(x[0].shape[:2] + (2,), dtype=g.dtype, ctx=g.context)
-    return [g * a + nd.concat(zeros, extra, dim=2)]
+    # y_c = a x_c + (1 - a) gray, gray = sum_k w_k x_k over R, G, B (_adjust_saturation)
+    c = x[0].shape[2]
+    weights = nd.array(np.array(_GRAY + (0.0,) * (c - 3)).reshape(1, 1, c) * (1.0 - a),
+                       dtype=g.dtype, ctx=g.context)
+    return [g * a + nd.broadcast_mul(nd.sum(g, axis=2, keepdims=True), weights)]
 
 
 _random_enhance_op("random_brightness", _adjust_brightness, _brightness_grad)
@@ -603,40 +610,3 @@ register_op("_image_adjust_lighting", _adjust_lighting, gradient=_identity_grad,
 register_op("_image_random_lighting", _random_lighting, gradient=_identity_grad, saves="",
             params=[Param("alpha_std", parse_float, 0.05, "Std of the lighting alphas.")],
             doc="``adjust_lighting`` with alphas drawn from N(0, alpha_std).", same_shape=(0,))
-
-
-# -- mx.nd.image / mx.sym.image ----------------------------------------------------
-# NOTE: mx.nd and mx.sym build their sub-namespaces from a fixed table (linalg,
-# contrib, random) that has no "image"; until it does, the two namespaces are
-# attached here, each resolving ``image.<name>`` to the op function ``_image_<name>``.
-
-def _image_namespace(qualname, internal):
-    import types
-    mod = types.ModuleType(qualname, "``%s``: the image ops (``_image_*``)."
-                           % qualname.replace("mxlite.", "mx.").replace("ndarray", "nd")
-                           .replace("symbol", "sym"))
-
-    def getattr_(short):
-        fn = getattr(internal, "_image_" + short, None)
-        if fn is None or short.startswith("_"):
-            raise AttributeError("module %r has no attribute %r" % (qualname, short))
-        return fn
-
-    def dir_():
-        return sorted(n[len("_image_"):] for n in dir(internal) if n.startswith("_image_"))
-    mod.__getattr__ = getattr_
-    mod.__dir__ = dir_
-    return mod
-
-
-def _attach_namespaces():
-    import sys
-    from .. import nd, symbol
-    for pkg in (nd, symbol):
-        if not hasattr(pkg, "image"):
-            mod = _image_namespace(pkg.__name__ + ".image", pkg._internal)
-            pkg.image = mod
-            sys.modules[mod.__name__] = mod
-
-
-_attach_namespaces()

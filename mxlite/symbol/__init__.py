@@ -11,11 +11,13 @@ import types as _types
 linalg = _types.ModuleType("mxlite.symbol.linalg", "``mx.sym.linalg``")
 contrib = _types.ModuleType("mxlite.symbol.contrib", "``mx.sym.contrib``")
 random = _types.ModuleType("mxlite.symbol.random", "``mx.sym.random``")
+image = _types.ModuleType("mxlite.symbol.image", "``mx.sym.image``")
 _internal = _types.ModuleType("mxlite.symbol._internal", "raw op functions")
 op = _internal
 _PYTHON_FUNCTIONS = {"Symbol", "Variable", "var", "Group", "load", "load_json"} | set(
     _functions.__all__)
-_SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "_internal": _internal}
+_SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "image": image,
+               "_internal": _internal}
 
 
 def _op_call(op_name, inputs, params, hint=None):
