@@ -1,6 +1,6 @@
 """Golden data for mx.nd.image.* (tests/test_op_image.py), from real MXNet 1.9.1.
 
-Run with MXNet's interpreter: ``/tmp/mxvenv/bin/python tests/reference_extra/gen_image_ops.py``.
+Run with a Python that has MXNet 1.9.1: ``python tests/reference_extra/gen_image_ops.py``.
 Writes ``image_ops.npz``: for each case ``<case>/x`` (input), ``<case>/y`` (output),
 ``<case>/op`` and ``<case>/params`` (JSON), and for differentiable cases ``<case>/gy``
 (head gradient) and ``<case>/gx`` (input gradient). Random colour ops are recorded
