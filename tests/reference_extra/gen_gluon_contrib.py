@@ -1,7 +1,8 @@
 """Golden data for mx.gluon.contrib.nn / .rnn / .data from real MXNet 1.9.1.
 
 Run: ``MXNET_MKLDNN_ENABLED=0 /tmp/mxvenv/bin/python
-tests/reference_extra/gen_gluon_contrib.py`` (an environment with ``pip install "numpy<1.24" mxnet==1.9.1``). Writes gluon_contrib.npz next to this file.
+tests/reference_extra/gen_gluon_contrib.py`` (an environment with
+``pip install "numpy<1.24" mxnet==1.9.1``). Writes gluon_contrib.npz next to this file.
 
 The case builders take the ``mx`` module, so the tests build the very same blocks with
 mxlite (this file imports mxnet only in main()). For each case ``<c>``:
