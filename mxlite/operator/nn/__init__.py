@@ -2,3 +2,5 @@
 from . import (fully_connected, convolution, pooling, activation, softmax,  # noqa: F401
                normalization, dropout, embedding, upsampling, loss, sequence, ctc, rnn,
                sampling, detection, multibox, fused)
+from . import deformable  # noqa: F401
+from . import two_stage  # noqa: F401
