@@ -23,6 +23,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.base import MXNetError
+from mxlite.operator import libm
 from mxlite.operator.nn import multibox
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -83,7 +84,7 @@ def test_golden_refusals(name):
 def test_without_c_library_within_an_ulp(monkeypatch):
     """Without the C library's expf/logf (GPU, other platforms) the float64 fallback
     stays within an ulp of MXNet."""
-    monkeypatch.setattr(multibox, "_libm", lambda name: None)
+    monkeypatch.setattr(libm, "c_function", lambda name: None)
     for name in ("target_large_plain_0", "target_large_0", "det_large_2"):
         op, params, ins, outs, _ = _gold(name)
         ys = _fn(op)(*[mx.nd.array(a) for a in ins], **params)
@@ -97,7 +98,7 @@ def test_without_c_library_within_an_ulp(monkeypatch):
 def test_mining_band_equals_exact_ranking():
     """The vectorised ranking refined near the cut picks what ranking every anchor by
     the C library's expf picks, ties to the lower index."""
-    if multibox._libm("expf") is None:
+    if libm.c_function("expf") is None:
         pytest.skip("no C library expf here")
     for scale in (1e-7, 1e-3, 2.0):
         base = RNG.standard_normal((6, 1))

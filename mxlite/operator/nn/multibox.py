@@ -19,13 +19,10 @@ As in MXNet, only float32 inputs are accepted, ``background_id`` of MultiBoxDete
 and ``minimum_negative_samples`` of MultiBoxTarget are accepted but unused (class 0 is
 the background), and the gradients are zero.
 """
-import ctypes
-import ctypes.util
-import functools
-
 import numpy as np
 
 from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_tuple
+from .. import libm
 from ..registry import register_op, Param
 from ..util import zeros_grad
 from .detection import _host
@@ -47,40 +44,12 @@ def _variances(name, p):
     return [_F32(v) for v in p.variances]
 
 
-@functools.lru_cache(maxsize=None)
-def _libm(name):
-    """The C library's float32 function ``name`` (``expf``, ``logf``), or None."""
-    for path in ("libm.so.6", ctypes.util.find_library("m")):
-        try:
-            fn = getattr(ctypes.CDLL(path), name)
-        except (OSError, AttributeError, TypeError):
-            continue
-        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-        return fn
-    return None
-
-
-def _float32_fn(xp, v, name, wide):
-    """``name`` (expf/logf) of a float32 array as MXNet's C++ gets it: the C library's
-    function elementwise on NumPy arrays; elsewhere (or without a C library) the
-    float64 ``wide`` rounded once, which is within an ulp.
-
-    NOTE: glibc's expf/logf are not correctly rounded, and NumPy's float32 exp/log
-    differ from both; one scalar call per element is the price of MXNet's bits."""
-    fn = _libm(name) if xp is np else None
-    if fn is None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return wide(v.astype(np.float64)).astype(_F32)
-    flat = np.fromiter(map(fn, v.ravel().tolist()), dtype=_F32, count=v.size)
-    return flat.reshape(v.shape)
-
-
 def _expf(xp, v):
-    return _float32_fn(xp, v, "expf", xp.exp)
+    return libm.expf(xp, v)
 
 
 def _logf(xp, v):
-    return _float32_fn(xp, v, "logf", xp.log)
+    return libm.logf(xp, v)
 
 
 def _expf_fast(xp, v):
@@ -183,7 +152,7 @@ def _hardest(xp, logits, n):
     recomputed with the C library's expf."""
     prob = _background_prob(xp, logits, _expf_fast)
     order = xp.argsort(prob, kind="stable")
-    if n >= prob.shape[0] or xp is not np or _libm("expf") is None:
+    if n >= prob.shape[0] or xp is not np or libm.c_function("expf") is None:
         return order[:n]
     cut = prob[order[n - 1]]
     # Each of the C exps and sums may move the result by an ulp: a band of twice

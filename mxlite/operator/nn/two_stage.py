@@ -22,15 +22,12 @@ ceil) over the input channel of the bin's group cell; it is linear in ``data``, 
 its gradient is a registered adjoint op whose own gradient is PSROIPooling again.
 As in MXNet, ``rois`` get no gradient and Proposal's gradients are zero.
 """
-import ctypes
-import ctypes.util
-import functools
-
 import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_tuple, \
     parse_shape
+from .. import libm
 from ..registry import register_op, Param
 from ..util import zeros_grad
 from .detection import _host, _c_round, _check_rois, _batch_index
@@ -38,30 +35,9 @@ from .detection import _host, _c_round, _check_rois, _batch_index
 _F32 = np.float32
 
 
-@functools.lru_cache(maxsize=None)
-def _libm_expf():
-    """The C library's ``expf`` (what MXNet's kernel calls), or None."""
-    for path in ("libm.so.6", ctypes.util.find_library("m")):
-        try:
-            fn = ctypes.CDLL(path).expf
-        except (OSError, AttributeError, TypeError):
-            continue
-        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-        return fn
-    return None
-
-
 def _expf(v):
-    """float32 ``exp`` with MXNet's bits: the C library's ``expf`` per element.
-
-    NOTE: NumPy's float32 exp differs from glibc's expf by an ulp for many inputs,
-    and such an ulp moves a proposal's corner; without a C library, the float64
-    exp rounded once (within an ulp)."""
-    fn = _libm_expf()
-    if fn is None:
-        with np.errstate(over="ignore"):
-            return np.exp(v.astype(np.float64)).astype(_F32)
-    return np.fromiter(map(fn, v.ravel().tolist()), dtype=_F32, count=v.size).reshape(v.shape)
+    """float32 ``exp`` with MXNet's bits (see :mod:`mxlite.operator.libm`)."""
+    return libm.expf(np, v)
 
 
 # -- Proposal ---------------------------------------------------------------------------
