@@ -4,3 +4,5 @@ from . import (fully_connected, convolution, pooling, activation, softmax,  # no
                sampling, detection, multibox, fused)
 from . import deformable  # noqa: F401
 from . import two_stage  # noqa: F401
+from . import contrib_extra  # noqa: F401
+from ..tensor import optimizer_extra  # noqa: F401
