@@ -6,7 +6,8 @@ an environment with ``pip install "numpy<1.24" mxnet==1.9.1``. Writes
 {name, kind, op (path under mx.nd), kwargs, n_in, n_out, ...}:
 
 - kind ``grad``: ``c/x<i>`` inputs, ``c/y<i>`` outputs, ``c/gy<i>`` head gradients,
-  ``c/gx<i>`` the input gradients (for the inputs listed in ``grad``).
+  ``c/gx<i>`` the input gradients (for the inputs listed in ``grad``), ``c/a<i>`` the
+  inputs after the call (BatchNorm's moving statistics). Recorded in training mode.
 - kind ``update``: optimizer ops. ``c/x<i>`` inputs before the call, ``c/a<i>`` the
   same inputs after it (states updated in place), ``c/y<i>`` outputs; ``inplace``
   cases pass ``out=`` the weights (inputs 0, stride, 2*stride ...), as MXNet's
@@ -27,7 +28,15 @@ def u(shape, lo=-1.0, hi=1.0, dtype=np.float32):
     return RNG.uniform(lo, hi, shape).astype(dtype)
 
 
+def _bn_relu(*x, **kw):
+    # NOTE: MXNet 1.9.1's BatchNormWithReLU runs only with MKL-DNN (not in the pip
+    # wheel's CPU path): its definition, relu(BatchNorm(...)), stands in for it.
+    return mx.nd.relu(mx.nd.BatchNorm(*x, **kw))
+
+
 def _op(path):
+    if path == "contrib.BatchNormWithReLU":
+        return _bn_relu
     fn = mx.nd
     for part in path.split("."):
         fn = getattr(fn, part)
@@ -55,6 +64,8 @@ def grad_case(name, op, inputs, kwargs, grad=None, n_out=None, head=None, extra=
         DATA["%s/gy%d" % (name, i)] = g
     for i in grad:
         DATA["%s/gx%d" % (name, i)] = xs[i].grad.asnumpy()
+    for i, x in enumerate(xs):
+        DATA["%s/a%d" % (name, i)] = x.asnumpy()     # after the call (moving statistics)
     c = dict(name=name, kind="grad", op=op, kwargs=kwargs, n_in=len(inputs), n_out=len(ys),
              grad=grad)
     c.update(extra or {})
@@ -108,6 +119,29 @@ def _attention():
         grad_case("encdec_valatt_" + tag, "contrib.interleaved_matmul_encdec_valatt",
                   [kv, att], dict(heads=H))
     grad_case("div_sqrt_dim", "contrib.div_sqrt_dim", [u((2, 3, 7))], {})
+
+
+# ----------------------------------------------------------------------------------------
+# 2. Other contrib ops (fft/ifft run on GPU only in MXNet 1.9.1: no golden data)
+
+def _others():
+    c = 3
+    for fix_gamma in (True, False):
+        grad_case("bn_relu_fix%d" % fix_gamma, "contrib.BatchNormWithReLU",
+                  [u((2, c, 3, 2)), u((c,), 0.5, 1.5), u((c,), -.2, .2), u((c,), -.1, .1),
+                   u((c,), 0.5, 1.5)],
+                  dict(fix_gamma=fix_gamma, momentum=0.8, eps=1e-4), grad=[0, 1, 2])
+    grad_case("bn_relu_axis_last", "contrib.BatchNormWithReLU",
+              [u((4, 2, c)), u((c,), 0.5, 1.5), u((c,), -.2, .2), np.zeros(c, np.float32),
+               np.ones(c, np.float32)], dict(fix_gamma=False, axis=-1), grad=[0, 1, 2])
+    s = np.array([[[0.5, 0.6], [0.1, 0.2], [0.3, 0.4]]], np.float32)
+    grad_case("bipartite_doc", "contrib.bipartite_matching", [s],
+              dict(threshold=1e-12, is_ascend=False), grad=[])
+    s = np.round(u((2, 5, 4)), 1)       # ties on purpose
+    grad_case("bipartite_ties", "contrib.bipartite_matching", [s],
+              dict(threshold=-0.5, is_ascend=False), grad=[])
+    grad_case("bipartite_ascend", "contrib.bipartite_matching", [s],
+              dict(threshold=0.5, is_ascend=True), grad=[])
 
 
 # ----------------------------------------------------------------------------------------
@@ -209,7 +243,7 @@ def _preloaded():
 
 
 def main():
-    for part in (_attention, _multi_adamw, _multi_lamb, _group_adagrad, _preloaded):
+    for part in (_attention, _others, _multi_adamw, _multi_lamb, _group_adagrad, _preloaded):
         part()
     DATA["__manifest__"] = np.array(json.dumps(MANIFEST))
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contrib_extra.npz")
