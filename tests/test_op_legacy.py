@@ -247,12 +247,12 @@ def test_getnnz_counts_nonzeros_dense():
 
 def test_histogram_function_follows_mxnet():
     x = mx.nd.array([0, 1, 1, 3, 2.5])
-    counts, edges = legacy.histogram(x, bins=3, range=(0, 3))
+    counts, edges = mx.nd.histogram(x, bins=3, range=(0, 3))
     assert counts.asnumpy().tolist() == [1, 2, 2] and counts.dtype == np.int64
     np.testing.assert_allclose(edges.asnumpy(), [0, 1, 2, 3])
-    counts, _ = legacy.histogram(x, bins=mx.nd.array([0, 2, 3]))
+    counts, _ = mx.nd.histogram(x, bins=mx.nd.array([0, 2, 3]))
     assert counts.asnumpy().tolist() == [3, 2]
-    counts, _ = legacy.histogram(x, bins=2)
+    counts, _ = mx.nd.histogram(x, bins=2)
     assert counts.asnumpy().tolist() == [3, 2]
 
 

@@ -9,7 +9,7 @@ from ..operator import binary_functions as _binary
 from .ndarray import NDArray
 
 __all__ = ["zeros", "ones", "full", "arange", "eye", "linspace", "true_divide", "concatenate",
-           "moveaxis", "waitall", "onehot_encode"] + list(_binary.TABLE)
+           "moveaxis", "waitall", "onehot_encode", "histogram"] + list(_binary.TABLE)
 
 
 def _shape(shape):
@@ -105,4 +105,19 @@ def waitall():
     _w()
 
 
+def histogram(a, bins=10, range=None):  # noqa: A002 (MXNet's argument name)
+    """MXNet's ``mx.nd.histogram``: ``(counts, bin_edges)`` of ``a``.
 
+    ``bins`` is a number of equal bins over ``range`` or an NDArray of edges. With a
+    number and no range MXNet returns NumPy's result (float counts); so does this.
+
+    >>> mx.nd.histogram(mx.nd.array([0, 1, 1, 3]), bins=3, range=(0, 3))[0]   # [1 2 1]
+    """
+    from . import _internal
+    from .ndarray import array
+    if isinstance(bins, NDArray):
+        return _internal._histogram(a, bins)
+    if range is None:
+        counts, edges = np.histogram(a.asnumpy(), bins=bins)
+        return array(counts, ctx=a.context), array(edges, ctx=a.context)
+    return _internal._histogram(a, bin_cnt=bins, range=range)

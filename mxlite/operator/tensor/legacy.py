@@ -332,23 +332,6 @@ register_op("_histogram", _histogram,
                 "bins with the edges ``bins``; returns (counts, edges).")
 
 
-def histogram(a, bins=10, range=None):  # noqa: A002 (MXNet's argument name)
-    """MXNet's ``mx.nd.histogram``: ``(counts, bin_edges)`` of ``a``.
-
-    ``bins`` is a number of equal bins over ``range`` or an NDArray of edges. With a
-    number and no range MXNet returns NumPy's result (float counts); so does this.
-
-    >>> histogram(mx.nd.array([0, 1, 1, 3]), bins=3, range=(0, 3))[0]   # [1 2 1]
-    """
-    from ...nd import NDArray, array
-    if isinstance(bins, NDArray):
-        return nd._internal._histogram(a, bins)
-    if range is None:
-        counts, edges = np.histogram(a.asnumpy(), bins=bins)
-        return array(counts, ctx=a.context), array(edges, ctx=a.context)
-    return nd._internal._histogram(a, bin_cnt=bins, range=range)
-
-
 # -- multi-tensor helpers of the optimizers ----------------------------------------------------
 
 def _all_finite_of(xp, xs):
