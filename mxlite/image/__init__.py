@@ -3,7 +3,8 @@
 Decoding needs OpenCV or Pillow (``pip install pillow``); everything else runs on NumPy.
 Interpolation codes follow OpenCV: 0 nearest, 1 bilinear, 2 bicubic, 3 area,
 4 Lanczos-4; 9 (auto) and 10 (random) are accepted where MXNet accepts them.
-Not provided: ``imrotate``/``random_rotate`` and the detection API (``mx.image.det``).
+Detection (``ImageDetIter``, ``CreateDetAugmenter``, ...) is in ``mx.image.detection``
+(alias ``mx.image.det``). Not provided: ``imrotate``/``random_rotate``.
 """
 from . import image  # noqa: F401
 from .image import *  # noqa: F401,F403
@@ -11,5 +12,9 @@ from .image import __all__ as _image_all
 from .augmenters import *  # noqa: F401,F403
 from .augmenters import __all__ as _aug_all
 from .iterator import ImageIter  # noqa: F401
+from . import detection  # noqa: F401
+from . import detection as det  # noqa: F401
+from .detection import *  # noqa: F401,F403
+from .detection import __all__ as _det_all
 
-__all__ = list(_image_all) + list(_aug_all) + ["ImageIter"]
+__all__ = list(_image_all) + list(_aug_all) + ["ImageIter"] + list(_det_all)
