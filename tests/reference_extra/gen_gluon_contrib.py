@@ -1,6 +1,6 @@
 """Golden data for mx.gluon.contrib.nn / .rnn / .data from real MXNet 1.9.1.
 
-Run: ``MXNET_MKLDNN_ENABLED=0 /tmp/mxvenv/bin/python
+Run with a Python that has MXNet 1.9.1: ``MXNET_MKLDNN_ENABLED=0 python
 tests/reference_extra/gen_gluon_contrib.py`` (an environment with
 ``pip install "numpy<1.24" mxnet==1.9.1``). Writes gluon_contrib.npz next to this file.
 
