@@ -632,28 +632,9 @@ class ImageDetIter(ImageIter):
                 raise
         return i
 
-    def next(self):
-        """The next ``DataBatch``; labels (batch_size, max_objects, width), -1 padded."""
-        if self._cache_data is not None:
-            batch_data, batch_label = self._cache_data, self._cache_label
-            i = self._cache_idx
-        else:
-            batch_data = nd.zeros((self.batch_size,) + tuple(self.data_shape))
-            batch_label = nd.full(self.provide_label[0][1], -1)
-            i = self._batchify(batch_data, batch_label)
-        pad = self.batch_size - i
-        if pad != 0:
-            if self.last_batch_handle == "discard":
-                raise StopIteration
-            if self.last_batch_handle == "roll_over" and self._cache_data is None:
-                self._cache_data, self._cache_label, self._cache_idx = batch_data, batch_label, i
-                raise StopIteration
-            self._batchify(batch_data, batch_label, i)
-            if self.last_batch_handle == "pad":
-                self._allow_read = False
-            else:
-                self._cache_data = self._cache_label = self._cache_idx = None
-        return io.DataBatch([batch_data], [batch_label], pad=pad)
+    def _new_label_batch(self):
+        """Labels (batch_size, max_objects, width), -1 where a sample has fewer objects."""
+        return nd.full(self.provide_label[0][1], -1)
 
     def augmentation_transform(self, data, label):  # pylint: disable=arguments-differ
         """Apply the detection augmenters in order to ``(data, label)``."""

@@ -226,8 +226,8 @@ class ImageIter(io.DataIter):
             batch_data, batch_label = self._cache_data, self._cache_label
             i = self._cache_idx
         else:
-            batch_data = nd.zeros((self.batch_size,) + self.data_shape)
-            batch_label = nd.empty(self.provide_label[0].shape)
+            batch_data = nd.zeros((self.batch_size,) + tuple(self.data_shape))
+            batch_label = self._new_label_batch()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad != 0:
@@ -242,6 +242,10 @@ class ImageIter(io.DataIter):
             else:
                 self._cache_data = self._cache_label = self._cache_idx = None
         return io.DataBatch([batch_data], [batch_label], pad=pad)
+
+    def _new_label_batch(self):
+        """The label array a batch is filled into (every row is written)."""
+        return nd.empty(self.provide_label[0].shape)
 
     def check_data_shape(self, data_shape):
         """Check that ``data_shape`` is (3, H, W)."""
