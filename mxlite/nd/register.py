@@ -16,6 +16,8 @@ __all__ = ["make_function", "namespace_of", "signature", "docstring"]
 def namespace_of(name):
     """Where ``mx.nd`` shows an op: ``('linalg', 'gemm')``, ``('contrib', 'x')``,
     ``('_internal', '_plus_scalar')`` or ``('', 'relu')``."""
+    if name.startswith("_random_pdf_"):     # MXNet shows these as mx.nd.random_pdf_* only
+        return "_internal", name
     for prefix, ns in (("_linalg_", "linalg"), ("linalg_", "linalg"),
                        ("_contrib_", "contrib"), ("_random_", "random"),
                        ("_sample_", "random"), ("_image_", "image")):
