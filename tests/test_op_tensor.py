@@ -366,6 +366,24 @@ def test_reduction_over_size_one_axes_is_numpys_bit_for_bit(name, dtype):
         assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
+def test_scalar_ops_is_int_as_mxnet():
+    # MXNet 1.9.1 (checked): is_int=True (the default) casts the scalar to an integer
+    # array's type; is_int=False computes in float64 with a float64 result.
+    a = mx.nd.array([1, 2], dtype="int32")
+    plus, mul = mx.nd._internal._plus_scalar, mx.nd._internal._mul_scalar
+    assert plus(a, scalar=1.5).asnumpy().tolist() == [2, 3]
+    assert mul(a, scalar=1.5, is_int=True).asnumpy().tolist() == [1, 2]
+    y = plus(a, scalar=1.5, is_int=False)
+    assert y.dtype == np.float64 and y.asnumpy().tolist() == [2.5, 3.5]
+    assert mul(a, scalar=1.5, is_int=False).asnumpy().tolist() == [1.5, 3.0]
+    g = mx.nd._internal._greater_scalar(mx.nd.array([1, 2], dtype="uint8"), scalar=1.5,
+                                        is_int=False)
+    assert g.dtype == np.float64 and g.asnumpy().tolist() == [0.0, 1.0]
+    assert plus(mx.nd.array([1.0, 2.0]), scalar=1.5, is_int=False).dtype == np.float32
+    sym = mx.sym._internal._plus_scalar(mx.sym.var("x"), scalar=1.5, is_int=False)
+    assert sym.infer_type(x="int32")[1] == [np.float64]
+
+
 def test_argmax_outputs_float_in_input_dtype():
     x = nd.array([[1, 5], [7, 2]], dtype="float64")
     y = nd.argmax(x, axis=1)

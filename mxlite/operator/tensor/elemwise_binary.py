@@ -6,7 +6,7 @@ ops return 0/1 in the input dtype, as in MXNet, and are not differentiable.
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_float
+from ...base import MXNetError, parse_bool, parse_float
 from ..registry import register_op, Param
 from ..util import unbroadcast, unbroadcast_raw, same_dtype, arithmetic_only
 
@@ -185,11 +185,31 @@ _SCALAR_COMPARE = [
     ("_logical_xor_scalar", lambda xp, x, s: xp.logical_xor(x, s)),
 ]
 
-_SCALAR_PARAMS = [Param("scalar", parse_float, 1.0, "The scalar operand.")]
+_SCALAR_PARAMS = [Param("scalar", parse_float, 1.0, "The scalar operand."),
+                  Param("is_int", parse_bool, True,
+                        "For integer data: the scalar is cast to the data's type (True), or "
+                        "the op runs in float64 with a float64 result (False).")]
+
+
+def _as_float_operand(p, x):
+    """``x`` as float64 when ``is_int=False`` asks an integer array to meet a float
+    scalar (MXNet 1.9 then gives a float64 result), else None."""
+    if p.is_int or x.dtype.kind == "f":
+        return None
+    return x.astype(np.float64)
+
+
+def _scalar_type(p, dtypes):
+    if not p.is_int and np.dtype(dtypes[0]).kind != "f":
+        return [np.dtype(np.float64)]
+    return [dtypes[0]]
 
 
 def _scalar_op(name, kernel, grad, saves):
     def compute(p, xp, x):
+        xf = _as_float_operand(p, x)
+        if xf is not None:
+            return kernel(xp, xf, xf.dtype.type(p.scalar))
         y = kernel(xp, x, _scalar_of(x, p.scalar))
         return y if y.dtype == x.dtype else y.astype(x.dtype)
 
@@ -203,16 +223,25 @@ def _scalar_op(name, kernel, grad, saves):
 
     register_op(name, compute, params=_SCALAR_PARAMS, gradient=gradient, saves=saves,
                 raw_gradient=raw_gradient if arithmetic_only(grad) else None,
-                aliases=_SCALAR_ALIASES.get(name, ()), same_shape=(0,),
+                aliases=_SCALAR_ALIASES.get(name, ()), same_shape=(0,), infer_type=_scalar_type,
                 doc="Elementwise %s with a scalar." % name.strip("_").replace("_scalar", ""))
 
 
 for _n, _k, _g, _s in _SCALAR:
     _scalar_op(_n, _k, _g, _s)
 
+def _compare_scalar(kernel):
+    def compute(p, xp, x):
+        xf = _as_float_operand(p, x)
+        if xf is not None:
+            return kernel(xp, xf, p.scalar).astype(np.float64)
+        return kernel(xp, x, _scalar_of(x, p.scalar)).astype(x.dtype)
+    return compute
+
+
 for _n, _k in _SCALAR_COMPARE:
-    register_op(_n, (lambda k: lambda p, xp, x: k(xp, x, _scalar_of(x, p.scalar)).astype(x.dtype))(_k),
-                params=_SCALAR_PARAMS, same_shape=(0,),
+    register_op(_n, _compare_scalar(_k), params=_SCALAR_PARAMS, same_shape=(0,),
+                infer_type=_scalar_type,
                 doc="Elementwise comparison with a scalar (1 or 0, in the input dtype).")
 
 
