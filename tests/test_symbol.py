@@ -420,3 +420,51 @@ def test_dunder_keywords_of_op_calls_are_attributes():
     assert z.attr("__layout__") == "NC"
     assert mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=2, name="fc",
                                  __lr_mult__="0").attr_dict()["fc_weight"]["__lr_mult__"] == "0"
+
+
+def test_shape_rules_give_what_the_kernels_give():
+    # Convolution, Pooling and BatchNorm infer their outputs from the geometry (shape
+    # inference of a large network does not run the kernels on full-size dummies):
+    # the rule and the kernel must agree everywhere.
+    import itertools
+    from mxlite.operator import get_op
+
+    def kernel_shapes(op, p, shapes):
+        ys = op.compute(p, np, *[np.zeros(s, np.float32) for s in shapes])
+        return [y.shape for y in (ys if isinstance(ys, tuple) else (ys,))]
+
+    conv, pool, bn = get_op("Convolution"), get_op("Pooling"), get_op("BatchNorm")
+    for nsp, k, s, d, pd, g in itertools.product((1, 2, 3), (1, 3), (1, 2), (1, 2), (0, 1),
+                                                 (1, 2)):
+        p = conv.parse_params(dict(kernel=(k,) * nsp, stride=(s,) * nsp, dilate=(d,) * nsp,
+                                   pad=(pd,) * nsp, num_filter=4, num_group=g))
+        shapes = [(2, 4) + (7,) * nsp, (4, 4 // g) + (k,) * nsp, (4,)]
+        assert conv.infer_shape(p, shapes)[1] == kernel_shapes(conv, p, shapes)
+    for nsp, k, s, pd, conv_, t, gp in itertools.product(
+            (1, 2, 3), (1, 2, 3), (1, 2), (0, 1), ("valid", "full", "same"),
+            ("max", "avg", "sum"), (False, True)):
+        p = pool.parse_params(dict(kernel=(k,) * nsp, stride=(s,) * nsp, pad=(pd,) * nsp,
+                                   pooling_convention=conv_, pool_type=t, global_pool=gp))
+        shapes = [(2, 3) + (7,) * nsp]
+        assert pool.infer_shape(p, shapes)[1] == kernel_shapes(pool, p, shapes)
+    for axis in (1, -1):
+        p = bn.parse_params(dict(axis=axis))
+        shapes = [(2, 3, 5)] + [((2, 3, 5)[axis],)] * 4
+        assert bn.infer_shape(p, shapes)[1] == kernel_shapes(bn, p, shapes)
+    with pytest.raises(MXNetError, match="kernel"):
+        conv.infer_shape(conv.parse_params(dict(kernel=(9, 9), num_filter=2)),
+                         [(1, 1, 4, 4), (2, 1, 9, 9), (2,)])
+
+
+def test_infer_shape_of_a_large_network_matches_its_forward():
+    net = mx.gluon.model_zoo.vision.resnet18_v1()
+    net.initialize()
+    sym = net(mx.sym.var("data"))
+    arg, out, aux = sym.infer_shape(data=(2, 3, 64, 64))
+    assert out == [(2, 1000)]
+    y = net(mx.nd.zeros((2, 3, 64, 64)))
+    assert y.shape == (2, 1000)
+    shapes = dict(zip(sym.list_arguments(), arg))
+    for name, param in net.collect_params().items():
+        if name in shapes:
+            assert shapes[name] == param.shape

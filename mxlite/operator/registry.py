@@ -238,6 +238,13 @@ class Op:
             shapes = [tuple(s) if s is not None else None for s in res]
         if any(s is None or 0 in s for s in shapes):
             return shapes, None
+        if self.same_shape and self.n_outputs(p) == 1:
+            # Elementwise: the output is the (agreeing) inputs' shape; when they disagree
+            # the kernel below raises the op's own error.
+            idx = range(len(shapes)) if self.same_shape == "all" else self.same_shape
+            same = [shapes[i] for i in idx if i < len(shapes)]
+            if same and all(s == same[0] for s in same):
+                return shapes, [tuple(same[0])]
         if dtypes is None:
             dtypes = [np.dtype(np.float32)] * len(shapes)
         dummies = [np.broadcast_to(np.zeros((), dt), s) for s, dt in zip(shapes, dtypes)]

@@ -365,11 +365,16 @@ class Symbol:
             vals[id(node)] = ([known.get(node.name)] if node.op is None
                               else [None] * node.num_outputs())
         ops = [n for n in nodes if n.op is not None]
+        seen = {}       # what each rule last saw: a rule is pure, so no need to rerun it
         for sweep in range(64):     # each change adds knowledge, so this settles
             changed = False
             for node in (ops if sweep % 2 == 0 else reversed(ops)):
                 ins = [vals[id(c)][i] for c, i in node.inputs]
                 outs = vals[id(node)]
+                key = (ins, list(outs))
+                if seen.get(id(node)) == key:
+                    continue
+                seen[id(node)] = key
                 new_ins, new_outs = rule(node, ins, list(outs))
                 for (c, i), old, new in zip(node.inputs, ins, new_ins):
                     if _adds(new, old) and (backward or c.op is None or not c.inputs):

@@ -433,11 +433,26 @@ def _infer_weights(name, weight_shape, channel_what):
     return rule
 
 
+_conv_weights = _infer_weights("Convolution", _conv_weight_shape, "input channels")
+
+
+def _conv_infer(p, shapes):
+    """Weights from the data, and the output shape without running the kernel (shape
+    inference of a large network would otherwise convolve full-size dummies)."""
+    shapes = _conv_weights(p, shapes)
+    d = shapes[0]
+    if any(s is None or 0 in s for s in shapes):
+        return shapes
+    _check_layout("Convolution", p, len(d))
+    kernel, stride, dilate, pad = geometry(p, len(d) - 2, "Convolution")
+    out = conv_out_size("Convolution", d[2:], kernel, stride, dilate, pad)
+    return shapes, [(d[0], p.num_filter) + tuple(out)]
+
+
 register_op("Convolution", _conv_compute, gradient=_conv_grad, raw_gradient=_conv_raw_grad,
             saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
-            params=_common_params(False),
-            infer_shape=_infer_weights("Convolution", _conv_weight_shape, "input channels"),
+            params=_common_params(False), infer_shape=_conv_infer,
             doc="Convolution (cross-correlation) over 1, 2 or 3 spatial dims, channels first. "
                 "``weight`` has shape ``(num_filter, C / num_group, *kernel)``.")
 

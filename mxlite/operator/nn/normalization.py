@@ -118,7 +118,9 @@ def _bn_infer_shape(p, shapes):
             shapes[i] = (ch,)
         else:
             _check_param("BatchNorm", arg, got, (ch,), d)
-    return shapes
+    if 0 in d:
+        return shapes
+    return shapes, [tuple(d), (ch,), (ch,)]
 
 
 register_op("BatchNorm", _bn_compute, gradient=_bn_grad, saves="xy",

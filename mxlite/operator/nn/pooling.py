@@ -192,8 +192,17 @@ _PARAMS = [
     Param("layout", optional(parse_str), None, "Channels first only (NCW, NCHW, NCDHW)."),
 ]
 
+def _infer_shape(p, shapes):
+    """The output shape from the geometry, without pooling full-size dummies."""
+    d = shapes[0]
+    if d is None or 0 in d:
+        return list(shapes)
+    out = _geometry(p, d)[-1]
+    return list(shapes), [tuple(d[:2]) + tuple(out)]
+
+
 register_op("Pooling", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
-            params=_PARAMS, saves="xy",
+            params=_PARAMS, saves="xy", infer_shape=_infer_shape,
             doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
 
 
