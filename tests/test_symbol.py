@@ -468,3 +468,25 @@ def test_infer_shape_of_a_large_network_matches_its_forward():
     for name, param in net.collect_params().items():
         if name in shapes:
             assert shapes[name] == param.shape
+
+
+def test_executor_backward_after_predict_forward_and_twice():
+    # MXNet 1.9.1 allows backward after forward(is_train=False) (BatchNorm then uses
+    # its moving statistics) and a second backward after one forward; the numbers
+    # below are MXNet's for this seeded setup.
+    data = mx.sym.var("data")
+    net = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=3, name="fc"),
+                           fix_gamma=False, name="bn")
+    ex = net.simple_bind(mx.cpu(), data=(4, 5))
+    rng = np.random.RandomState(0)
+    for _, a in sorted(ex.arg_dict.items()):
+        a[:] = rng.randn(*a.shape)
+    ex.aux_dict["bn_moving_var"][:] = np.array([1.0, 2.0, 3.0])
+    ex.forward(is_train=False)
+    g = mx.nd.array(rng.randn(4, 3))
+    ex.backward(g)
+    first = ex.grad_dict["data"].asnumpy().copy()
+    np.testing.assert_allclose(first[0], [4.92136, 0.14212, 0.74517, -3.68787, -6.04966],
+                               rtol=1e-4, atol=1e-4)
+    ex.backward(g)
+    assert np.array_equal(ex.grad_dict["data"].asnumpy(), first)

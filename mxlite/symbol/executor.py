@@ -89,7 +89,10 @@ class Executor:
                 v.copyto(arg_dict[k])
             else:
                 arg_dict[k][:] = np.asarray(v)
-        record = is_train and any(r != "null" for r in self._grad_req)
+        # Recorded whenever there are gradients to write, in train or predict mode: as in
+        # MXNet, backward may follow a forward(is_train=False) (predict-mode ops such as
+        # BatchNorm then differentiate with their moving statistics).
+        record = any(r != "null" for r in self._grad_req)
         if record:
             for a, g, r in zip(self.arg_arrays, self.grad_arrays, self._grad_req):
                 if r != "null":
@@ -119,14 +122,16 @@ class Executor:
         return [values[id(n)][i] for n, i in self._symbol._outputs]
 
     def backward(self, out_grads=None, is_train=True):
-        """Write the arguments' gradients for head gradients ``out_grads`` (ones if None)."""
+        """Write the arguments' gradients for head gradients ``out_grads`` (ones if None).
+
+        As in MXNet it may run more than once after one forward (the graph is kept until
+        the next forward)."""
         if not self._recorded:
-            raise MXNetError("backward: call forward(is_train=True) first (and bind with "
-                             "gradient arrays)")
+            raise MXNetError("backward: call forward() first, on an executor bound with "
+                             "gradient arrays (grad_req other than 'null')")
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
-        autograd.backward(self.outputs, out_grads, train_mode=is_train)
-        self._recorded = False
+        autograd.backward(self.outputs, out_grads, retain_graph=True, train_mode=is_train)
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy arrays by name into the bound arguments and auxiliary states."""
