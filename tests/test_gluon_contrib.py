@@ -386,3 +386,34 @@ def test_wikitext_reports_missing_files_and_bad_arguments(tmp_path):
         text.WikiText2(root=str(tmp_path), segment="dev")
     with pytest.raises(ValueError, match="seq_len"):
         text.WikiText2(root=str(tmp_path), seq_len=0)
+
+
+def test_sync_batch_norm_is_batch_norm_on_one_device():
+    # MXNet 1.9.1's names, prefix, repr and JSON op; on one device the numbers are
+    # BatchNorm's; more devices cannot be synchronised here and raise.
+    from mxlite.gluon.contrib.nn import SyncBatchNorm
+    net = SyncBatchNorm(num_devices=1)
+    assert net.prefix.startswith("syncbatchnorm")
+    assert repr(net) == ("SyncBatchNorm(eps=1e-05, momentum=0.9, fix_gamma=False, "
+                         "use_global_stats=False, ndev=1, key=%r, in_channels=None)"
+                         % net.prefix)
+    assert sorted(net.collect_params().keys()) == [
+        net.prefix + n for n in ("beta", "gamma", "running_mean", "running_var")]
+    net.initialize()
+    ref = mx.gluon.nn.BatchNorm()
+    ref.initialize()
+    x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 5))
+    for train in (False, True):
+        with mx.autograd.record(train_mode=train):
+            a, b = net(x), ref(x)
+        assert np.array_equal(a.asnumpy(), b.asnumpy())
+    assert np.array_equal(net.running_mean.data().asnumpy(), ref.running_mean.data().asnumpy())
+    sym = net(mx.sym.var("data"))
+    node = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"][0]
+    assert node["op"] == "_contrib_SyncBatchNorm" and node["attrs"]["ndev"] == "1"
+    with pytest.warns(UserWarning, match="num_devices"):
+        assert SyncBatchNorm()._kwargs["ndev"] == 1
+    two = SyncBatchNorm(num_devices=2)
+    two.initialize()
+    with pytest.raises(mx.MXNetError, match="ndev=2"):
+        two(x)

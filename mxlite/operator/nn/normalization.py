@@ -12,7 +12,7 @@ import numpy as np
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
-from ..registry import register_op, Param
+from ..registry import register_op, Param, OPS
 from ..util import norm_axis
 
 
@@ -142,6 +142,42 @@ register_op("BatchNorm", _bn_compute, gradient=_bn_grad, saves="xy",
                 "statistics are used and ``moving_mean``/``moving_var`` are updated in place "
                 "(``moving = momentum * moving + (1 - momentum) * batch``, biased variance); in "
                 "predict mode the moving statistics are used.", same_shape=(0,))
+
+
+# -- SyncBatchNorm ------------------------------------------------------------------------------
+
+def _sync_as_bn(p):
+    """BatchNorm's params for a SyncBatchNorm on one device (channels on axis 1)."""
+    if p.ndev != 1:
+        raise MXNetError(
+            "SyncBatchNorm: ndev=%d; mxlite runs the contexts of a split batch one after "
+            "another, so their statistics cannot be synchronised: use ndev=1 (one device) "
+            "or BatchNorm" % p.ndev)
+    return OPS["BatchNorm"].parse_params(dict(
+        eps=p.eps, momentum=p.momentum, fix_gamma=p.fix_gamma,
+        use_global_stats=p.use_global_stats, output_mean_var=p.output_mean_var))
+
+
+register_op("_contrib_SyncBatchNorm",
+            lambda p, xp, *x: _bn_compute(_sync_as_bn(p), xp, *x),
+            gradient=lambda p, x, y, gy: _bn_grad(_sync_as_bn(p), x, y, gy), saves="xy",
+            inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
+            num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+            mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,
+            params=[Param("eps", parse_float, 1e-3, "Added to the variance."),
+                    Param("momentum", parse_float, 0.9, "Decay of the moving statistics."),
+                    Param("fix_gamma", parse_bool, True, "Treat gamma as 1 (zero gradient)."),
+                    Param("use_global_stats", parse_bool, False,
+                          "Use the moving statistics in training mode too."),
+                    Param("output_mean_var", parse_bool, False,
+                          "Also return the mean and 1/sqrt(var + eps)."),
+                    Param("ndev", parse_int, 1, "Number of devices sharing the statistics; "
+                          "mxlite supports 1."),
+                    Param("key", parse_str, "", "Name shared by the devices' ops.")],
+            doc="Batch normalisation whose statistics are shared by ``ndev`` devices. mxlite "
+                "runs one device at a time, so it supports ``ndev=1``: BatchNorm over axis 1 "
+                "(MXNet's synchronised kernel rounds its variance differently, within about "
+                "1e-6).", same_shape=(0,))
 
 
 # -- LayerNorm -----------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
   (stored dense in mxlite).
 - :class:`PixelShuffle1D`, :class:`PixelShuffle2D`, :class:`PixelShuffle3D` move groups
   of channels into blocks of pixels (sub-pixel upsampling).
+- :class:`SyncBatchNorm` is BatchNorm with statistics shared across devices (one device
+  in mxlite).
 
 >>> net = mx.gluon.contrib.nn.HybridConcurrent(axis=1)
 >>> with net.name_scope():
@@ -15,12 +17,14 @@
 >>> net(mx.nd.ones((2, 4))).shape
 (2, 7)
 """
+import warnings
+
 from .... import nd
 from ...block import Block, HybridBlock
-from ...nn import HybridSequential, Sequential
+from ...nn import BatchNorm, HybridSequential, Sequential
 from ...parameter import _AssertError
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding",
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "SyncBatchNorm",
            "PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D"]
 
 
@@ -268,3 +272,46 @@ class PixelShuffle3D(_PixelShuffle):
         x = F.reshape(x, (0, 0, 0, -3, 0, 0))                 # (N, C, D*f1, H*f2, f3, W)
         x = F.swapaxes(x, 4, 5)                               # (N, C, D*f1, H*f2, W, f3)
         return F.reshape(x, (0, 0, 0, 0, -3))                 # (N, C, D*f1, H*f2, W*f3)
+
+
+class SyncBatchNorm(BatchNorm):
+    """Batch normalisation with statistics shared by ``num_devices`` devices (MXNet's
+    cross-GPU BatchNorm), channels on axis 1.
+
+    mxlite runs the contexts of a split batch one after another, so statistics cannot
+    be synchronised across them: with one device (``num_devices=1``, the default on a
+    machine without GPUs) this is BatchNorm; with more, the forward pass raises.
+
+    Parameters
+    ----------
+    in_channels : int, default 0
+        0 infers the channel count at the first forward pass.
+    num_devices : int, optional
+        Devices sharing the statistics; by default the number of GPUs (at least 1),
+        with MXNet's warning to set it.
+    momentum, epsilon, center, scale, use_global_stats : see :class:`~mxlite.gluon.nn.BatchNorm`
+    """
+
+    def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5,
+                 center=True, scale=True, use_global_stats=False, beta_initializer="zeros",
+                 gamma_initializer="ones", running_mean_initializer="zeros",
+                 running_variance_initializer="ones", **kwargs):
+        super().__init__(1, momentum, epsilon, center, scale, use_global_stats,
+                         beta_initializer, gamma_initializer, running_mean_initializer,
+                         running_variance_initializer, in_channels, **kwargs)
+        if num_devices is None:
+            num_devices = self._get_num_devices()
+        self._kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
+                        "use_global_stats": use_global_stats, "ndev": num_devices,
+                        "key": self.prefix}
+
+    @staticmethod
+    def _get_num_devices():
+        from ....context import num_gpus
+        warnings.warn("Caution using SyncBatchNorm: if not using all the GPUs, please "
+                      "mannually set num_devices", UserWarning)
+        return max(num_gpus(), 1)
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var,
+                                       name="fwd", **self._kwargs)
