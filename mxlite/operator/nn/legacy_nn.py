@@ -14,6 +14,7 @@ from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_bool, parse_float, parse_shape, parse_str
 from ..registry import register_op, Param, get_op
+from .normalization import bn_params
 
 _CONV = get_op("Convolution")
 _POOL = get_op("Pooling")
@@ -170,13 +171,7 @@ register_op("BatchNorm_v1", _bn_v1, gradient=_bn_v1_grad, saves="xy",
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             output_names=("output", "mean", "var"),
             mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_v1_shape,
-            params=[Param("eps", parse_float, 1e-3, "Added to the variance."),
-                    Param("momentum", parse_float, 0.9, "Decay of the moving statistics."),
-                    Param("fix_gamma", parse_bool, True, "Treat gamma as 1 (zero gradient)."),
-                    Param("use_global_stats", parse_bool, False,
-                          "Use the moving statistics in training mode too."),
-                    Param("output_mean_var", parse_bool, False,
-                          "Also return the mean and the variance used.")],
+            params=bn_params("the variance used"),
             doc="MXNet's first BatchNorm (channel axis 1): as ``BatchNorm`` but its extra "
                 "outputs are the mean and the *variance*.")
 

@@ -123,17 +123,23 @@ def _bn_infer_shape(p, shapes):
     return shapes, [tuple(d), (ch,), (ch,)]
 
 
+def bn_params(extra_output):
+    """The params every BatchNorm flavour takes (BatchNorm, SyncBatchNorm, BatchNorm_v1);
+    ``extra_output`` says what ``output_mean_var`` adds besides the mean."""
+    return [Param("eps", parse_float, 1e-3, "Added to the variance."),
+            Param("momentum", parse_float, 0.9, "Decay of the moving statistics."),
+            Param("fix_gamma", parse_bool, True, "Treat gamma as 1 (zero gradient)."),
+            Param("use_global_stats", parse_bool, False,
+                  "Use the moving statistics in training mode too."),
+            Param("output_mean_var", parse_bool, False,
+                  "Also return the mean and %s." % extra_output)]
+
+
 register_op("BatchNorm", _bn_compute, gradient=_bn_grad, saves="xy",
             inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,
-            params=[Param("eps", parse_float, 1e-3, "Added to the variance."),
-                    Param("momentum", parse_float, 0.9, "Decay of the moving statistics."),
-                    Param("fix_gamma", parse_bool, True, "Treat gamma as 1 (zero gradient)."),
-                    Param("use_global_stats", parse_bool, False,
-                          "Use the moving statistics in training mode too."),
-                    Param("output_mean_var", parse_bool, False,
-                          "Also return the mean and 1/sqrt(var + eps)."),
+            params=bn_params("1/sqrt(var + eps)") + [
                     Param("axis", parse_int, 1, "The channel axis."),
                     Param("cudnn_off", parse_bool, False, "Ignored."),
                     Param("min_calib_range", optional(parse_float), None, "Ignored."),
@@ -164,13 +170,7 @@ register_op("_contrib_SyncBatchNorm",
             inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,
-            params=[Param("eps", parse_float, 1e-3, "Added to the variance."),
-                    Param("momentum", parse_float, 0.9, "Decay of the moving statistics."),
-                    Param("fix_gamma", parse_bool, True, "Treat gamma as 1 (zero gradient)."),
-                    Param("use_global_stats", parse_bool, False,
-                          "Use the moving statistics in training mode too."),
-                    Param("output_mean_var", parse_bool, False,
-                          "Also return the mean and 1/sqrt(var + eps)."),
+            params=bn_params("1/sqrt(var + eps)") + [
                     Param("ndev", parse_int, 1, "Number of devices sharing the statistics; "
                           "mxlite supports 1."),
                     Param("key", parse_str, "", "Name shared by the devices' ops.")],
