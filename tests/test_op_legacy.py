@@ -310,3 +310,18 @@ def test_legacy_ops_in_a_hybridized_block():
 def test_errors_name_the_problem(fn, match):
     with pytest.raises((MXNetError, ValueError, TypeError), match=match):
         fn()
+
+
+def test_sym_histogram_as_mxnet():
+    # MXNet 1.9.1 gives these counts and edges for the same calls.
+    x = mx.sym.var("x")
+    data = mx.nd.array([0, 1, 1, 3])
+    out = mx.sym.histogram(x, bins=3, range=(0, 3)).bind(mx.cpu(), {"x": data}).forward()
+    assert out[0].asnumpy().tolist() == [1, 2, 1]
+    assert out[1].asnumpy().tolist() == [0.0, 1.0, 2.0, 3.0]
+    e = mx.sym.var("e")
+    out = mx.sym.histogram(x, bins=e).bind(
+        mx.cpu(), {"x": data, "e": mx.nd.array([0, 2, 3])}).forward()
+    assert out[0].asnumpy().tolist() == [3, 1]
+    with pytest.raises(ValueError, match="range is required"):
+        mx.sym.histogram(x, bins=3)

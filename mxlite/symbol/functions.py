@@ -6,7 +6,8 @@ from ..operator.registry import OPS
 from ..operator import binary_functions as _binary
 from .symbol import Symbol
 
-__all__ = list(_binary.TABLE) + ["zeros", "ones", "full", "arange", "eye", "linspace"]
+__all__ = list(_binary.TABLE) + ["zeros", "ones", "full", "arange", "eye", "linspace",
+                                  "histogram"]
 
 
 def _call(name, inputs, params, sym_name=None):
@@ -49,3 +50,19 @@ def eye(N, M=0, k=0, dtype=None, name=None, **kwargs):
 def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
     return _call("_linspace", [], dict(start=start, stop=stop, num=num, endpoint=endpoint,
                                        dtype=dtype or "float32"), name)
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002 (MXNet's argument name)
+    """The histogram of ``a`` (flattened): counts and bin edges, as ``mx.sym.histogram``.
+
+    ``bins`` is a Symbol of edges, or a number of equal bins over ``range``, which a
+    symbol needs (it cannot read the data's minimum and maximum)."""
+    if isinstance(bins, Symbol):
+        return _call("_histogram", [a, bins], kwargs)
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if range is None:
+            raise ValueError("histogram: range is required with a number of bins in symbol "
+                             "mode (it cannot be read from the data)")
+        return _call("_histogram", [a], dict(kwargs, bin_cnt=bins, range=range))
+    raise ValueError("histogram: bins must be a number or a Symbol of edges, got %s"
+                     % type(bins).__name__)
