@@ -235,3 +235,21 @@ def test_fused_cell_init_and_errors():
         cell(mx.sym.Variable("x"), [])
     with pytest.raises(ValueError, match="got 2 inputs"):
         mx.rnn.RNNCell(2).unroll(3, [mx.sym.Variable("a"), mx.sym.Variable("b")])
+
+
+def test_gluon_lstm_exported_by_mxnet_loads_and_runs():
+    # MXNet's exported fused-RNN graph concatenates the weights with _rnn_param_concat
+    # and takes the begin states as inputs data1, data2 (reference_extra/gen_rnn_export.py).
+    here = os.path.join(HERE, "reference_extra")
+    io = np.load(os.path.join(here, "rnn_export_io.npz"))
+    net = mx.gluon.SymbolBlock.imports(os.path.join(here, "rnn_export-symbol.json"),
+                                       ["data", "data1", "data2"],
+                                       os.path.join(here, "rnn_export-0000.params"))
+    states = mx.nd.zeros((4, 2, 5))
+    out = net(mx.nd.array(io["x"]), states, states)
+    out = out[0] if isinstance(out, (list, tuple)) else out
+    np.testing.assert_allclose(out.asnumpy(), io["y"], rtol=1e-5, atol=1e-6)
+    net.hybridize()
+    again = net(mx.nd.array(io["x"]), states, states)
+    again = again[0] if isinstance(again, (list, tuple)) else again
+    np.testing.assert_allclose(again.asnumpy(), io["y"], rtol=1e-5, atol=1e-6)

@@ -80,6 +80,10 @@ ALIASES = {
     "_grad_add": "elemwise_add",
     "_scatter_plus_scalar": "_plus_scalar", "_scatter_minus_scalar": "_minus_scalar",
     "_scatter_elemwise_div": "elemwise_div",
+    # Gluon's fused RNN layers concatenate their weights with this op in exported JSON.
+    "_rnn_param_concat": "Concat",
+    # Embedding with a row_sparse gradient in MXNet (stored dense in mxlite).
+    "_contrib_SparseEmbedding": "Embedding",
 }
 
 for _name, _target in ALIASES.items():
