@@ -2,3 +2,4 @@
 from .io import DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter  # noqa: F401
 from .extra_iters import MNISTIter, CSVIter, PrefetchingIter  # noqa: F401
 from .image_record import ImageRecordIter, ImageRecordUInt8Iter, ImageRecordInt8Iter  # noqa: F401
+from .det_record import ImageDetRecordIter, LibSVMIter  # noqa: F401
