@@ -12,18 +12,15 @@ cases {name, kind, op (path under mx.nd), kwargs, n_in, n_out, ...}:
   updated in place), ``c/y<i>`` the outputs; ``inplace`` cases pass ``out=`` the weights
   (inputs 0, stride, 2 * stride ...). Bit-exact except ``_multi_mp_lamb_update``.
 """
-import json
-import os
 
 import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import REF
+import golden_manifest
 from optable import case, check_first_order, check_second_order
 
-Z = np.load(os.path.join(os.path.dirname(REF), "reference_extra", "contrib_extra.npz"))
-MANIFEST = json.loads(str(Z["__manifest__"]))
+Z, MANIFEST = golden_manifest.load("contrib_extra.npz")
 GRAD = [c for c in MANIFEST if c["kind"] == "grad"]
 UPDATE = [c for c in MANIFEST if c["kind"] == "update"]
 # NOTE: MXNet's multi_sum_sq behind LAMB's trust ratio rounds differently from every
@@ -32,30 +29,17 @@ NOT_BIT_EXACT = {"multi_lamb_bc": 1e-6, "multi_lamb_nobc": 1e-6,
                  "multi_mp_lamb_bc": 1e-5, "multi_mp_lamb_nobc": 1e-5}
 
 
-def _op(path):
-    fn = mx.nd
-    for part in path.split("."):
-        fn = getattr(fn, part)
-    return fn
+_op = golden_manifest.op_at
 
 
 def _arr(key):
-    a = Z[key]
-    return mx.nd.array(a, dtype=a.dtype)
+    return golden_manifest.array(Z, key)
 
 
 @pytest.mark.parametrize("c", GRAD, ids=[c["name"] for c in GRAD])
 def test_forward_backward_match_mxnet(c):
     n = c["name"]
-    xs = [_arr("%s/x%d" % (n, i)) for i in range(c["n_in"])]
-    for i in c["grad"]:
-        xs[i].attach_grad()
-    with mx.autograd.record(train_mode=True):
-        ys = _op(c["op"])(*xs, **c["kwargs"])
-    ys = ys if isinstance(ys, list) else [ys]
-    ys = ys[:c["n_out"]]
-    if c["grad"]:
-        mx.autograd.backward(ys, [_arr("%s/gy%d" % (n, i)) for i in range(c["n_out"])])
+    xs, ys = golden_manifest.run(Z, c)
     for i, y in enumerate(ys):
         np.testing.assert_allclose(y.asnumpy(), Z["%s/y%d" % (n, i)], rtol=1e-5, atol=1e-6)
     for i, x in enumerate(xs):      # in-place updates (BatchNorm's moving statistics)

@@ -17,44 +17,22 @@ per-sample NumPy translation of MXNet's CUDA kernel (forward and backward, below
 the ModulatedDeformableConvolution and DeformablePSROIPooling gradients against numeric
 gradients in float64.
 """
-import json
 import math
-import os
 
 import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import REF
+import golden_manifest
 from optable import case, check_first_order
 
-Z = np.load(os.path.join(os.path.dirname(REF), "reference_extra", "contrib_more.npz"))
-MANIFEST = json.loads(str(Z["__manifest__"]))
-
-
-def _op(path):
-    fn = mx.nd
-    for part in path.split("."):
-        fn = getattr(fn, part)
-    return fn
-
-
-def _arr(key):
-    a = Z[key]
-    return mx.nd.array(a, dtype=a.dtype)
+Z, MANIFEST = golden_manifest.load("contrib_more.npz")
 
 
 @pytest.mark.parametrize("c", MANIFEST, ids=[c["name"] for c in MANIFEST])
 def test_matches_mxnet(c):
     n = c["name"]
-    xs = [_arr("%s/x%d" % (n, i)) for i in range(c["n_in"])]
-    for i in c["grad"]:
-        xs[i].attach_grad()
-    with mx.autograd.record():
-        ys = _op(c["op"])(*xs, **c["kwargs"])
-    ys = (ys if isinstance(ys, list) else [ys])[:c["n_out"]]
-    if c["grad"]:
-        mx.autograd.backward(ys, [_arr("%s/gy%d" % (n, i)) for i in range(c["n_out"])])
+    xs, ys = golden_manifest.run(Z, c)
     f64 = xs[0].dtype == np.float64
     rtol, atol = (1e-10, 1e-12) if f64 else (1e-5, 1e-6)
     if c["op"] == "contrib.hawkesll":      # a long float32 recursion through exp and log
