@@ -312,3 +312,29 @@ def test_shuffle_gradient_follows_the_permutation():
     for j in range(5):
         i = int(np.where((ya == x[j]).all(axis=1))[0][0])
         assert (xa.grad.asnumpy()[j] == i).all()
+
+
+def test_sample_unique_zipfian():
+    # Distinct classes per row from P(c) = (log(c+2) - log(c+1)) / log(R+1), the draws
+    # counted (MXNet's op for sampled softmax; its RNG differs, the law is the same).
+    mx.random.seed(3)
+    sample = mx.nd._internal._sample_unique_zipfian
+    s, t = sample(range_max=1000, shape=(4, 500))
+    assert s.dtype == np.int64 and t.dtype == np.int64 and t.shape == (4,)
+    rows = s.asnumpy()
+    assert all(len(set(r)) == 500 for r in rows) and rows.min() >= 0 and rows.max() < 1000
+    assert (t.asnumpy() >= 500).all()
+    mx.random.seed(3)
+    again, _ = sample(range_max=1000, shape=(4, 500))
+    assert np.array_equal(again.asnumpy(), rows)
+    # one sample per row is one plain draw: its frequencies follow the law
+    s, t = sample(range_max=50, shape=(20000, 1))
+    assert (t.asnumpy() == 1).all()
+    counts = np.bincount(s.asnumpy().ravel(), minlength=50) / 20000.0
+    c = np.arange(50)
+    law = (np.log(c + 2) - np.log(c + 1)) / np.log(51)
+    np.testing.assert_allclose(counts, law, atol=0.01)
+    with pytest.raises(mx.MXNetError, match="distinct"):
+        sample(range_max=5, shape=(1, 6))
+    with pytest.raises(mx.MXNetError, match="2-D"):
+        sample(range_max=5, shape=(6,))

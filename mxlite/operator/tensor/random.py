@@ -13,6 +13,8 @@ A distribution is one row of ``_DISTRIBUTIONS``: its parameter names and
 defaults for the scalar op, the input names of the ``_sample_`` op, a ``draw``
 function and a parameter check. Samples are drawn in float64 and cast.
 """
+import math
+
 import numpy as np
 
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool, optional,
@@ -285,6 +287,45 @@ register_op("_random_randint", _randint, inputs=(),
             aliases=("random_randint",), infer_type=lambda p, d: p.dtype or np.dtype(np.int32),
             infer_shape=lambda p, shapes: ([], [tuple(p.shape)]),
             doc="Draw integers uniformly from [low, high).")
+
+
+# -- unique log-uniform samples (sampled softmax) -----------------------------------
+
+def _unique_zipfian(p, xp):
+    """Per row, ``num_sampled`` distinct classes from the log-uniform distribution
+    ``P(c) = (log(c + 2) - log(c + 1)) / log(range_max + 1)``, and the draws it took."""
+    shape = tuple(p.shape) if p.shape else ()
+    if len(shape) != 2:
+        raise MXNetError("shape must be 2-D (batch_size, num_sampled), got %s" % (shape,))
+    batch, k = shape
+    if not 0 <= k <= p.range_max:
+        raise MXNetError("cannot draw %d distinct classes from range_max=%d" % (k, p.range_max))
+    g = _generator_for(xp, ctx=current_context())
+    log_range = math.log(p.range_max + 1)
+    samples = np.empty(shape, np.int64)
+    tries = np.zeros(batch, np.int64)
+    for row in range(batch):
+        draws = np.empty(0, np.int64)
+        while True:
+            # floor(e^(u log(R + 1))) - 1 for u in [0, 1) is class c with probability P(c)
+            more = np.exp(g.random(max(2 * k, 16)) * log_range).astype(np.int64) - 1
+            draws = np.concatenate([draws, np.minimum(more, p.range_max - 1)])
+            first = np.sort(np.unique(draws, return_index=True)[1])
+            if len(first) >= k:
+                break
+        samples[row] = draws[first[:k]]
+        tries[row] = first[k - 1] + 1 if k else 0
+    return xp.asarray(samples), xp.asarray(tries)
+
+
+register_op("_sample_unique_zipfian", _unique_zipfian, inputs=(), num_outputs=2,
+            params=[Param("range_max", parse_int, doc="The number of classes."),
+                    Param("shape", parse_shape, (), "(batch_size, num_sampled).")],
+            infer_type=lambda p, d: [np.dtype(np.int64)] * 2,
+            infer_shape=lambda p, shapes: ([], [tuple(p.shape), tuple(p.shape[:1])]),
+            doc="Draw ``num_sampled`` distinct classes per row from an approximately "
+                "log-uniform (Zipfian) distribution over [0, range_max), and the number of "
+                "draws each row took (for sampled softmax).")
 
 
 # -- multinomial --------------------------------------------------------------
