@@ -260,3 +260,34 @@ def test_bad_states_file(tmp_path):
     with pytest.raises(mx.MXNetError, match="not a valid"):
         tr.load_states(str(bad))
     assert isinstance(tr.optimizer, mx.optimizer.SGD) and tr._updaters[0].optimizer is tr.optimizer
+
+
+def test_only_backward_makes_a_gradient_fresh_as_mxnet():
+    # MXNet 1.9.1 (checked): _fresh_grad is set by backward and cleared by the update;
+    # zero_grad or writing into .grad does not make a gradient fresh.
+    net = gluon.nn.Dense(1, in_units=2)
+    net.initialize()
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    x = mx.nd.ones((2, 2))
+
+    def backward():
+        with mx.autograd.record():
+            y = net(x).sum()
+        y.backward()
+
+    backward()
+    assert net.weight.data()._fresh_grad
+    tr.step(2)
+    assert not net.weight.data()._fresh_grad
+    net.collect_params().zero_grad()
+    net.weight.grad()[:] = 1.0
+    before = net.weight.data().asnumpy().copy()
+    with pytest.raises(UserWarning, match="has not been updated by backward"):
+        tr.step(2)
+    assert (net.weight.data().asnumpy() == before).all()
+    backward()
+    net.collect_params().zero_grad()        # still fresh: backward ran since the step
+    tr.step(2)
+    for p in net.collect_params().values():  # MXNet's setter, as some scripts use it
+        p.data()._fresh_grad = True
+    tr.step(2)

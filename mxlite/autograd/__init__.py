@@ -128,14 +128,16 @@ class Node:
 
 
 class VarNode:
-    """The leaf of a marked variable; ``backward`` writes ``var.grad`` here."""
-    __slots__ = ("var", "grad_req")
+    """The leaf of a marked variable; ``backward`` writes ``var.grad`` here and marks it
+    fresh (MXNet's ``_fresh_grad``, which a Trainer clears when it updates)."""
+    __slots__ = ("var", "grad_req", "fresh")
     op = None
     nout = 1
 
     def __init__(self, var, grad_req):
         self.var = var
         self.grad_req = grad_req
+        self.fresh = False
 
 
 def _record(op, p, inputs, outs):
@@ -430,6 +432,7 @@ def _write_var_grad(vnode, g, probe=False):
         buf._data += g._data.astype(buf._data.dtype, copy=False)
     if buf._version is not None:
         buf._version[0] += 1
+    vnode.fresh = True
 
 
 def _ref_counts(g, s, d):

@@ -21,10 +21,10 @@ Differences from MXNet, on purpose:
 * a ``set_data`` on a parameter updated on a store that the caller passed in puts
   the new value in that store (MXNet fails on the duplicate key).
 
-A gradient is *fresh* when ``backward`` (or any in-place write, such as
-``zero_grad``) has changed its buffer since the last step; a buffer the
-Trainer has never seen (created by deferred initialisation or ``cast``) counts
-as fresh.
+A gradient is *fresh* when ``backward`` has written it since the Trainer last
+used it: MXNet's ``_fresh_grad`` flag of the parameter's data array, set by
+``backward`` and cleared by the update. ``zero_grad`` or a write into ``.grad``
+does not make it fresh; reducing it over contexts does not either.
 """
 import os
 
@@ -91,12 +91,7 @@ class Trainer:
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
-        self._grad_seen = {}
         self._reset_kvstore()
-        for i, param in enumerate(self._params):
-            if param.grad_req != "null" and param._grad is not None:
-                for j, g in enumerate(param._grad):
-                    self._mark_seen(i, j, g)
 
     @staticmethod
     def _param_list(params):
@@ -312,25 +307,15 @@ class Trainer:
         self._optimizer.param_dict = {i: param for i, param in enumerate(self._params)}
 
     # -- internals -----------------------------------------------------------------
-    def _mark_seen(self, i, j, grad):
-        self._grad_seen[(i, j)] = (grad, grad._share_version()[0])
-
-    def _is_fresh(self, i, j, grad):
-        seen = self._grad_seen.get((i, j))
-        if seen is None or seen[0] is not grad:
-            return True
-        return grad._version[0] != seen[1]
-
     def _freshness(self, ignore_stale_grad):
         """``[(index, name, datas, grads, fresh per context)]`` of the trainable parameters;
         raises (changing nothing) on stale ones."""
         plan, stale = [], []
-        is_fresh = self._is_fresh
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
             datas, grads = param.list_data(), param.list_grad()
-            flags = [is_fresh(i, j, g) for j, g in enumerate(grads)]
+            flags = [d._fresh_grad for d in datas]
             stale += [(param.name, datas[j].context) for j, ok in enumerate(flags) if not ok]
             plan.append((i, param, datas, grads, flags))
         if stale and not ignore_stale_grad:
@@ -365,21 +350,14 @@ class Trainer:
             datas.append(pdatas)
         if not keys:
             return
-        was_fresh = [[self._is_fresh(i, j, g) for j, g in enumerate(gl)]
-                     for i, gl in zip(keys, grads)]
         if self._update_on_kvstore:
             self._kvstore.pushpull(keys, grads, out=datas)
-            for i, gl in zip(keys, grads):
-                for j, g in enumerate(gl):
-                    self._mark_seen(i, j, g)
+            for dl in datas:
+                for d in dl:
+                    d._fresh_grad = False
             return
+        # (the sums written back are not a backward: freshness stays as it was)
         self._kvstore.pushpull(keys, grads)
-        # NOTE: writing the sum bumps the buffers' versions, but a reduced gradient
-        # is not a new backward: a buffer that was stale stays stale.
-        for i, gl, flags in zip(keys, grads, was_fresh):
-            for j, (g, ok) in enumerate(zip(gl, flags)):
-                if not ok:
-                    self._mark_seen(i, j, g)
 
     def _update(self, plan):
         if self._kvstore and self._update_on_kvstore:
@@ -399,9 +377,9 @@ class Trainer:
             updater.prepare(idx, arrs)
         for updater, (idx, grads, arrs) in zip(self._updaters, updates):
             updater.apply(idx, grads, arrs)
-        for j, (idx, grads, _) in enumerate(updates):
-            for i, grad in zip(idx, grads):
-                self._mark_seen(i, j, grad)
+        for _, _, arrs in updates:
+            for arr in arrs:
+                arr._fresh_grad = False
 
 
 def _check_update_pair(param, arr, grad):

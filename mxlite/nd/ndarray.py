@@ -117,6 +117,19 @@ class NDArray:
     def handle(self):
         return self
 
+    @property
+    def _fresh_grad(self):
+        """MXNet's flag: whether ``backward`` wrote this (marked) array's gradient since
+        a Trainer last used it."""
+        e = self._entry
+        return e is not None and getattr(e[0], "fresh", False)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        e = self._entry
+        if e is not None and hasattr(e[0], "fresh"):
+            e[0].fresh = bool(value)
+
     def _share_version(self):
         v = self._version
         if v is None:
