@@ -442,3 +442,21 @@ def test_compiled_backward_names_a_failing_raw_rule(codegen):
             y = net(x)
         with pytest.raises(mx.MXNetError, match=r"%s \(backward\): %s" % (name, match)):
             y.backward()
+
+
+def test_hybridized_block_sees_replaced_and_rewritten_parameters():
+    # The replay keeps the parameters' arrays between calls: a re-initialisation,
+    # set_data, a load or a new context must all reach it.
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3, in_units=2))
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.array([[1.0, 2.0]])
+    net(x)
+    net.collect_params().initialize(mx.init.One(), force_reinit=True)
+    assert net(x).asnumpy().tolist() == [[3.0, 3.0, 3.0]]
+    net[0].bias.set_data(mx.nd.array([1.0, 2.0, 3.0]))
+    assert net(x).asnumpy().tolist() == [[4.0, 5.0, 6.0]]
+    net.collect_params().reset_ctx(mx.cpu(1))
+    y = net(x.as_in_context(mx.cpu(1)))
+    assert y.context == mx.cpu(1) and y.asnumpy().tolist() == [[4.0, 5.0, 6.0]]

@@ -109,6 +109,9 @@ class CachedGraph:
         self._open = any(node.op is not None and not node.inputs and
                          0 in (node.p.get("shape") or (1,)) for node in nodes)
         self._resolved = {}
+        self._param_slot_ids = [slot for slot, _ in self.param_slots]
+        self._params_only = [param for _, param in self.param_slots]
+        self._param_cache = {}
         self._plan_fused()
 
     def _fuse_steps(self):
@@ -160,6 +163,21 @@ class CachedGraph:
             else:
                 vals[first] = y
         return [vals[s] for s in self.out_slots]
+
+    def _param_arrays(self, ctx):
+        """The parameters' arrays on ``ctx``, looked up once while no parameter's list
+        of arrays is replaced (initialize, reset_ctx, cast and load replace it)."""
+        lists, arrays = self._param_cache.get(ctx, (None, None))
+        if lists is not None:
+            for param, held in zip(self._params_only, lists):
+                if param._data is not held:
+                    break
+            else:
+                return arrays
+        arrays = [param.data(ctx) for param in self._params_only]
+        if len(self._param_cache) < 16:
+            self._param_cache[ctx] = ([param._data for param in self._params_only], arrays)
+        return arrays
 
     def _params_for(self, inputs):
         """Every step's params for these input shapes (open graphs)."""
@@ -282,8 +300,7 @@ class CachedGraph:
                 return None     # the per-op path gives the proper error
             raw[slot] = x._data
             nda[slot] = x
-        for slot, param in self.param_slots:
-            x = param.data(ctx)
+        for slot, x in zip(self._param_slot_ids, self._param_arrays(ctx)):
             raw[slot] = x._data
             nda[slot] = x
         need = mask = None
