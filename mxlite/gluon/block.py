@@ -20,6 +20,7 @@ from collections import OrderedDict
 
 from .. import initializer
 from ..context import _state as _ctx_state
+from ..nd.ndarray import NDArray
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle, shape_is_known
 
@@ -360,6 +361,8 @@ class Block:
     # -- running ------------------------------------------------------------------
     def __call__(self, *args):
         """Run ``forward`` with the hooks. Only positional arguments."""
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args)
         for hook in self._forward_pre_hooks.values():
             hook(self, args)
         out = self.forward(*args)
@@ -484,7 +487,6 @@ class _Deferred:
 
 def _resolve(op, args, kwargs):
     """Create the deferred parameters among an op call's inputs; returns the new args/kwargs."""
-    from ..nd import NDArray
     pos = []
     k = 0
     while k < len(args) and (args[k] is None or isinstance(args[k], (NDArray, _Deferred))):
@@ -554,7 +556,6 @@ class _DeferredF:
 
 def _first_ctx(args):
     """The context of the first NDArray in (nested) ``args`` and whether a Symbol is there."""
-    from ..nd import NDArray
     sym = _symbol_type()
     for a in args:
         if isinstance(a, NDArray):
@@ -720,7 +721,10 @@ class HybridBlock(Block):
 
     def _call_cached(self, ctx, x, args):
         from .cached_graph import flatten, regroup
-        flat, fmt = flatten((x,) + args)
+        if not args and type(x) is NDArray:     # the common call: one array
+            flat, fmt = [x], (0,)
+        else:
+            flat, fmt = flatten((x,) + args)
         graph = self._graph_for(fmt, len(flat))
         if graph is None:
             return None
@@ -732,7 +736,6 @@ class HybridBlock(Block):
     def forward(self, x, *args):
         """Run ``hybrid_forward`` with ``F = mx.nd`` and this block's parameters on the
         context of the first input array."""
-        from ..nd import NDArray
         if isinstance(x, NDArray):
             ctx, has_sym = x.context, False
         else:
@@ -869,7 +872,6 @@ class SymbolBlock(HybridBlock):
         pass      # the graph is the block: nothing to re-trace
 
     def forward(self, x, *args):
-        from ..nd import NDArray
         from ..symbol import Symbol
         from .cached_graph import flatten
         flat, fmt = flatten((x,) + args)
