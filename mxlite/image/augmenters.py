@@ -23,8 +23,9 @@ __all__ = ["Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomC
 _GRAY = [[[0.299, 0.587, 0.114]]]
 
 
-class Augmenter:
-    """Base class: keeps its constructor arguments for ``dumps`` (arrays as lists)."""
+class KwargsDumps:
+    """Keeps the constructor arguments for ``dumps`` (arrays as lists): the part the
+    image and the detection augmenters share."""
 
     def __init__(self, **kwargs):
         self._kwargs = kwargs
@@ -37,6 +38,10 @@ class Augmenter:
     def dumps(self):
         """The augmenter as JSON: ``[lower-case class name, kwargs]``."""
         return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+
+class Augmenter(KwargsDumps):
+    """Base class of the image augmenters: ``aug(src) -> src``."""
 
     def __call__(self, src):
         raise NotImplementedError("Must override implementation.")

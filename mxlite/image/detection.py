@@ -9,7 +9,6 @@ same seed gives MXNet's boxes.
 The raw label of a record or list entry is flat:
 ``[header_width, object_width, header..., object 0..., object 1..., ...]``.
 """
-import json
 import logging
 import math
 import numbers
@@ -20,8 +19,8 @@ import numpy as np
 
 from .. import io
 from .. import nd
-from .augmenters import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
-                         HueJitterAug, LightingAug, RandomGrayAug, ResizeAug,
+from .augmenters import (Augmenter, KwargsDumps, CastAug, ColorJitterAug, ColorNormalizeAug,
+                         ForceResizeAug, HueJitterAug, LightingAug, RandomGrayAug, ResizeAug,
                          _PCA_EIGVAL, _PCA_EIGVEC)
 from .image import copyMakeBorder, fixed_crop
 from .iterator import ImageIter
@@ -34,23 +33,11 @@ _MEAN = np.array([123.68, 116.28, 103.53])
 _STD = np.array([58.395, 57.12, 57.375])
 
 
-class DetAugmenter:
+class DetAugmenter(KwargsDumps):
     """Base class of detection augmenters: ``aug(src, label) -> (src, label)``.
 
     Keeps its constructor arguments for ``dumps`` (arrays as lists).
     """
-
-    def __init__(self, **kwargs):
-        self._kwargs = kwargs
-        for k, v in self._kwargs.items():
-            if isinstance(v, nd.NDArray):
-                v = v.asnumpy()
-            if isinstance(v, np.ndarray):
-                self._kwargs[k] = v.tolist()
-
-    def dumps(self):
-        """The augmenter as JSON: ``[lower-case class name, kwargs]``."""
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
 
     def __call__(self, src, label):
         raise NotImplementedError("Must override implementation.")
