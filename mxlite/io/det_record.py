@@ -16,7 +16,7 @@ from ..base import (MXNetError, parse_bool, parse_float, parse_float_tuple, pars
                     parse_shape, parse_str)
 from ..image import image as _img
 from .image_record import ImageRecordIter, _part_offsets
-from .io import DataBatch, DataDesc, DataIter
+from .io import DataDesc, DataIter, _TupleBatch
 
 __all__ = ["ImageDetRecordIter", "LibSVMIter"]
 
@@ -619,7 +619,7 @@ def _parse_libsvm(lines, width, where, path):
     return labels, rows
 
 
-class LibSVMIter(DataIter):
+class LibSVMIter(_TupleBatch, DataIter):
     """Batches from a LibSVM file (zero-based column indices), as
     ``mxnet.io.LibSVMIter`` (MXNet 1.9.1).
 
@@ -735,26 +735,3 @@ class LibSVMIter(DataIter):
                        idx.astype(np.uint64))
         return True
 
-    def _current(self):
-        if self._batch is None:
-            raise MXNetError("LibSVMIter: no current batch; call iter_next() (or next()) first")
-        return self._batch
-
-    def getdata(self):
-        return self._current()[0]
-
-    def getlabel(self):
-        return self._current()[1]
-
-    def getpad(self):
-        return self._current()[2]
-
-    def getindex(self):
-        return self._current()[3]
-
-    def next(self):
-        if not self.iter_next():
-            raise StopIteration
-        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
-                         index=self.getindex(), provide_data=self.provide_data,
-                         provide_label=self.provide_label)

@@ -16,14 +16,14 @@ import numpy as np
 
 from ..base import MXNetError, parse_bool, parse_int, parse_shape
 from ..nd.ndarray import array
-from .io import DataBatch, DataDesc, DataIter, _HoldsBatch
+from .io import DataBatch, DataDesc, DataIter, _HoldsBatch, _NextWithDescs
 
 __all__ = ["MNISTIter", "CSVIter", "PrefetchingIter"]
 
 _LOG = logging.getLogger(__name__)
 
 
-class _FileIter(DataIter):
+class _FileIter(_NextWithDescs, DataIter):
     """A single-input, single-label iterator over batches held in NumPy buffers.
 
     Subclasses fill ``self._x``, ``self._y``, ``self._index`` and ``self._pad`` in
@@ -66,12 +66,6 @@ class _FileIter(DataIter):
     def getpad(self):
         return self._pad
 
-    def next(self):
-        if not self.iter_next():
-            raise StopIteration
-        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
-                         index=self.getindex(), provide_data=self.provide_data,
-                         provide_label=self.provide_label)
 
 
 def _positive(name, value, where):

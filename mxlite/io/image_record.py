@@ -17,7 +17,7 @@ from ..base import MXNetError, parse_bool, parse_float, parse_int, parse_shape, 
 from ..image import image as _img
 from ..image.augmenters import ColorJitterAug, LightingAug, _PCA_EIGVAL, _PCA_EIGVEC
 from .. import recordio
-from .io import DataBatch, DataDesc, DataIter
+from .io import DataDesc, DataIter, _TupleBatch
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
@@ -181,7 +181,7 @@ def _read_imglist(path, width):
     return labels
 
 
-class ImageRecordIter(DataIter):
+class ImageRecordIter(_TupleBatch, DataIter):
     """Batches of decoded, augmented images from a RecordIO (.rec) file, as
     ``mxnet.io.ImageRecordIter`` (MXNet 1.9.1).
 
@@ -524,31 +524,9 @@ class ImageRecordIter(DataIter):
         self._batch = (nd.array(data, dtype=self._dtype), nd.array(label), pad)
         return True
 
-    def _current(self):
-        if self._batch is None:
-            raise MXNetError("%s: no current batch; call iter_next() (or next()) first"
-                             % type(self).__name__)
-        return self._batch
-
-    def getdata(self):
-        return self._current()[0]
-
-    def getlabel(self):
-        return self._current()[1]
-
-    def getpad(self):
-        return self._current()[2]
-
     def getindex(self):
         # NOTE: MXNet's ImageRecordIter batches carry an all-zero index.
         return np.zeros(self.batch_size, np.uint64)
-
-    def next(self):
-        if not self.iter_next():
-            raise StopIteration
-        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
-                         index=self.getindex(), provide_data=self.provide_data,
-                         provide_label=self.provide_label)
 
     def close(self):
         """Close the .rec file."""

@@ -260,6 +260,40 @@ class _HoldsBatch:
         return self.current_batch.pad
 
 
+class _NextWithDescs:
+    """``next()`` of an iterator whose batches also carry ``provide_data``/``provide_label``."""
+
+    def next(self):
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                         index=self.getindex(), provide_data=self.provide_data,
+                         provide_label=self.provide_label)
+
+
+class _TupleBatch(_NextWithDescs):
+    """The ``get*`` accessors of an iterator keeping its batch as ``(data, label, pad[,
+    index])`` in ``_batch`` (None before the first ``iter_next``)."""
+
+    def _current(self):
+        if self._batch is None:
+            raise MXNetError("%s: no current batch; call iter_next() (or next()) first"
+                             % type(self).__name__)
+        return self._batch
+
+    def getdata(self):
+        return self._current()[0]
+
+    def getlabel(self):
+        return self._current()[1]
+
+    def getpad(self):
+        return self._current()[2]
+
+    def getindex(self):
+        return self._current()[3]
+
+
 class ResizeIter(_HoldsBatch, DataIter):
     """Make ``data_iter`` yield exactly ``size`` batches per epoch (restarting as needed)."""
 
