@@ -29,7 +29,12 @@ __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "Syn
 
 
 class _ConcurrentMixin:
-    """Slicing keeps ``axis`` (MXNet's slice falls back to the default axis -1)."""
+    """The concatenation ``axis``; slicing keeps it (MXNet's slice falls back to the
+    default axis -1)."""
+
+    def __init__(self, axis=-1, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self.axis = axis
 
     def __getitem__(self, key):
         layers = list(self._children.values())[key]
@@ -60,10 +65,6 @@ class Concurrent(_ConcurrentMixin, Sequential):
     ...     net.add(mx.gluon.contrib.nn.Identity())
     """
 
-    def __init__(self, axis=-1, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-        self.axis = axis
-
     def forward(self, x):
         return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
 
@@ -78,10 +79,6 @@ class HybridConcurrent(_ConcurrentMixin, HybridSequential):
     prefix : str, optional
     params : ParameterDict, optional
     """
-
-    def __init__(self, axis=-1, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-        self.axis = axis
 
     def hybrid_forward(self, F, x):
         return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
