@@ -191,12 +191,11 @@ _SCALAR_PARAMS = [Param("scalar", parse_float, 1.0, "The scalar operand."),
                         "the op runs in float64 with a float64 result (False).")]
 
 
-def _as_float_operand(p, x):
+def _as_float_operand(x):
     """``x`` as float64 when ``is_int=False`` asks an integer array to meet a float
-    scalar (MXNet 1.9 then gives a float64 result), else None."""
-    if p.is_int or x.dtype.kind == "f":
-        return None
-    return x.astype(np.float64)
+    scalar (MXNet 1.9 then gives a float64 result); None for a float array. Callers
+    test ``p.is_int`` first, so the default path makes no call."""
+    return None if x.dtype.kind == "f" else x.astype(np.float64)
 
 
 def _scalar_type(p, dtypes):
@@ -207,7 +206,7 @@ def _scalar_type(p, dtypes):
 
 def _scalar_op(name, kernel, grad, saves):
     def compute(p, xp, x):
-        xf = _as_float_operand(p, x)
+        xf = None if p.is_int else _as_float_operand(x)
         if xf is not None:
             return kernel(xp, xf, xf.dtype.type(p.scalar))
         y = kernel(xp, x, _scalar_of(x, p.scalar))
@@ -230,9 +229,10 @@ def _scalar_op(name, kernel, grad, saves):
 for _n, _k, _g, _s in _SCALAR:
     _scalar_op(_n, _k, _g, _s)
 
+
 def _compare_scalar(kernel):
     def compute(p, xp, x):
-        xf = _as_float_operand(p, x)
+        xf = None if p.is_int else _as_float_operand(x)
         if xf is not None:
             return kernel(xp, xf, p.scalar).astype(np.float64)
         return kernel(xp, x, _scalar_of(x, p.scalar)).astype(x.dtype)
