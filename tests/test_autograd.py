@@ -318,6 +318,42 @@ def test_function_bad_backward_is_reported():
         y.backward()
 
 
+def test_a_failing_rule_leaves_every_grad_buffer_as_it_was():
+    class Bad(ag.Function):
+        def forward(self, a):
+            return a * 1
+
+        def backward(self, g):
+            raise ValueError("Bad.backward: no gradient here")
+
+    a = mx.nd.array([1.0, 2.0])
+    b = mx.nd.array([3.0, 4.0])
+    a.attach_grad()
+    b.attach_grad()
+    a.grad[:] = 7
+    b.grad[:] = 8
+    with ag.record():
+        y = Bad()(a) + b * 5        # b's gradient is known before Bad's rule fails
+    with pytest.raises(ValueError, match="no gradient here"):
+        y.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [7, 7])
+    np.testing.assert_array_equal(b.grad.asnumpy(), [8, 8])
+
+
+def test_backward_through_a_long_chain_and_late_branches():
+    x = mx.nd.array([0.5])
+    x.attach_grad()
+    with ag.record():
+        h = x
+        for _ in range(3000):           # deeper than Python's recursion limit
+            h = h * 1.0
+        early = x * 2                   # recorded after the chain, used beside its end
+        y = h * early + early
+    y.backward()
+    # d/dx (x * 2x + 2x) = 4x + 2
+    np.testing.assert_allclose(x.grad.asnumpy(), [4.0], rtol=1e-6)
+
+
 def test_gradients_through_broadcasting():
     a = mx.nd.ones((2, 3))
     b = mx.nd.array([1.0, 2.0, 3.0])

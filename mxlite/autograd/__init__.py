@@ -7,6 +7,8 @@ in mxlite ops, so a recorded backward pass yields higher-order gradients) and
 writes each variable's ``.grad`` by its ``grad_req``.
 """
 import threading
+from heapq import heappop as _heappop, heappush as _heappush
+from itertools import count as _count
 from sys import getrefcount as _getrefcount
 
 from ..base import MXNetError
@@ -108,13 +110,21 @@ def predict_mode():
 # ----------------------------------------------------------------------------
 # The graph.
 
+_next_seq = _count().__next__
+
+
 class Node:
     """One recorded op call: its op and params, the graph entries of its inputs,
-    and the raw input/output arrays its gradient reads (with their versions)."""
+    and the raw input/output arrays its gradient reads (with their versions).
+
+    ``seq`` numbers nodes in the order they were recorded. A node's inputs exist before
+    it does, so every parent has a smaller ``seq``: visiting nodes by decreasing ``seq``
+    is a reverse topological order, which ``backward`` uses instead of sorting."""
     __slots__ = ("op", "p", "parents", "xdata", "ydata", "ctx", "yctx", "checks", "freed",
-                 "nout")
+                 "nout", "seq")
 
     def __init__(self, op, p, parents, xdata, ydata, ctx, yctx, checks):
+        self.seq = _next_seq()
         self.nout = len(ydata)
         self.yctx = yctx
         self.op = op
@@ -183,33 +193,16 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._entry = None if req == "null" else (VarNode(v, req), 0)
 
 
-def _topo_order(roots):
-    """Nodes reachable from ``roots`` (parents before children)."""
-    order = []
-    seen = set()
-    for root in roots:
-        if id(root) in seen:
-            continue
-        seen.add(id(root))
-        stack = [(root, iter(root.parents) if root.op is not None else iter(()))]
-        while stack:
-            node, it = stack[-1]
-            for entry in it:
-                if entry is not None and id(entry[0]) not in seen:
-                    child = entry[0]
-                    seen.add(id(child))
-                    stack.append((child, iter(child.parents) if child.op is not None else iter(())))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return order
-
-
-def _accumulate(table, node, index, g, n_out):
+def _accumulate(table, pending, node, index, g):
+    """Add ``g`` to output ``index`` of ``node`` in ``table``; a node's first gradient
+    queues it: op nodes on the heap ``pending`` by decreasing ``seq``, variables last."""
     gl = table.get(node)
     if gl is None:
-        gl = table[node] = [None] * n_out
+        gl = table[node] = [None] * node.nout
+        if node.op is None:
+            pending[1].append(node)
+        else:
+            _heappush(pending[0], (-node.seq, node))
     if gl[index] is None:
         gl[index] = g
     else:
@@ -228,7 +221,7 @@ def after_backward(fn):
     return fn
 
 
-def _push(table, node, gxs):
+def _push(table, pending, node, gxs):
     """Add ``node``'s input gradients to its parents' entries in ``table``.
 
     NOTE: a function of its own, so that no local name of the backward loop keeps a
@@ -236,8 +229,7 @@ def _push(table, node, gxs):
     ``.grad`` buffer without a copy (see :func:`_write_var_grad`)."""
     for entry, gx in zip(node.parents, gxs):
         if entry is not None and gx is not None:
-            parent = entry[0]
-            _accumulate(table, parent, entry[1], gx, parent.nout)
+            _accumulate(table, pending, entry[0], entry[1], gx)
 
 
 def _nd_module():
@@ -266,7 +258,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
     st.training = train_mode
     try:
         table = {}
-        roots = []
+        pending = ([], [])      # (heap of op nodes by decreasing seq, variable nodes)
         for h, g in zip(heads, head_grads):
             if not isinstance(h, NDArray):
                 raise TypeError("backward: heads must be NDArrays, got %s" % type(h).__name__)
@@ -288,8 +280,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
             elif g.shape != h.shape:
                 raise ValueError("backward: head gradient has shape %s, expected %s (the head's "
                                  "shape)" % (g.shape, h.shape))
-            _accumulate(table, node, i, g, node.nout)
-            roots.append(node)
+            _accumulate(table, pending, node, i, g)
         wanted = None
         results = None
         if variables is not None:
@@ -300,20 +291,22 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                                      "attach_grad() on it before recording" % k)
                 wanted.setdefault((id(v._entry[0]), v._entry[1]), []).append(k)
             results = [None] * len(variables)
-        order = _topo_order(roots) if len(roots) > 1 or roots[0].op is not None else roots
-        for node in reversed(order):
-            gl = table.pop(node, None)
-            if gl is None:
-                continue
+        # Every consumer of a node was recorded after it, so by the time the heap
+        # yields a node, all gradients flowing into it have arrived.
+        heap, var_nodes = pending
+        while heap:
+            node = _heappop(heap)[1]
+            gl = table.pop(node)
             if wanted is not None:
-                for i, g in enumerate(gl):
-                    for k in wanted.get((id(node), i), ()):
-                        results[k] = g
-            if node.op is None:
-                if wanted is None:
-                    _write_var_grad(node, gl[0])
-                continue
-            _push(table, node, _node_gradient(node, gl, create_graph, retain_graph))
+                _collect_wanted(wanted, results, node, gl)
+            _push(table, pending, node, _node_gradient(node, gl, create_graph, retain_graph))
+        # The variables' buffers are written last, when no rule can fail any more.
+        for node in var_nodes:
+            gl = table.pop(node)
+            if wanted is not None:
+                _collect_wanted(wanted, results, node, gl)
+            else:
+                _write_var_grad(node, gl[0])
         if results is not None:
             for k, r in enumerate(results):
                 if r is None:
@@ -323,6 +316,12 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         st.recording, st.training = prev
         for fn in _AFTER_BACKWARD:
             fn()
+
+
+def _collect_wanted(wanted, results, node, gl):
+    for i, g in enumerate(gl):
+        for k in wanted.get((id(node), i), ()):
+            results[k] = g
 
 
 def _node_gradient(node, gl, create_graph, retain_graph):
