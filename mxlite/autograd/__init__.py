@@ -150,6 +150,18 @@ class VarNode:
         self.fresh = False
 
 
+def is_fresh(entry):
+    """MXNet's ``_fresh_grad`` of an array with graph entry ``entry``: whether
+    ``backward`` wrote its gradient since the flag was last cleared."""
+    return entry is not None and getattr(entry[0], "fresh", False)
+
+
+def set_fresh(entry, value):
+    """Set the ``_fresh_grad`` flag of a marked variable's entry (others have none)."""
+    if entry is not None and hasattr(entry[0], "fresh"):
+        entry[0].fresh = bool(value)
+
+
 def _record(op, p, inputs, outs):
     checks = []
     saves = op.saves

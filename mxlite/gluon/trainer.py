@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import kvstore as kvs
 from .. import optimizer as opt
+from ..autograd import is_fresh, set_fresh
 from ..base import MXNetError
 from ..kvstore.base import KVStoreBase, LOCAL_TYPES
 from .parameter import Parameter
@@ -314,9 +315,13 @@ class Trainer:
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
-            datas, grads = param.list_data(), param.list_grad()
-            flags = [d._fresh_grad for d in datas]
-            stale += [(param.name, datas[j].context) for j, ok in enumerate(flags) if not ok]
+            datas, grads = param._data, param._grad
+            if datas is None or grads is None:      # not initialised: their errors
+                datas, grads = param.list_data(), param.list_grad()
+            flags = [is_fresh(d._entry) for d in datas]
+            if False in flags:
+                stale += [(param.name, datas[j].context) for j, ok in enumerate(flags)
+                          if not ok]
             plan.append((i, param, datas, grads, flags))
         if stale and not ignore_stale_grad:
             name, ctx = stale[0]
@@ -379,7 +384,7 @@ class Trainer:
             updater.apply(idx, grads, arrs)
         for _, _, arrs in updates:
             for arr in arrs:
-                arr._fresh_grad = False
+                set_fresh(arr._entry, False)
 
 
 def _check_update_pair(param, arr, grad):

@@ -121,14 +121,11 @@ class NDArray:
     def _fresh_grad(self):
         """MXNet's flag: whether ``backward`` wrote this (marked) array's gradient since
         a Trainer last used it."""
-        e = self._entry
-        return e is not None and getattr(e[0], "fresh", False)
+        return _autograd.is_fresh(self._entry)
 
     @_fresh_grad.setter
     def _fresh_grad(self, value):
-        e = self._entry
-        if e is not None and hasattr(e[0], "fresh"):
-            e[0].fresh = bool(value)
+        _autograd.set_fresh(self._entry, value)
 
     def _share_version(self):
         v = self._version

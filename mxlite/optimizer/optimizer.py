@@ -72,6 +72,9 @@ def python_clip(xp, g, clip_gradient):
 
 
 def check_pair(name, weight, grad):
+    if type(weight) is NDArray and type(grad) is NDArray and (weight._data.shape
+                                                              == grad._data.shape):
+        return
     if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
         raise TypeError("%s.update: weight and grad must be NDArrays, got %s and %s"
                         % (name, type(weight).__name__, type(grad).__name__))

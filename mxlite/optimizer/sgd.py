@@ -69,8 +69,8 @@ class SGD(_MasterLastMixin, Optimizer):
         return _momentum_state(self, weight)
 
     def update(self, index, weight, grad, state):
-        lr, wd, xp = begin_update(self, "SGD", index, weight, grad)
-        self._step(xp, weight, grad, state, lr, wd)
+        lr, wd, _ = begin_update(self, "SGD", index, weight, grad)
+        self._step(weight, grad, state, lr, wd)
 
     def update_group(self, indices, weights, grads, states):
         """Update ``weights`` as MXNet's aggregated ``multi_sgd_*update`` does: the group's
@@ -79,28 +79,39 @@ class SGD(_MasterLastMixin, Optimizer):
             check_pair("SGD", w, g)
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        rescale, clip = self.rescale_grad, _clip_arg(self)
+        plain = not (self.momentum > 0 or self.multi_precision)
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
-            if self.multi_precision and w.dtype == float16 and isinstance(s, (tuple, list)):
+            if plain:
+                _sgd_plain(w, g, lr, wd, rescale, clip)
+            elif self.multi_precision and w.dtype == float16 and isinstance(s, (tuple, list)):
                 mom, master = s
-                self._step(xp_of(master), master, g.astype(master.dtype), mom, lr, wd)
+                self._step(master, g.astype(master.dtype), mom, lr, wd)
                 write(w, master._data.astype(w._data.dtype))
             else:
-                self._step(xp_of(w), w, g, s, lr, wd)
+                self._step(w, g, s, lr, wd)
 
-    def _step(self, xp, weight, grad, state, lr, wd):
+    def _step(self, weight, grad, state, lr, wd):
         # NOTE: MXNet 1.9.1's SGD runs multi_sgd_mom_update (sgd_mom_kernel), with a zero
         # momentum when there is none. Without momentum that kernel's new weight,
         # w + ((0 - lr*wd*w) - step), is exactly w - (lr*wd*w + step): two passes over
         # the arrays here, and MXNet's bits (checked against MXNet's optimizer).
         if state is not None and self.momentum > 0:
-            new_w = sgd_mom_kernel(xp, weight._data, grad._data, state._data, lr,
+            new_w = sgd_mom_kernel(xp_of(weight), weight._data, grad._data, state._data, lr,
                                    self.momentum, wd, self.rescale_grad, _clip_arg(self))
             state._bump()
             write(weight, new_w)
             return
-        w = weight._data
-        w -= sgd_step(xp, w, grad._data, lr, wd, self.rescale_grad, _clip_arg(self))
-        weight._bump()
+        _sgd_plain(weight, grad, lr, wd, self.rescale_grad, _clip_arg(self))
+
+
+def _sgd_plain(weight, grad, lr, wd, rescale, clip):
+    """SGD without momentum, in place: ``w -= lr * wd * w + lr * clip(rescale * g)``."""
+    w = weight._data
+    w -= sgd_step(xp_of(weight) if clip >= 0 else None, w, grad._data, lr, wd, rescale, clip)
+    v = weight._version
+    if v is not None:
+        v[0] += 1
 
 
 @register
