@@ -179,8 +179,9 @@ def _identity_grad(p, x, y, gy):
     return [gy[0]]
 
 
-register_op("identity", lambda p, xp, x: x.copy(), gradient=_identity_grad, saves="",
-            aliases=("_copy",), doc="A copy of the input.", same_shape=(0,))
+# MXNet's op is ``_copy`` (what JSON names), called ``identity`` in the API.
+register_op("_copy", lambda p, xp, x: x.copy(), gradient=_identity_grad, saves="",
+            aliases=("identity",), doc="A copy of the input.", same_shape=(0,))
 
 
 def _block_grad(p, x, y, gy):
