@@ -23,17 +23,18 @@ __all__ = ["foreach", "while_loop", "cond"]
 
 
 # -- nested lists of NDArrays ---------------------------------------------------
-def _flatten(x, fname, argname):
-    """The NDArray leaves of ``x`` and its format: ``0`` for a bare NDArray, else a
-    list with one format per element (tuples count as lists, as in MXNet)."""
-    if isinstance(x, NDArray):
+def _flatten(x, fname, argname, kind=NDArray):
+    """The ``kind`` leaves of ``x`` (NDArrays, or Symbols for ``mx.sym.contrib``) and
+    its format: ``0`` for a bare leaf, else a list with one format per element (tuples
+    count as lists, as in MXNet)."""
+    if isinstance(x, kind):
         return [x], 0
     if not isinstance(x, (list, tuple)):
-        raise TypeError("%s: %s must be an NDArray or a (nested) list of NDArrays, got %s"
-                        % (fname, argname, type(x).__name__))
+        raise TypeError("%s: %s must be an %s or a (nested) list of %ss, got %s"
+                        % (fname, argname, kind.__name__, kind.__name__, type(x).__name__))
     flat, fmt = [], []
     for i, item in enumerate(x):
-        leaves, sub = _flatten(item, fname, "%s[%d]" % (argname, i))
+        leaves, sub = _flatten(item, fname, "%s[%d]" % (argname, i), kind)
         flat.extend(leaves)
         fmt.append(sub)
     return flat, fmt

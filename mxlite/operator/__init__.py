@@ -3,6 +3,7 @@ from .registry import Op, Param, Params, register_op, get_op, list_ops, invoke, 
 from . import tensor, nn  # noqa: F401  (registers the built-in ops)
 from .tensor import linalg_extra, random_pdf  # noqa: F401,E402
 from . import image_ops  # noqa: F401,E402  (mx.nd.image.*)
+from . import control_flow  # noqa: F401,E402  (_foreach, _while_loop, _cond)
 
 from .. import nd as _nd  # noqa: E402
 from ..nd import ndarray as _ndarray  # noqa: E402

@@ -45,3 +45,8 @@ def _add_op(op_decl):
 for _op in list(_registry.OPS.values()):
     _add_op(_op)
 _registry._listeners.append(_add_op)
+
+from . import control_flow as _control_flow  # noqa: E402
+
+for _name in _control_flow.__all__:
+    setattr(contrib, _name, getattr(_control_flow, _name))

@@ -10,7 +10,7 @@ from ..base import MXNetError
 from ..nd.ndarray import NDArray
 from ..operator.registry import invoke
 
-__all__ = ["Executor"]
+__all__ = ["Executor", "run_graph"]
 
 
 def _as_list(name, values, names, allow_missing=False):
@@ -30,6 +30,25 @@ def _as_list(name, values, names, allow_missing=False):
         raise MXNetError("bind: %s has %d arrays, expected %d (%s)"
                          % (name, len(values), len(names), names))
     return values
+
+
+def run_graph(symbol, nodes, named, overrides=None):
+    """``symbol``'s outputs: its ``nodes`` (topological order) run through ``invoke`` on
+    the NDArrays ``named`` by variable name (recorded when autograd records);
+    ``overrides`` replaces some nodes' params (``{node id: Params}``)."""
+    values = {}
+    for node in nodes:
+        if node.op is None:
+            values[id(node)] = [named[node.name]]
+            continue
+        ins = [values[id(c)][i] for c, i in node.inputs]
+        p = overrides.get(id(node), node.p) if overrides else node.p
+        try:
+            out = invoke(node.op, ins, p)
+        except MXNetError as e:
+            raise MXNetError("forward: node %r: %s" % (node.name, e)) from None
+        values[id(node)] = out if isinstance(out, list) else [out]
+    return [values[id(n)][i] for n, i in symbol._outputs]
 
 
 class Executor:
@@ -103,23 +122,12 @@ class Executor:
         return self.outputs
 
     def _run(self):
-        values = {}
         named = dict(zip(self.arg_names, self.arg_arrays))
         named.update(zip(self.aux_names, self.aux_arrays))
         if self._overrides is None:      # zeros((L, 0, H))-like nodes, resolved once
             self._overrides = self._symbol.resolved_params(
                 **{n: a.shape for n, a in named.items()})
-        for node in self._nodes:
-            if node.op is None:
-                values[id(node)] = [named[node.name]]
-                continue
-            ins = [values[id(c)][i] for c, i in node.inputs]
-            try:
-                out = invoke(node.op, ins, self._overrides.get(id(node), node.p))
-            except MXNetError as e:
-                raise MXNetError("forward: node %r: %s" % (node.name, e)) from None
-            values[id(node)] = out if isinstance(out, list) else [out]
-        return [values[id(n)][i] for n, i in self._symbol._outputs]
+        return run_graph(self._symbol, self._nodes, named, self._overrides)
 
     def backward(self, out_grads=None, is_train=True):
         """Write the arguments' gradients for head gradients ``out_grads`` (ones if None).

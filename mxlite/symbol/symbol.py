@@ -20,15 +20,22 @@ class SymNode:
     ``p`` the parsed, typed values; ``attrs`` holds user attributes (``__shape__``,
     ``__lr_mult__``, ...).
     """
-    __slots__ = ("op", "name", "params", "p", "attrs", "inputs")
+    __slots__ = ("op", "name", "params", "p", "attrs", "inputs", "subgraphs")
 
-    def __init__(self, op, name, params=None, attrs=None, inputs=()):
+    def __init__(self, op, name, params=None, attrs=None, inputs=(), subgraphs=()):
         self.op = op
         self.name = name
         self.params = dict(params or {})
         self.attrs = dict(attrs or {})
         self.inputs = list(inputs)
-        self.p = op.parse_params(self.params) if op is not None else None
+        # Control-flow ops (``_foreach`` ...) take their subgraph Symbols as a param,
+        # which JSON keeps beside the attributes, not among them.
+        self.subgraphs = tuple(subgraphs)
+        if op is None:
+            self.p = None
+        else:
+            self.p = op.parse_params(dict(self.params, subgraphs=self.subgraphs)
+                                     if self.subgraphs else self.params)
 
     def num_outputs(self):
         return 1 if self.op is None else self.op.n_outputs(self.p)
@@ -230,6 +237,7 @@ class Symbol:
                 continue
             clone = SymNode.__new__(SymNode)
             clone.op, clone.name, clone.params, clone.p = node.op, node.name, node.params, node.p
+            clone.subgraphs = node.subgraphs
             clone.attrs = dict(node.attrs)
             clone.inputs = [_mapped(new, c, i) for c, i in node.inputs]
             new[id(node)] = (clone, 0)
@@ -503,10 +511,14 @@ class Symbol:
         inserted by mixed precision are not saved (as MXNet does, casts that are
         outputs of the graph stay).
         """
+        return json.dumps(self._graph_dict(remove_amp_cast, True), indent=2)
+
+    def _graph_dict(self, remove_amp_cast, top):
+        """The JSON graph as a dict; a subgraph's (``top`` False) has no ``attrs``."""
         if remove_amp_cast:
             stripped = _without_amp_casts(self._outputs)
             if stripped is not None:
-                return Symbol(stripped).tojson(False)
+                return Symbol(stripped)._graph_dict(False, top)
         nodes = self._nodes()
         index = {id(n): k for k, n in enumerate(nodes)}
         jnodes, arg_nodes, row_ptr = [], [], [0]
@@ -516,14 +528,18 @@ class Symbol:
             if attrs:
                 entry["attrs"] = dict(sorted(attrs.items()))    # MXNet writes them sorted
             entry["inputs"] = [[index[id(c)], i, 0] for c, i in n.inputs]
+            if n.subgraphs:
+                entry["subgraphs"] = [g._graph_dict(remove_amp_cast, False)
+                                      for g in n.subgraphs]
             jnodes.append(entry)
             if n.op is None:
                 arg_nodes.append(k)
             row_ptr.append(row_ptr[-1] + n.num_outputs())
         graph = {"nodes": jnodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
-                 "heads": [[index[id(n)], i, 0] for n, i in self._outputs],
-                 "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
-        return json.dumps(graph, indent=2)
+                 "heads": [[index[id(n)], i, 0] for n, i in self._outputs]}
+        if top:
+            graph["attrs"] = {"mxnet_version": ["int", MXNET_VERSION]}
+        return graph
 
     def save(self, fname, remove_amp_cast=True):
         """Write :meth:`tojson` to ``fname``."""
@@ -684,10 +700,17 @@ def load_json(json_str):
     """A Symbol from MXNet's JSON (also the older ``attr``/``param`` spellings)."""
     try:
         graph = json.loads(json_str)
+    except (ValueError, TypeError) as e:
+        raise MXNetError("load_json: not a symbol JSON graph: %s" % e) from None
+    return _from_graph(graph)
+
+
+def _from_graph(graph):
+    try:
         jnodes = graph["nodes"]
         heads = graph["heads"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise MXNetError("load_json: not a symbol JSON graph: %s" % e) from None
+    except (KeyError, TypeError) as e:
+        raise MXNetError("load_json: not a symbol JSON graph: missing %s" % e) from None
     nodes = []
     for k, jn in enumerate(jnodes):
         attrs = dict(jn.get("attrs") or jn.get("attr") or {})
@@ -712,8 +735,9 @@ def load_json(json_str):
         user = {k2: v for k2, v in attrs.items() if k2 not in op.params}
         if op.variadic and op.variadic not in params:
             params[op.variadic] = str(len(inputs))
+        subgraphs = [_from_graph(g) for g in jn.get("subgraphs") or ()]
         try:
-            node = SymNode(op, jn["name"], params, user, inputs)
+            node = SymNode(op, jn["name"], params, user, inputs, subgraphs)
         except (TypeError, ValueError, MXNetError) as e:
             raise MXNetError("load_json: node %r (%s): %s" % (jn["name"], jn["op"], e)) from None
         nodes.append(node)
