@@ -323,3 +323,37 @@ def test_unknown_subgraph_op_names_the_node():
     _control_node(graph)["subgraphs"][0]["nodes"][1]["op"] = "_no_such_op"
     with pytest.raises(MXNetError, match="_no_such_op"):
         mx.sym.load_json(json.dumps(graph))
+
+
+def test_dynamic_unroll_hybridizes_to_one_foreach_node():
+    from mxlite.gluon.contrib.rnn.rnn_cell import dynamic_unroll
+
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.cell = gluon.rnn.LSTMCell(4, input_size=3)
+
+        def hybrid_forward(self, F, x, valid):
+            begin = [F.zeros((2, 4)), F.zeros((2, 4))]
+            return dynamic_unroll(self.cell, x, begin, valid_length=valid, layout="TNC")[0]
+
+    net = Net()
+    net.initialize(mx.init.Uniform(0.5))
+    x = mx.nd.array(np.random.RandomState(0).rand(5, 2, 3))
+    valid = mx.nd.array([3, 5])
+    results = []
+    for hybridize in (False, True):
+        if hybridize:
+            net.hybridize()
+        x.attach_grad()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with autograd.record():
+                y = net(x, valid)
+                (y * y).sum().backward()
+        results.append([y.asnumpy(), x.grad.asnumpy(), net.cell.i2h_weight.grad().asnumpy()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    ops = [n["op"] for n in json.loads(net._cached_graph[0][1].symbol.tojson())["nodes"]]
+    assert ops.count("_foreach") == 1
