@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import autograd
 from ..base import MXNetError, parse_int, parse_shape
-from .registry import Param, Params, register_op
+from .registry import REQUIRED as _REQUIRED, Param, register_op
 
 # Ops whose results depend on the random state when training.
 _RANDOM_HINTS = ("random", "sample", "Dropout", "shuffle", "RNN")
@@ -60,47 +60,20 @@ class Subgraph:
         return run_graph(self.symbol, self.nodes, dict(zip(self.input_names, inputs)))
 
 
-def _subgraphs(v):
-    from ..symbol.symbol import Symbol
-    v = tuple(v)
-    if not v or not all(isinstance(s, Symbol) for s in v):
-        raise ValueError("expected a list of subgraph Symbols")
-    return tuple(Subgraph(s) for s in v)
+def _subgraphs(count):
+    """The parser of the ``subgraphs`` param: ``count`` Symbols. SymNode passes them as a
+    list, which the registry parses without caching (a list is unhashable)."""
+    def parse(v):
+        from ..symbol.symbol import Symbol
+        v = tuple(v)
+        if len(v) != count or not all(isinstance(s, Symbol) for s in v):
+            raise ValueError("expected a list of %d subgraph Symbols" % count)
+        return tuple(Subgraph(s) for s in v)
+    return parse
 
 
 def _locs(v):
     return parse_shape(v) or ()
-
-
-def _parser(op_name, params, n_subgraphs):
-    """Params of a control-flow node: MXNet's attributes plus ``subgraphs``."""
-    table = {prm.name: prm for prm in params}
-
-    def parse(kwargs):
-        values = {}
-        for k, v in kwargs.items():
-            prm = table.get(k)
-            if prm is None:
-                raise TypeError("%s: unexpected argument %r; valid arguments are %s"
-                                % (op_name, k, ", ".join(table)))
-            try:
-                values[k] = prm.parse(v)
-            except (ValueError, TypeError) as e:
-                raise ValueError("%s: invalid value for argument %r: %s" % (op_name, k, e)) \
-                    from None
-        for prm in params:
-            if prm.name not in values:
-                if prm.default is _REQUIRED:
-                    raise TypeError("%s: missing required argument %r" % (op_name, prm.name))
-                values[prm.name] = prm.default
-        if len(values["subgraphs"]) != n_subgraphs:
-            raise ValueError("%s: expected %d subgraph(s), got %d"
-                             % (op_name, n_subgraphs, len(values["subgraphs"])))
-        return Params(OPS[op_name], values)
-    return parse
-
-
-_REQUIRED = object()
 
 
 def _count_check(op_name, p, xs, n_subgraphs):
@@ -260,7 +233,7 @@ _FOREACH_PARAMS = [
     Param("in_data_locs", _locs, (), "Where the data slices go among the subgraph inputs."),
     Param("in_state_locs", _locs, (), "Where the states go among the subgraph inputs."),
     Param("remain_locs", _locs, (), "Where the other inputs go among the subgraph inputs."),
-    Param("subgraphs", _subgraphs, _REQUIRED, "The loop body (not an attribute)."),
+    Param("subgraphs", _subgraphs(1), _REQUIRED, "The loop body (not an attribute)."),
 ]
 
 
@@ -340,7 +313,7 @@ _WHILE_PARAMS = _LOOP_COMMON + [
     Param("cond_input_locs", _locs, (), "The node inputs cond's subgraph reads, in order."),
     Param("func_input_locs", _locs, (), "The node inputs func's subgraph reads, in order."),
     Param("func_var_locs", _locs, (), "Which of func's inputs are the loop variables."),
-    Param("subgraphs", _subgraphs, _REQUIRED, "cond and func (not an attribute)."),
+    Param("subgraphs", _subgraphs(2), _REQUIRED, "cond and func (not an attribute)."),
 ]
 
 
@@ -381,16 +354,14 @@ _COND_PARAMS = _LOOP_COMMON + [
     Param("cond_input_locs", _locs, (), "The node inputs the condition's subgraph reads."),
     Param("then_input_locs", _locs, (), "The node inputs then's subgraph reads."),
     Param("else_input_locs", _locs, (), "The node inputs else's subgraph reads."),
-    Param("subgraphs", _subgraphs, _REQUIRED, "condition, then and else (not an attribute)."),
+    Param("subgraphs", _subgraphs(3), _REQUIRED, "condition, then and else (not an attribute)."),
 ]
 
-
-from .registry import OPS  # noqa: E402
 
 register_op(
     "_foreach", _run_raw(_foreach_nd),
     inputs=lambda p: ["data%d" % i for i in range(p.num_args - 1)],
-    params=_FOREACH_PARAMS, parse=_parser("_foreach", _FOREACH_PARAMS, 1),
+    params=_FOREACH_PARAMS,
     gradient=_recompute_gradient("_foreach", _foreach_nd),
     num_outputs=lambda p: p.num_outputs, infer_shape=_foreach_shape, infer_type=_foreach_type,
     saves="x",
@@ -408,7 +379,7 @@ for _name, _nd_fn, _params, _nsub, _shape, _type, _doc in (
     register_op(
         _name, _run_raw(_nd_fn),
         inputs=lambda p, _n=_nsub: ["data%d" % i for i in range(p.num_args - _n)],
-        params=_params, parse=_parser(_name, _params, _nsub),
+        params=_params,
         gradient=_recompute_gradient(_name, _nd_fn),
         num_outputs=lambda p: p.num_outputs, infer_shape=_shape, infer_type=_type, saves="x",
         doc=_doc)

@@ -34,7 +34,7 @@ class SymNode:
         if op is None:
             self.p = None
         else:
-            self.p = op.parse_params(dict(self.params, subgraphs=self.subgraphs)
+            self.p = op.parse_params(dict(self.params, subgraphs=list(self.subgraphs))
                                      if self.subgraphs else self.params)
 
     def num_outputs(self):
