@@ -7,7 +7,10 @@ after the inputs, as in MXNet, or by keyword), then ``out=`` and ``name=``.
 """
 import inspect
 
-from ..operator.registry import REQUIRED, invoke
+import numpy as np
+
+from ..autograd import _state as _ag_state
+from ..operator.registry import REQUIRED, invoke, call_raw
 from .ndarray import NDArray
 
 __all__ = ["make_function", "namespace_of", "signature", "docstring"]
@@ -88,9 +91,11 @@ def make_function(op, fname):
     def fn(*args, out=None, name=None, **kwargs):
         # Fast path: only positional inputs, default params.
         if not kwargs and len(args) == n_static and op.default_params is not None:
-            for a in args:
+            for i, a in enumerate(args):
                 if type(a) is not NDArray and not isinstance(a, NDArray):
-                    raise _bad_input(op, static[args.index(a)], a)
+                    if not _is_raw(a):
+                        raise _bad_input(op, static[i], a)
+                    return call_raw(op, [getattr(b, "_data", b) for b in args], op.default_params)
             return invoke(op, args, op.default_params, out)
         # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``).
         if kwargs:
@@ -111,23 +116,37 @@ def make_function(op, fname):
     return fn
 
 
+def _is_raw(a):
+    """Whether ``a`` is a raw backend array that may stand for an NDArray input: only
+    while a gradient rule runs on raw arrays (an unrecorded backward)."""
+    return _ag_state.raw and (isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"))
+
+
+def _run(op, inputs, p, out):
+    """:func:`invoke`, or :func:`call_raw` for a rule's raw arrays."""
+    for x in inputs:
+        if not isinstance(x, NDArray):
+            return call_raw(op, [a._data if isinstance(a, NDArray) else a for a in inputs], p)
+    return invoke(op, inputs, p, out)
+
+
 def _call(op, param_names, args, kwargs, out):
     if op.variadic:
         inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
         for i, a in enumerate(inputs):
-            if not isinstance(a, NDArray):
+            if not isinstance(a, NDArray) and not _is_raw(a):
                 raise _bad_input(op, "data[%d]" % i, a)
         if op.variadic in kwargs and int(kwargs[op.variadic]) != len(inputs):
             raise ValueError("%s: %s=%s but %d inputs were given"
                              % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
         kwargs = dict(kwargs)
         kwargs[op.variadic] = len(inputs)
-        return invoke(op, inputs, op.parse_params(kwargs), out)
+        return _run(op, inputs, op.parse_params(kwargs), out)
 
     # Split positional args into inputs (NDArrays or None) and params.
     pos_inputs = []
     k = 0
-    while k < len(args) and (args[k] is None or isinstance(args[k], NDArray)):
+    while k < len(args) and (args[k] is None or isinstance(args[k], NDArray) or _is_raw(args[k])):
         pos_inputs.append(args[k])
         k += 1
     extra = args[k:]
@@ -168,10 +187,10 @@ def _call(op, param_names, args, kwargs, out):
             v = named[n]
         if v is None:
             raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, ", ".join(names)))
-        if not isinstance(v, NDArray):
+        if not isinstance(v, NDArray) and not _is_raw(v):
             raise _bad_input(op, n, v)
         inputs.append(v)
-    return invoke(op, inputs, p, out)
+    return _run(op, inputs, p, out)
 
 
 def _check_unknown(op, named, input_names, param_names):

@@ -377,7 +377,7 @@ def _v2_params(p):
 
 _SPLIT_V2 = OPS["_split_v2"]
 register_op("split_v2", lambda p, xp, x: _split_v2(_v2_params(p), xp, x), saves="",
-            gradient=lambda p, x, y, gy: _SPLIT_V2.gradient(_v2_params(p), x, y, gy),
+            gradient=lambda p, x, y, gy, need: _SPLIT_V2.gradient(_v2_params(p), x, y, gy, need),
             num_outputs=lambda p: _v2_count(_v2_params(p)),
             params=[Param("indices_or_sections", _parse_sections,
                           doc="An int (equal parts) or a tuple of split points."),
