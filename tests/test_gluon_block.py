@@ -476,3 +476,14 @@ def test_forward_restores_current_context():
     net.initialize(ctx=mx.cpu(1))
     net(mx.nd.ones((1, 3), ctx=mx.cpu(1)))
     assert mx.current_context() == mx.cpu(0)
+
+
+def test_assigning_a_child_before_block_init_says_so():
+    class Early(gluon.Block):
+        def __init__(self):
+            self.fc = nn.Dense(3)
+            super().__init__()
+
+    with pytest.raises(AttributeError, match=r"Early: cannot assign the Dense 'fc' before "
+                                             r"Block.__init__\(\) has run; call super"):
+        Early()

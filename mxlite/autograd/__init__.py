@@ -403,11 +403,14 @@ def node_backward(op, p, x, y, gy, need, ctx):
     (in the recorded graph) when it is; ``gy`` covers every output, hidden ones too,
     None where no gradient came. Rules that only take NDArrays (``op.gradient_on_raw``
     false: user extensions) get them wrapped on ``ctx`` (zeros for the missing ``gy``)
-    and give raw arrays back. Errors are named after the op; a needed gradient of the
+    and give raw arrays back; so do rules on integer data, where Python's operators on
+    raw arrays would follow NumPy (``/`` is true division) instead of MXNet. Errors are named after the op; a needed gradient of the
     wrong shape is an error. Returns one gradient per input (None where ``need`` is
     false or the input has none).
     """
-    wrapped = not op.gradient_on_raw and type(x[0]) is not _nd.NDArray
+    NDArray = (_nd or _nd_module()).NDArray
+    wrapped = type(x[0]) is not NDArray and (
+        not op.gradient_on_raw or x[0].dtype.kind != "f")
     if wrapped:
         _wrap = _nd.ndarray._wrap
         x = [_wrap(a, ctx) for a in x]
@@ -415,12 +418,19 @@ def node_backward(op, p, x, y, gy, need, ctx):
         gy = [_nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
     elif not op.gradient_on_raw:
         gy = [_nd.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
+    st = _state
+    raw_scope = not st.raw and type(x[0]) is not NDArray     # called outside a backward
     try:
+        if raw_scope:
+            st.raw = True
         gx = op.gradient(p, x, y, gy, need)
     except MXNetError as e:
         if str(e).startswith(op.name):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+    finally:
+        if raw_scope:
+            st.raw = False
     if wrapped:
         gx = [None if g is None else g._data for g in gx]
     for xi, gi, want in zip(x, gx, need):

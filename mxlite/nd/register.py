@@ -10,7 +10,7 @@ import inspect
 import numpy as np
 
 from ..autograd import _state as _ag_state
-from ..operator.registry import REQUIRED, invoke, call_raw
+from ..operator.registry import REQUIRED, invoke, call_raw, apply
 from .ndarray import NDArray
 
 __all__ = ["make_function", "namespace_of", "signature", "docstring"]
@@ -123,10 +123,9 @@ def _is_raw(a):
 
 
 def _run(op, inputs, p, out):
-    """:func:`invoke`, or :func:`call_raw` for a rule's raw arrays."""
-    for x in inputs:
-        if not isinstance(x, NDArray):
-            return call_raw(op, [a._data if isinstance(a, NDArray) else a for a in inputs], p)
+    """:func:`invoke`, or :func:`apply` for a rule's raw arrays."""
+    if out is None:
+        return apply(op, inputs, p)
     return invoke(op, inputs, p, out)
 
 

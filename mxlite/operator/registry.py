@@ -392,6 +392,15 @@ def call_raw(op, data, p):
     return ys[0] if nvis == 1 else list(ys[:nvis])
 
 
+def apply(op, inputs, p):
+    """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
+    :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
+    for x in inputs:
+        if not isinstance(x, NDArray):
+            return call_raw(op, [a._data if isinstance(a, NDArray) else a for a in inputs], p)
+    return invoke(op, inputs, p)
+
+
 def invoke(op, inputs, p, out=None, ctx=None):
     """Run ``op`` on NDArray ``inputs`` with parsed params ``p``.
 
