@@ -1,0 +1,115 @@
+"""Distributed training on MPI: the workers in tests/dist_workers/ run under ``mpirun``.
+
+Each test launches one job of 2 (or 4, oversubscribed) ranks on this machine with a
+60 s limit. They need ``pip install ".[test,dist]"`` (mpi4py and the Open MPI wheel);
+without mpi4py they are skipped with that reason, unless ``MXLITE_REQUIRE_DIST=1``
+(set by CI) turns the skip into a failure.
+"""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKERS = os.path.join(HERE, "dist_workers")
+sys.path.insert(0, WORKERS)
+import common  # noqa: E402  (the workers' data and models)
+
+
+def _mpi_missing():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install \".[test,dist]\")"
+    if _mpirun() is None:
+        return "no mpirun beside %s or on PATH (pip install \".[test,dist]\")" % sys.executable
+    return None
+
+
+def _mpirun():
+    beside = os.path.join(os.path.dirname(sys.executable), "mpirun")
+    if os.path.exists(beside):
+        return beside
+    import shutil
+    return shutil.which("mpirun")
+
+
+_MISSING = _mpi_missing()
+if _MISSING and os.environ.get("MXLITE_REQUIRE_DIST") == "1":
+    raise RuntimeError("MXLITE_REQUIRE_DIST=1 but the distributed tests cannot run: " + _MISSING)
+pytestmark = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
+
+
+def _env(extra=None):
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(mx.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root, WORKERS] + [p for p in [env.get("PYTHONPATH")]
+                                                             if p])
+    # Open MPI: allowed as root (containers, CI) and more ranks than cores
+    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                "OMPI_MCA_rmaps_base_oversubscribe": "1",
+                "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
+                "OMPI_MCA_osc": "sm,rdma"})
+    env.pop("MXLITE_DIST_TIMEOUT", None)
+    env.update(extra or {})
+    return env
+
+
+def launch(n, worker, *args, env=None, timeout=60):
+    """``(returncode, output, seconds)`` of ``mpirun -n n python worker args``."""
+    cmd = [_mpirun(), "-n", str(n), "--host", "127.0.0.1:%d" % n, sys.executable,
+           os.path.join(WORKERS, worker)] + [str(a) for a in args]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=timeout)
+    return proc.returncode, proc.stdout.decode(errors="replace"), time.monotonic() - start
+
+
+def _ok(rc, out, marker, n=2):
+    assert rc == 0, out
+    assert out.count(marker) == n, out
+
+
+def test_dist_sync_contract(tmp_path):
+    # a small fusion buffer, so that both fused and unfused allreduces run
+    rc, out, _ = launch(2, "contract.py", tmp_path,
+                        env={"MXLITE_KVSTORE_FUSION_BYTES": "4096"})
+    _ok(rc, out, "contract ok")
+
+
+def _reference_gluon(init, update_on_kvstore):
+    """One process training on the union of the workers' batches."""
+    x, y = common.data()
+    net = common.mlp(mx, seed=99)
+    for i, p in enumerate(net.collect_params().values()):
+        p.set_data(mx.nd.array(init["init/p%d" % i]))
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
+                               {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3},
+                               kvstore=mx.kv.create("local") if update_on_kvstore else None,
+                               update_on_kvstore=update_on_kvstore)
+    # step(BATCH) on 2 * BATCH rows: the workers each scale by 1/BATCH and sum
+    common.train_gluon(mx, net, trainer, x, y,
+                       lambda s: slice(2 * s * common.BATCH, 2 * (s + 1) * common.BATCH))
+    return common.weights(net)
+
+
+def test_gluon_trainer_dist_sync_matches_one_process(tmp_path):
+    rc, out, _ = launch(2, "equiv_gluon.py", tmp_path)
+    _ok(rc, out, "gluon done")
+    for mode in ("on", "off"):
+        ranks = [dict(np.load(tmp_path / ("gluon_%s_rank%d.npz" % (mode, r)))) for r in (0, 1)]
+        # the ranks started from different seeds: the Trainer broadcast rank 0's weights
+        own = common.weights(common.mlp(mx, seed=11))
+        assert not all(np.array_equal(own[k], ranks[1]["init/" + k]) for k in own)
+        for k in ranks[0]:
+            assert np.array_equal(ranks[0][k], ranks[1][k]), (mode, k)
+        want = _reference_gluon(ranks[0], mode == "on")
+        for k, w in want.items():
+            got = ranks[0]["final/" + k]
+            assert not np.array_equal(got, ranks[0]["init/" + k])
+            np.testing.assert_allclose(got, w, rtol=0, atol=1e-6, err_msg=mode + " " + k)
