@@ -113,3 +113,87 @@ def test_gluon_trainer_dist_sync_matches_one_process(tmp_path):
             got = ranks[0]["final/" + k]
             assert not np.array_equal(got, ranks[0]["init/" + k])
             np.testing.assert_allclose(got, w, rtol=0, atol=1e-6, err_msg=mode + " " + k)
+
+
+def test_module_fit_dist_sync_matches_one_process(tmp_path):
+    n = 4 * 2 * common.BATCH              # 4 steps per epoch on each of 2 workers
+    rng = np.random.RandomState(3)
+    x = rng.randint(0, 256, (n, 4, 4)) / 256.0
+    y = rng.randint(0, common.CLASSES, n)
+    common.write_idx(str(tmp_path), x, y)
+    rc, out, _ = launch(2, "equiv_module.py", tmp_path)
+    _ok(rc, out, "module done")
+    ranks = [dict(np.load(tmp_path / ("module_rank%d.npz" % r))) for r in (0, 1)]
+    finals = [k for k in ranks[0] if k.startswith("final/")]
+    for k in finals:
+        assert np.array_equal(ranks[0][k], ranks[1][k]), k
+    # one process: batch t holds worker 0's and worker 1's batch t (MNISTIter parts are
+    # the two halves of the file), rescale_grad 1/(2 * BATCH) as fit on 2 workers
+    half = n // 2
+    order = np.concatenate([np.r_[s * common.BATCH:(s + 1) * common.BATCH,
+                                  half + s * common.BATCH:half + (s + 1) * common.BATCH]
+                            for s in range(half // common.BATCH)])
+    it = mx.io.NDArrayIter(x.reshape(n, 16)[order].astype(np.float32),
+                           y[order].astype(np.float32), batch_size=2 * common.BATCH,
+                           label_name="softmax_label")
+    mod = mx.mod.Module(common.mlp_symbol(mx), context=mx.cpu())
+    init = {k[5:]: mx.nd.array(v) for k, v in ranks[0].items() if k.startswith("init/")}
+    mod.fit(it, kvstore="local", optimizer="sgd", num_epoch=2, arg_params=init,
+            optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
+    want, _ = mod.get_params()
+    for k in finals:
+        assert not np.array_equal(ranks[0][k], ranks[0]["init/" + k[6:]])
+        np.testing.assert_allclose(ranks[0][k], want[k[6:]].asnumpy(), rtol=0, atol=1e-6,
+                                   err_msg=k)
+
+
+def test_dist_async_workers_at_different_speeds_converge():
+    rc, out, _ = launch(2, "async_linreg.py")
+    _ok(rc, out, "async ok")
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("raise", "uncaught RuntimeError on rank 1 of 2"),
+    ("exit0", "rank 1 ended (its script returned or called exit) while rank 0 waits in push"),
+    ("hang", "rank 0 waited"),
+])
+def test_a_failing_rank_ends_the_job(mode, message):
+    env = {"MXLITE_DIST_TIMEOUT": "3"} if mode == "hang" else None
+    rc, out, seconds = launch(2, "failures.py", mode, env=env)
+    assert rc != 0, out
+    assert message in out and "aborting the whole job" in out, out
+    if mode == "hang":
+        assert "MXLITE_DIST_TIMEOUT=3" in out and "of key 'w'" in out, out
+    # each job starts in a few seconds; the failure itself is reported within ~1-3 s
+    assert seconds < 25, seconds
+
+
+def test_launch_runs_mpirun_with_launch_py_flags():
+    cmd = [sys.executable, "-m", "mxlite.launch", "-n", "2", "-s", "2", "--launcher", "local",
+           "--env-worker", "MXLITE_TEST_FLAG:yes", sys.executable,
+           os.path.join(WORKERS, "launch_job.py")]
+    env = _env()
+    for name in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        env.pop(name)                   # the launcher sets them when it runs as root
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=60)
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0, out
+    assert "num-servers 2 ignored" in out, out
+    assert sorted(l for l in out.splitlines() if l.startswith("rank ")) == \
+        ["rank 0 of 2 ok=yes", "rank 1 of 2 ok=yes"], out
+
+
+@pytest.mark.parametrize("role", ["server", "scheduler"])
+def test_server_and_scheduler_roles_exit_0_and_explain(role):
+    env = _env({"DMLC_ROLE": role})
+    proc = subprocess.run([sys.executable, "-c", "import mxlite; print('went on')"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and "went on" not in out, out
+    assert "DMLC_ROLE=%s" % role in out and "need no servers" in out, out
+
+
+def test_horovod_api_and_dist_sync_on_4_oversubscribed_ranks():
+    rc, out, _ = launch(4, "horovod4.py")
+    _ok(rc, out, "horovod ok", n=4)

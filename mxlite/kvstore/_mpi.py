@@ -168,10 +168,13 @@ class World:
         """Wait until every rank gets here."""
         self._run("barrier", None, self.comm.Barrier)
 
-    def allreduce(self, arrays, keys, op="allreduce"):
-        """Sum each NumPy array in place over all ranks (fused into few calls)."""
+    def allreduce(self, arrays, keys, op="allreduce", reduce_op=None):
+        """Reduce each NumPy array in place over all ranks (fused into few calls);
+        ``reduce_op`` is an MPI op, by default ``MPI.SUM``."""
+        reduce_op = self.MPI.SUM if reduce_op is None else reduce_op
         for bucket in self._buckets(arrays, keys):
-            self._fused(bucket, op, lambda buf: self.comm.Allreduce(self.MPI.IN_PLACE, buf))
+            self._fused(bucket, op,
+                        lambda buf: self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=reduce_op))
 
     def bcast(self, arrays, keys, root=0, op="broadcast"):
         """Overwrite each NumPy array in place with rank ``root``'s."""

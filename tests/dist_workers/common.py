@@ -43,3 +43,25 @@ def train_gluon(mx, net, trainer, x, y, batches):
 def weights(net):
     """The parameters by position (block names differ between processes)."""
     return {"p%d" % i: v.data().asnumpy() for i, v in enumerate(net.collect_params().values())}
+
+
+def write_idx(dirname, x, y):
+    """``x`` (values in [0, 1), shape (n, 4, 4)) and labels ``y`` as MNIST idx files."""
+    import os
+    import struct
+    images = os.path.join(dirname, "images-idx3-ubyte")
+    labels = os.path.join(dirname, "labels-idx1-ubyte")
+    with open(images, "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, len(x), 4, 4))
+        f.write((x * 256).astype(np.uint8).tobytes())
+    with open(labels, "wb") as f:
+        f.write(struct.pack(">II", 0x801, len(y)))
+        f.write(y.astype(np.uint8).tobytes())
+    return images, labels
+
+
+def mlp_symbol(mx):
+    data = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=12, name="fc1"), "tanh")
+    out = mx.sym.FullyConnected(h, num_hidden=CLASSES, name="fc2")
+    return mx.sym.SoftmaxOutput(out, name="softmax")
