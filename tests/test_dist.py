@@ -168,20 +168,37 @@ def test_a_failing_rank_ends_the_job(mode, message):
     assert seconds < 25, seconds
 
 
-def test_launch_runs_mpirun_with_launch_py_flags():
-    cmd = [sys.executable, "-m", "mxlite.launch", "-n", "2", "-s", "2", "--launcher", "local",
-           "--env-worker", "MXLITE_TEST_FLAG:yes", sys.executable,
-           os.path.join(WORKERS, "launch_job.py")]
+def test_launch_runs_the_tutorial_example():
+    # python -m mxlite.launch runs mpirun itself (allowing root, finding the venv's mpirun)
+    example = os.path.join(os.path.dirname(HERE), "tutorials", "distributed_train.py")
     env = _env()
     for name in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
-        env.pop(name)                   # the launcher sets them when it runs as root
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=60)
+        env.pop(name)
+    proc = subprocess.run([sys.executable, "-m", "mxlite.launch", "-n", "2", "-s", "2",
+                           "--launcher", "local", sys.executable, example], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
     out = proc.stdout.decode(errors="replace")
     assert proc.returncode == 0, out
     assert "num-servers 2 ignored" in out, out
-    assert sorted(l for l in out.splitlines() if l.startswith("rank ")) == \
-        ["rank 0 of 2 ok=yes", "rank 1 of 2 ok=yes"], out
+    for r in (0, 1):
+        line = [l for l in out.splitlines() if l.startswith("rank %d of 2, epoch 1" % r)]
+        assert len(line) == 1 and float(line[0].split()[-1]) > 0.5, out
+
+
+def test_launch_builds_mpirun_command_from_launch_py_flags():
+    proc = subprocess.run([sys.executable, "-m", "mxlite.launch", "-np", "3", "-H", "hosts",
+                           "--launcher", "ssh", "--env-worker", "A:1", "--env", "HOME",
+                           "--env-server", "B:2", "--dry-run", "python", "train.py", "--lr",
+                           "0.1"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=60)
+    cmd, notes = proc.stdout.decode().split(), proc.stderr.decode()
+    assert proc.returncode == 0, notes
+    assert cmd[1:3] == ["-n", "3"] and cmd[-4:] == ["python", "train.py", "--lr", "0.1"], cmd
+    assert "--hostfile hosts" in " ".join(cmd) and "-x A" in " ".join(cmd), cmd
+    assert "-x HOME" in " ".join(cmd) and "--env-server ignored" in notes, (cmd, notes)
+    bad = subprocess.run([sys.executable, "-m", "mxlite.launch", "-n", "2", "--launcher", "yarn",
+                          "python", "t.py"], env=_env(), stderr=subprocess.PIPE, timeout=60)
+    assert bad.returncode != 0 and b"--launcher yarn is not supported" in bad.stderr
 
 
 @pytest.mark.parametrize("role", ["server", "scheduler"])

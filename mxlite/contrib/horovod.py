@@ -2,10 +2,9 @@
 
 Scripts written for Horovod run unchanged once ``horovod.mxnet`` names this module::
 
-    import sys, mxlite
+    import mxlite, mxlite.contrib.horovod
     mxlite.install_as_mxnet()
-    import mxlite.contrib.horovod as hvd
-    sys.modules["horovod.mxnet"] = hvd      # before the script's `import horovod.mxnet`
+    mxlite.contrib.horovod.install_as_horovod()   # before `import horovod.mxnet as hvd`
 
 and are launched with ``mpirun -n 4 python train.py`` (or ``horovodrun``'s equivalent,
 ``python -m mxlite.launch -n 4 python train.py``).
@@ -34,7 +33,7 @@ __all__ = ["init", "shutdown", "is_initialized", "size", "local_size", "rank", "
            "allreduce", "allreduce_", "grouped_allreduce", "grouped_allreduce_", "allgather",
            "broadcast", "broadcast_", "broadcast_object", "allgather_object",
            "broadcast_parameters", "Compression", "DistributedOptimizer",
-           "DistributedTrainer"]
+           "DistributedTrainer", "install_as_horovod"]
 
 # Horovod's reduction ops (horovod.common.basics values)
 Average, Sum, Adasum, Min, Max, Product = range(6)
@@ -46,6 +45,19 @@ def _world():
     if not _STARTED:
         raise ValueError("Horovod has not been initialized; use hvd.init().")
     return _mpi.world()
+
+
+def install_as_horovod():
+    """Make ``import horovod.mxnet`` (and ``from horovod import mxnet``) give this module."""
+    import sys
+    me = sys.modules[__name__]
+    parent = sys.modules.get("horovod")
+    if parent is None:
+        parent = sys.modules["horovod"] = types.ModuleType("horovod")
+        parent.__path__ = []
+    parent.mxnet = me
+    sys.modules["horovod.mxnet"] = me
+    return me
 
 
 def init(comm=None):

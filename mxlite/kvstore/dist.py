@@ -117,6 +117,30 @@ class DistKVStore(KVStore):
         from ..nd.ndarray import _wrap
         self._apply([(k, _wrap(g, ctx[k])) for k, g in merged])
 
+    def pushpull(self, key, value, out=None, priority=0):
+        """:meth:`push` then :meth:`pull`; the result goes to ``out``, or back into ``value``.
+
+        Without ``out``, where each key has one value of the stored dtype, the sum is
+        made in the value's own memory (it receives the result anyway): one allreduce
+        and one copy into the store, nothing else.
+        """
+        if out is not None or self._compression_params is not None:
+            return super().pushpull(key, value, out, priority)
+        groups = self._groups("pushpull", key, value)
+        self._check_shapes("pushpull", groups, "value")
+        if not all(len(v) == 1 and isinstance(v[0]._data, np.ndarray)
+                   and v[0]._data.dtype == self._store[k]._data.dtype
+                   and v[0]._data.flags.c_contiguous for k, v in groups.items()):
+            return super().pushpull(key, value, out, priority)
+        arrays = [v[0] for v in groups.values()]
+        self._world.allreduce([a._data for a in arrays], list(groups), op="pushpull")
+        for a in arrays:
+            a._bump()
+        self._apply(list(zip(groups, arrays)))
+        if self._updater is not None:
+            self._write(groups)
+        return None
+
     def set_gradient_compression(self, compression_params):
         """Compress what each worker sends with MXNet's 2-bit scheme.
 

@@ -3,7 +3,12 @@ dist_sync giving bit-identical sums on every rank."""
 import numpy as np
 
 import mxlite as mx
-import mxlite.contrib.horovod as hvd
+import mxlite.contrib.horovod
+
+mxlite.contrib.horovod.install_as_horovod()
+import horovod.mxnet as hvd  # noqa: E402  (Horovod's name for mxlite.contrib.horovod)
+
+assert hvd is mxlite.contrib.horovod
 
 hvd.init()
 r, n = hvd.rank(), hvd.size()
