@@ -3,11 +3,16 @@ import ast
 
 import numpy as np
 
-__all__ = ["MXNetError", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name"]
+__all__ = ["MXNetError", "ParamError", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name"]
 
 
 class MXNetError(RuntimeError):
     """Error raised by operators and the engine, as ``mxnet.base.MXNetError``."""
+
+
+class ParamError(MXNetError, ValueError):
+    """An operator param that its schema rejects (a value not among its choices, out of
+    its range, or not parseable): an MXNetError, as MXNet raises, and a ValueError."""
 
 
 # MXNet's type flags, as stored in .params files and used by the C API.
