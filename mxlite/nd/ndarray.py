@@ -12,6 +12,16 @@ from .. import autograd as _autograd
 
 __all__ = ["NDArray", "array", "empty"]
 
+py_slice = slice    # MXNet's name for the built-in slice (its module shadows ``slice``)
+
+# Storage type ids as MXNet numbers them (``__storage_type__`` attributes hold the id).
+_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT = -1, 0
+_STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = 1, 2
+_STORAGE_TYPE_STR_TO_ID = {"undefined": _STORAGE_TYPE_UNDEFINED,
+                           "default": _STORAGE_TYPE_DEFAULT,
+                           "row_sparse": _STORAGE_TYPE_ROW_SPARSE, "csr": _STORAGE_TYPE_CSR}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
 _reg = None          # mxlite.operator.registry, bound when it finishes loading
 _object_new = object.__new__
 _float32 = np.dtype(np.float32)
@@ -70,6 +80,7 @@ class NDArray:
     """
     __slots__ = ("_data", "_ctx", "_entry", "_version", "_grad", "__weakref__")
     __array_priority__ = 1000.0
+    _np = False         # True for mx.np.ndarray
 
     # -- basic attributes ------------------------------------------------------
     @property
@@ -221,6 +232,7 @@ class NDArray:
     def detach(self):
         """The same data, cut from the autograd graph."""
         y = _wrap(self._data, self._ctx)
+        y.__class__ = self.__class__
         y._version = self._share_version()
         return y
 
