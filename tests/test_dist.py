@@ -214,3 +214,31 @@ def test_server_and_scheduler_roles_exit_0_and_explain(role):
 def test_horovod_api_and_dist_sync_on_4_oversubscribed_ranks():
     rc, out, _ = launch(4, "horovod4.py")
     _ok(rc, out, "horovod ok", n=4)
+
+
+def test_one_process_without_mpirun():
+    # a plain `python script.py`: a dist store of one worker; a process that MXNet's
+    # launcher meant as one of several workers is told how to launch with MPI
+    code = """if True:
+        import os, sys
+        import mxlite as mx
+        assert "mpi4py" not in sys.modules         # only a dist store imports it
+        kv = mx.kv.create("dist_sync")
+        assert "mpi4py" in sys.modules and (kv.rank, kv.num_workers) == (0, 1)
+        kv.init(0, mx.nd.ones((2,)))
+        out = mx.nd.zeros((2,))
+        kv.pushpull(0, mx.nd.ones((2,)) * 3, out=out)
+        assert (out.asnumpy() == 3).all()
+        os.environ["DMLC_NUM_WORKER"] = "2"
+        from mxlite.kvstore import _mpi
+        try:
+            _mpi.World()
+            raise AssertionError("DMLC_NUM_WORKER=2 in one process was accepted")
+        except mx.MXNetError as err:
+            assert "mpirun -n 2" in str(err), err
+        print("single ok")
+    """
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=60)
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0 and "single ok" in out, out
