@@ -332,3 +332,16 @@ def test_only_backward_makes_a_gradient_fresh_as_mxnet():
     for p in net.collect_params().values():  # MXNet's setter, as some scripts use it
         p.data()._fresh_grad = True
     tr.step(2)
+
+
+def test_step_with_batch_size_zero_names_it_and_changes_nothing():
+    w = _param("w", [1.0, 2.0])
+    tr = gluon.Trainer([w], "sgd", {"learning_rate": 0.1})
+    _backward([w], [1.0])
+    for bad in (0, -2):     # MXNet: a raw ZeroDivisionError (or a flipped step)
+        with pytest.raises(ValueError, match="Trainer.step: batch_size must be a positive "
+                                             "number, got %d" % bad):
+            tr.step(bad)
+    np.testing.assert_array_equal(w.data().asnumpy(), [1.0, 2.0])
+    tr.step(1)
+    np.testing.assert_allclose(w.data().asnumpy(), [0.8, 1.6], rtol=1e-6)
