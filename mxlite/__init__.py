@@ -44,6 +44,9 @@ from . import rnn  # noqa: F401
 from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
 from . import profiler  # noqa: F401
+from . import util  # noqa: F401
+from . import numpy  # noqa: F401
+from . import numpy_extension  # noqa: F401
 
 mod = module
 viz = visualization
@@ -53,6 +56,8 @@ kv = kvstore
 
 ndarray = nd
 sym = symbol
+np = numpy
+npx = numpy_extension
 
 
 def install_as_mxnet():

@@ -50,3 +50,14 @@ from . import control_flow as _control_flow  # noqa: E402
 
 for _name in _control_flow.__all__:
     setattr(contrib, _name, getattr(_control_flow, _name))
+
+
+def __getattr__(name):
+    # ``mx.sym.np``/``mx.sym.npx`` load on first use (they import mx.np, which loads later).
+    if name in ("np", "npx", "numpy", "numpy_extension"):
+        import importlib
+        full = "numpy" if name in ("np", "numpy") else "numpy_extension"
+        mod = importlib.import_module(__name__ + "." + full)
+        globals()[name] = mod
+        return mod
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
