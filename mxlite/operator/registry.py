@@ -133,9 +133,8 @@ class Op:
         # hybridized, symbolic), so an op that writes in place raises before its first
         # write and a wrong rank or dtype is named instead of failing deep in NumPy.
         self.check = check
+        self.kernel = kernel = compute      # compute without the check
         if check is not None:
-            kernel = compute
-
             def compute(p, xp, *x):
                 check(p, *x)
                 return kernel(p, xp, *x)
