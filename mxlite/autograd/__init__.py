@@ -175,7 +175,10 @@ def _record(op, p, inputs, outs):
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    node = Node(op, p, [x._entry for x in inputs], [x._data for x in inputs],
+    # As MXNet: an array whose graph a backward has freed is a constant to new records.
+    parents = [None if e is not None and getattr(e[0], "freed", False) else e
+               for e in (x._entry for x in inputs)]
+    node = Node(op, p, parents, [x._data for x in inputs],
                 [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx, checks)
     i = 0
     for y in outs:

@@ -5,7 +5,8 @@ appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
 ``_random_*`` and ``_image_*`` ops also in ``mx.nd.linalg``, ``mx.nd.contrib``,
 ``mx.nd.random``, ``mx.nd.image``).
 """
-from .ndarray import NDArray, array, empty, from_numpy
+from .ndarray import NDArray, array, empty, from_numpy  # noqa: F401
+from .ndarray import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: F401
 from . import ndarray, linalg, contrib, random, image, _internal
 from .functions import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer  # noqa: F401
