@@ -18,7 +18,9 @@ Differences from MXNet, on purpose:
 * ``save_optimizer_states``/``load_optimizer_states`` work (MXNet refuses them on
   dist stores): every worker holds the same states and writes the same file;
 * each worker's own optimizer runs the update (MXNet pickles rank 0's to the
-  servers): create it with the same arguments on every rank;
+  servers): create it with the same arguments on every rank; its ``rescale_grad``
+  may change between steps (a Trainer stepping with another batch size; MXNet's
+  servers keep the first and its Trainer raises);
 * ``set_gradient_compression({'type': '2bit', ...})`` compresses what each worker
   sends, with MXNet's per-key residuals, after the sum over its own devices.
 """
