@@ -487,3 +487,11 @@ def test_assigning_a_child_before_block_init_says_so():
     with pytest.raises(AttributeError, match=r"Early: cannot assign the Dense 'fc' before "
                                              r"Block.__init__\(\) has run; call super"):
         Early()
+
+
+def test_batchnorm_axis_out_of_range_names_it():
+    bn = nn.BatchNorm(axis=5)
+    bn.initialize()
+    with pytest.raises(mx.MXNetError, match=r"BatchNorm: axis=5 is out of range for input of "
+                                            r"shape \(2, 3, 4, 4\)"):
+        bn(mx.nd.ones((2, 3, 4, 4)))

@@ -21,6 +21,8 @@ from collections import OrderedDict
 from .. import initializer
 from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
+from ..util import _state as _np_state
+from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle, shape_is_known
 
@@ -367,12 +369,15 @@ class Block:
     def __call__(self, *args):
         """Run ``forward`` with the hooks. Only positional arguments."""
         if not (self._forward_pre_hooks or self._forward_hooks):
-            return self.forward(*args)
-        for hook in self._forward_pre_hooks.values():
-            hook(self, args)
-        out = self.forward(*args)
-        for hook in self._forward_hooks.values():
-            hook(self, args, out)
+            out = self.forward(*args)
+        else:
+            for hook in self._forward_pre_hooks.values():
+                hook(self, args)
+            out = self.forward(*args)
+            for hook in self._forward_hooks.values():
+                hook(self, args, out)
+        if _np_state.array:
+            check_outputs(self, out)
         return out
 
     def forward(self, *args):
@@ -472,6 +477,7 @@ class _Deferred:
     (the op's ``infer_shape`` rule), creates it and passes the real array on.
     """
     __slots__ = ("param", "ctx")
+    _deferred_param = True
 
     def __init__(self, param, ctx):
         self.param = param
@@ -487,6 +493,8 @@ class _Deferred:
     __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __getitem__ = _unusable
 
     def __getattr__(self, name):
+        if name == "_np":       # an np-style call site: resolved by the op (mx.np.apply)
+            return False
         self._unusable()
 
 
@@ -504,7 +512,7 @@ def _resolve(op, args, kwargs):
     names = list(op.input_names(p))
     values = [pos[i] if i < len(pos) else kwargs.get(n) for i, n in enumerate(names)]
     shapes = [v.shape if isinstance(v, NDArray) else
-              (v.param.shape if isinstance(v, _Deferred) else None) for v in values]
+              (v.param._shape if isinstance(v, _Deferred) else None) for v in values]
     inferred, _ = op.infer_shape(p, shapes)
     for i, v in enumerate(values):
         if not isinstance(v, _Deferred):
@@ -706,14 +714,23 @@ class HybridBlock(Block):
         from .. import symbol
         from .cached_graph import CachedGraph, flatten, regroup
         names = ["data"] if n_inputs == 1 else ["data%d" % i for i in range(n_inputs)]
-        inputs = [symbol.var(n) for n in names]
+        inputs = [np_symbol(symbol.var(n)) for n in names]
         grouped, _ = regroup(inputs, fmt)
         try:
             out = self._symbol_forward(*grouped)
             outs, out_fmt = flatten(out if isinstance(out, (list, tuple)) else [out])
+            if _np_state.array:
+                check_outputs(self, outs)
             sym = symbol.Group(outs)
             params = {p.name: p for p in self.collect_params().values()}
             graph = CachedGraph(sym, names, params)
+        except TypeError as e:
+            if str(e).startswith("Block's output"):
+                raise
+            self._trace_failed = True
+            warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
+                          % (type(self).__name__, type(e).__name__, e), stacklevel=3)
+            return None
         except Exception as e:  # noqa: BLE001 (any failure means: run imperatively)
             self._trace_failed = True
             warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
@@ -734,6 +751,8 @@ class HybridBlock(Block):
         if graph is None:
             return None
         outs = graph(flat, ctx)
+        if flat and flat[0]._np:
+            outs = _retype_np(outs)
         if graph.single:
             return outs[0]
         return regroup(outs, graph.out_format)[0]
@@ -745,6 +764,8 @@ class HybridBlock(Block):
             ctx, has_sym = x.context, False
         else:
             ctx, has_sym = _first_ctx((x,) + args)
+        if _np_state.array:
+            check_inputs(self, (x,) + args)
         if ctx is None:
             if has_sym:
                 return self._symbol_forward(x, *args)
@@ -778,7 +799,7 @@ class HybridBlock(Block):
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
             return self._first_forward(ctx, x, args)
-        return self.hybrid_forward(_nd(), x, *args, **params)
+        return self.hybrid_forward(face_of(_nd()), x, *args, **params)
 
     def _initialized_for(self, ctx):
         """Whether every parameter of the tree has data (deferred ones resolved); until
@@ -804,7 +825,7 @@ class HybridBlock(Block):
                     params[k] = _Deferred(v, ctx)
             else:
                 params[k] = v.data(ctx)
-        return self.hybrid_forward(_DeferredF(_nd()), x, *args, **params)
+        return self.hybrid_forward(_DeferredF(face_of(_nd())), x, *args, **params)
 
     def _infer_param_shapes(self, x, *args):
         """Fill unknown parameter shapes from the inputs before the first forward.
@@ -816,9 +837,9 @@ class HybridBlock(Block):
     def _symbol_forward(self, x, *args):
         from .. import symbol
         from ..name import Prefix
-        params = {k: v.var() for k, v in self._reg_params.items()}
+        params = {k: np_symbol(v.var()) for k, v in self._reg_params.items()}
         with self.name_scope(), Prefix(self.prefix):
-            return self.hybrid_forward(symbol, x, *args, **params)
+            return self.hybrid_forward(face_of(symbol), x, *args, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation, written with ``F`` (``mx.nd``); override it."""
@@ -891,6 +912,8 @@ class SymbolBlock(HybridBlock):
         ctx = flat[0].context
         self._finish_shapes(flat)
         outs = self._graph(flat, ctx)
+        if flat[0]._np:         # np inputs give np outputs (MXNet under set_np)
+            outs = _retype_np(outs)
         return outs if self._multi else outs[0]
 
     def _finish_shapes(self, flat):

@@ -307,7 +307,7 @@ class CachedGraph:
     @staticmethod
     def _step_extra(extra, raw, nda, ctx, checks, recorded):
         """In-place version bumps, output wrapping and version checks of one step,
-        in the order :func:`invoke` and ``_record`` do them."""
+        in the order :func:`invoke` and ``record_node`` do them."""
         mut, xchk, wrap, ychk = extra
         for s, k in mut:
             if s == k:

@@ -15,14 +15,16 @@ dims), and row_sparse / csr records, which become dense arrays (mxlite stores
 every array dense). Anything malformed raises :class:`MXNetError` naming the
 source and the problem; nothing is read past the end of the data.
 """
+import math
 import os
 import struct
 
 import numpy as np
 
-from ..base import MXNetError, FLAG_TO_DTYPE, DTYPE_TO_FLAG
+from ..base import MXNetError, FLAG_TO_DTYPE, DTYPE_TO_FLAG, check_nbytes
 from ..context import Context, cpu, num_gpus
 from .ndarray import NDArray, _wrap
+from .. import util as _util
 
 __all__ = ["save", "load", "load_frombuffer"]
 
@@ -40,15 +42,20 @@ _NUM_AUX = {0: 0, 1: 1, 2: 2}  # aux arrays per storage type: row_sparse idx; cs
 
 def _record(arr):
     """The bytes of one v2 dense record for NDArray ``arr``."""
-    data = np.ascontiguousarray(arr.asnumpy())
+    data = arr.asnumpy()
+    if not data.flags["C_CONTIGUOUS"]:      # (ascontiguousarray makes 0-d arrays 1-d)
+        data = np.ascontiguousarray(data)
     dt = data.dtype
     if dt not in DTYPE_TO_FLAG:
         raise MXNetError("save: cannot store dtype %s; MXNet files hold %s"
                          % (dt, ", ".join(str(d) for d in DTYPE_TO_FLAG)))
     shape = data.shape
-    parts = [struct.pack("<IiI", V2_MAGIC, 0, len(shape)),
+    # Under NumPy shape semantics MXNet writes v3 records, where ndim 0 is a 0-d array
+    # (with its value) rather than an empty one.
+    v3 = _util.is_np_shape()
+    parts = [struct.pack("<IiI", V3_MAGIC if v3 else V2_MAGIC, 0, len(shape)),
              struct.pack("<%dq" % len(shape), *shape)]
-    if shape:
+    if shape or v3:
         ctx = arr.context
         parts.append(struct.pack("<iii", ctx.device_typeid, ctx.device_id, DTYPE_TO_FLAG[dt]))
         parts.append(data.astype(dt.newbyteorder("<"), copy=False).tobytes())
@@ -239,6 +246,10 @@ def _read_legacy(r, i, magic):
 
 
 def _densify(r, i, stype, shape, values, aux):
+    # NOTE: mxlite stores sparse arrays densely; a few bytes of file can declare a dense
+    # shape of terabytes.
+    check_nbytes("load", "array %d (sparse, dense shape %s)" % (i, shape),
+                 math.prod(shape) * values.dtype.itemsize)
     dense = np.zeros(shape, values.dtype)
     if stype == 1:                      # row_sparse: aux[0] = row indices
         idx = aux[0].astype(np.int64)

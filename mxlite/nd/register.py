@@ -6,11 +6,12 @@ Inputs come first (positionally or by name), then the op's params (positional
 after the inputs, as in MXNet, or by keyword), then ``out=`` and ``name=``.
 """
 import inspect
+from typing import Literal
 
 import numpy as np
 
 from ..autograd import _state as _ag_state
-from ..operator.registry import REQUIRED, invoke, call_raw, apply
+from ..operator.registry import REQUIRED, invoke, apply
 from .ndarray import NDArray
 
 __all__ = ["make_function", "namespace_of", "signature", "docstring"]
@@ -39,6 +40,23 @@ def _type_name(parse):
             "parse_float_tuple": "tuple of float"}.get(n.replace("optional_", ""), "value")
 
 
+def _param_type(prm):
+    """``{'relu', 'tanh'}``, ``int (>= 1)`` or ``tuple of int``: MXNet's spelling."""
+    if prm.choices is not None:
+        return "{%s}" % ", ".join(repr(c) for c in prm.choices)
+    bounds = [b for b in (prm.low is not None and ">= %s" % (prm.low,),
+                          prm.high is not None and "<= %s" % (prm.high,)) if b]
+    t = _type_name(prm.parse)
+    return t + (" (%s%s)" % ("each " if t.startswith("tuple") else "", ", ".join(bounds))
+                if bounds else "")
+
+
+def _annotation(prm):
+    if prm.choices is None:
+        return inspect.Parameter.empty
+    return Literal[prm.choices]
+
+
 def docstring(op, fname):
     lines = [(op.doc or "The %s operator." % op.name).strip(), "", "Parameters", "----------"]
     if op.variadic:
@@ -52,7 +70,7 @@ def docstring(op, fname):
         if prm.name == op.variadic:
             continue
         d = "" if prm.default is REQUIRED else ", optional, default %r" % (prm.default,)
-        lines += ["%s : %s%s" % (prm.name, _type_name(prm.parse), d)]
+        lines += ["%s : %s%s" % (prm.name, _param_type(prm), d)]
         if prm.doc:
             lines += ["    " + prm.doc]
     lines += ["out : NDArray, optional", "    The output array to write into.",
@@ -71,8 +89,8 @@ def signature(op, extra=("out", "name")):
         ps.append(P("data", P.VAR_POSITIONAL))
     elif not callable(op.inputs):
         ps += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in op.inputs]
-    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default) for prm in op.params.values()
-           if prm.name != op.variadic]
+    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default, annotation=_annotation(prm))
+           for prm in op.params.values() if prm.name != op.variadic]
     ps += [P(k, P.KEYWORD_ONLY, default=None) for k in extra]
     return inspect.Signature(ps)
 
@@ -82,37 +100,60 @@ def _bad_input(op, name, v):
                      % (op.name, name, type(v).__name__))
 
 
-def make_function(op, fname):
-    """The ``mx.nd`` function for ``op``, shown under ``fname``."""
+def _check_input(op, name, v, face, fname):
+    """Raise unless ``v`` is an array this face's functions take: ``'nd'`` functions
+    take legacy NDArrays, ``'np'`` ones ``mx.np.ndarray``, ``'any'`` ones both (Gluon's
+    ``F``); MXNet's two faces reject each other's arrays. Raw arrays pass inside a
+    gradient rule running on them."""
+    if not isinstance(v, NDArray):
+        if _is_raw(v):
+            return
+        raise _bad_input(op, name, v)
+    if face == "any" or v._np == (face == "np"):
+        return
+    from ..numpy._ndarray import legacy_error, np_error
+    raise np_error(op.name, fname) if face == "np" else legacy_error(fname)
+
+
+def make_function(op, fname, face="nd"):
+    """The ``mx.nd`` function for ``op``, shown under ``fname``.
+
+    ``face`` says which arrays it takes: ``'nd'`` (legacy NDArrays, as ``mx.nd``),
+    ``'np'`` (``mx.np.ndarray``, as ``mx.npx``) or ``'any'``.
+    """
     static = None if (callable(op.inputs) or op.variadic) else tuple(op.inputs)
     n_static = len(static) if static is not None else -1
     param_names = [k for k in op.params if k != op.variadic]
+    cls = NDArray
+    if face == "np":
+        from ..numpy._ndarray import ndarray as cls
 
     def fn(*args, out=None, name=None, **kwargs):
         # Fast path: only positional inputs, default params.
         if not kwargs and len(args) == n_static and op.default_params is not None:
-            for i, a in enumerate(args):
-                if type(a) is not NDArray and not isinstance(a, NDArray):
-                    if not _is_raw(a):
-                        raise _bad_input(op, static[i], a)
-                    return call_raw(op, [getattr(b, "_data", b) for b in args], op.default_params)
+            for a in args:
+                if type(a) is not cls:
+                    if _is_raw(a):
+                        return apply(op, args, op.default_params)
+                    _check_input(op, static[args.index(a)], a, face, fname)
             return invoke(op, args, op.default_params, out)
         # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``).
         if kwargs:
             for a in args:
-                if not isinstance(a, NDArray):
+                if type(a) is not cls:
                     break
             else:
                 p = op.keyword_params(kwargs)
                 if p is not None and len(args) == len(op.input_names(p)):
                     return invoke(op, args, p, out)
-        return _call(op, param_names, args, kwargs, out)
+        return _call(op, param_names, args, kwargs, out, face, fname)
 
     fn.__name__ = fname
     fn.__qualname__ = fname
     fn.__doc__ = docstring(op, fname)
     fn.__signature__ = signature(op)
-    fn.__module__ = "mxlite.nd"
+    fn.__module__ = "mxlite.nd" if face == "nd" else "mxlite.numpy_extension"
+    fn._op = op
     return fn
 
 
@@ -129,12 +170,11 @@ def _run(op, inputs, p, out):
     return invoke(op, inputs, p, out)
 
 
-def _call(op, param_names, args, kwargs, out):
+def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
     if op.variadic:
         inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
         for i, a in enumerate(inputs):
-            if not isinstance(a, NDArray) and not _is_raw(a):
-                raise _bad_input(op, "data[%d]" % i, a)
+            _check_input(op, "data[%d]" % i, a, face, fname)
         if op.variadic in kwargs and int(kwargs[op.variadic]) != len(inputs):
             raise ValueError("%s: %s=%s but %d inputs were given"
                              % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
@@ -186,8 +226,7 @@ def _call(op, param_names, args, kwargs, out):
             v = named[n]
         if v is None:
             raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, ", ".join(names)))
-        if not isinstance(v, NDArray) and not _is_raw(v):
-            raise _bad_input(op, n, v)
+        _check_input(op, n, v, face, fname)
         inputs.append(v)
     return _run(op, inputs, p, out)
 

@@ -24,7 +24,7 @@ import sys as _sys
 
 import numpy as np
 
-from ..base import MXNetError, format_attr
+from ..base import MXNetError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
 __all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "run_step", "OPS",
@@ -35,17 +35,52 @@ REQUIRED = inspect.Parameter.empty   # marks a param without default
 
 
 class Param:
-    """A typed operator parameter: ``Param(name, parse, default, doc)``.
+    """A typed operator parameter: ``Param(name, parse, default, doc, choices=, low=, high=)``.
 
     ``parse`` turns a Python value or an MXNet attribute string into the typed value.
+    ``choices`` (a tuple, or a dict whose keys are the choices: the kernel table the op
+    dispatches through) lists the values allowed, ``None`` among them for an optional
+    param; ``parse`` then defaults to reading a string. ``low``/``high`` bound a number,
+    or every element of a tuple. A value outside them is a :class:`ParamError` at the
+    edge (``mx.nd``, ``mx.sym`` and JSON loading alike), never a surprise in a kernel.
     """
-    __slots__ = ("name", "parse", "default", "doc")
+    __slots__ = ("name", "parse", "default", "doc", "choices", "low", "high")
 
-    def __init__(self, name, parse, default=REQUIRED, doc=""):
+    def __init__(self, name, parse=None, default=REQUIRED, doc="", choices=None, low=None,
+                 high=None):
         self.name = name
+        self.choices = None if choices is None else tuple(choices)
+        if parse is None:
+            if self.choices is None:
+                raise TypeError("Param %r: give a parser or choices" % name)
+            parse = optional(parse_str) if None in self.choices else parse_str
         self.parse = parse
         self.default = default
         self.doc = doc
+        self.low = low
+        self.high = high
+
+    def violation(self, v):
+        """What is wrong with the parsed value ``v`` (a message), or None."""
+        if self.choices is not None:
+            if v not in self.choices:
+                return "%s must be one of %s; got %r" % (
+                    self.name, ", ".join(str(c) for c in self.choices), v)
+            return None
+        if v is None or (self.low is None and self.high is None):
+            return None
+        for e in (v if isinstance(v, tuple) else (v,)):
+            if e is None:
+                continue
+            if self.low is not None and e < self.low:
+                return "%s must be >= %s; got %r" % (self.name, self.low, v)
+            if self.high is not None and e > self.high:
+                return "%s must be <= %s; got %r" % (self.name, self.high, v)
+        return None
+
+    @property
+    def checked(self):
+        return self.choices is not None or self.low is not None or self.high is not None
 
 
 class Params:
@@ -88,8 +123,18 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, raw_gradient=None, same_shape=None,
-                 infer_shape_back=None, gradient_on_raw=None):
+                 infer_shape_back=None, check=None, gradient_on_raw=None):
         self.name = name
+        # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
+        # they fail. It runs before the kernel wherever the kernel runs (imperative,
+        # hybridized, symbolic), so an op that writes in place raises before its first
+        # write and a wrong rank or dtype is named instead of failing deep in NumPy.
+        self.check = check
+        self.kernel = kernel = compute      # compute without the check
+        if check is not None:
+            def compute(p, xp, *x):
+                check(p, *x)
+                return kernel(p, xp, *x)
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
         self.params = {prm.name: prm for prm in params}
@@ -155,10 +200,14 @@ class Op:
                 raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                                 % (self.name, k, ", ".join(self.arg_names()) or "none"))
             try:
-                values[k] = prm.parse(v)
+                values[k] = typed = prm.parse(v)
             except (ValueError, TypeError) as e:
-                raise ValueError("%s: invalid value %r for argument %r: %s"
+                raise ParamError("%s: invalid value %r for argument %r: %s"
                                  % (self.name, v, k, e)) from None
+            if prm.checked:
+                bad = prm.violation(typed)
+                if bad is not None:
+                    raise ParamError("%s: %s" % (self.name, bad))
         missing = [k for k in self._required if k not in values]
         if missing:
             raise TypeError("%s: missing required argument(s) %s"
@@ -432,6 +481,11 @@ def invoke(op, inputs, p, out=None, ctx=None):
         outs = [_wrap(y, ctx) for y in ys]
     else:
         outs = [_wrap(ys, ctx)]
+    if inputs and x0.__class__ is not NDArray:
+        # Outputs take the class of the first input: an mx.np.ndarray stays one.
+        cls = x0.__class__
+        for o in outs:
+            o.__class__ = cls
     if op.is_view:
         outs[0]._version = inputs[0]._share_version()
     if _ag_state.recording and op.gradient is not None:

@@ -1,4 +1,5 @@
 """``mx.sym``: Symbols built from the same operator registry as ``mx.nd``."""
+from ..util import np_submodules as _np_submodules
 from .symbol import Symbol, Variable, var, Group, load, load_json  # noqa: F401
 from .executor import Executor  # noqa: F401
 from .functions import *  # noqa: F401,F403
@@ -50,3 +51,7 @@ from . import control_flow as _control_flow  # noqa: E402
 
 for _name in _control_flow.__all__:
     setattr(contrib, _name, getattr(_control_flow, _name))
+
+
+# ``mx.nd.np``/``mx.nd.npx`` (``mx.sym.np``/``mx.sym.npx``) load on first use.
+__getattr__ = _np_submodules(__name__, globals())

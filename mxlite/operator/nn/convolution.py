@@ -1,8 +1,10 @@
 """Convolution and Deconvolution (1-D, 2-D, 3-D, grouped, dilated).
 
-The kernels are im2col on a strided view of the padded input and one batched
-matmul over the groups; Deconvolution scatters back with one strided add per
-kernel offset (never a Python loop over pixels). The gradients are themselves
+The kernels (``_conv_kernels``) are im2col on a strided view of the padded input and
+one batched matmul over the groups; 1x1 convolutions are plain products. A stride-1
+Deconvolution is the correlation with the flipped weights (the forward kernel);
+a strided one scatters back with one strided add per kernel offset (never a Python
+loop over pixels). The gradients are themselves
 registered ops, so gradient penalties differentiate through them:
 
 - the data gradient of Convolution is a Deconvolution, and vice versa;
@@ -16,8 +18,10 @@ import numpy as np
 
 from ... import nd
 from ...autograd import _state as _ag_state, after_backward
-from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
+from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
+from . import _conv_kernels as kern
+from ._conv_kernels import pad_spatial, windows, prod as _prod
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
@@ -61,27 +65,6 @@ def conv_out_size(name, size, kernel, stride, dilate, pad):
                              % (name, kernel, dk, n, q, i))
         out.append((n + 2 * q - dk) // s + 1)
     return tuple(out)
-
-
-def pad_spatial(xp, x, before, after=None, value=0):
-    """Pad the spatial axes (2:) of ``x``; no copy when there is nothing to pad."""
-    after = before if after is None else after
-    if not any(before) and not any(after):
-        return x
-    widths = [(0, 0), (0, 0)] + [(b, a) for b, a in zip(before, after)]
-    return xp.pad(x, widths, mode="constant", constant_values=value)
-
-
-def windows(xp, x, kernel, stride, dilate, out, groups=1):
-    """A strided view (N, G, C/G, *out, *kernel) of the padded input ``x``: no copy."""
-    n, c = x.shape[:2]
-    st = x.strides
-    nsp = len(kernel)
-    shape = (n, groups, c // groups) + tuple(out) + tuple(kernel)
-    strides = ((st[0], st[1] * (c // groups), st[1])
-               + tuple(st[2 + i] * stride[i] for i in range(nsp))
-               + tuple(st[2 + i] * dilate[i] for i in range(nsp)))
-    return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
 class _ColsCache(threading.local):
@@ -137,36 +120,17 @@ after_backward(lambda: _COLS.clear() if _COLS.entries else None)
 
 
 def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=False):
-    """Columns (G, C/G*K, N*L) of the padded input, L = prod(out), K = prod(kernel).
-
-    NOTE: one row per (channel, kernel offset) and one column per output position of
-    the whole batch, so the forward (``w @ cols``) and the weight gradient (``gy @
-    cols^T``) are each ONE product over N*L rather than N small ones (faster, and
-    better threaded); only the small output is transposed to channels-first after.
-    ``keep``: a recorded forward keeps them for the weight gradient (``reuse``).
-    """
+    """Columns (G, C/G*K, N*L) of the padded input (see ``build_cols``).
+    ``keep``: a recorded forward keeps them for the weight gradient (``reuse``)."""
     key = (id(x), kernel, stride, dilate, pad, groups, tuple(out))
     if reuse:
         cols = _COLS.take(key, x)
         if cols is not None:
             return cols
-    cols = _build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
+    cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
     if keep:
         _COLS.put(key, x, cols)
     return cols
-
-
-def _build_cols(xp, x, kernel, stride, dilate, pad, groups, out):
-    nsp = len(kernel)
-    v = windows(xp, pad_spatial(xp, x, pad), kernel, stride, dilate, out, groups)
-    # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
-    perm = (1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + (0,) + tuple(range(3, 3 + nsp))
-    n, cg = x.shape[0], x.shape[1] // groups
-    return xp.transpose(v, perm).reshape(groups, cg * _prod(kernel), n * _prod(out))
-
-
-def _prod(shape):
-    return int(np.prod(shape, dtype=np.int64))
 
 
 def _use_rows(groups, size, c, kernel):
@@ -181,16 +145,17 @@ def _use_rows(groups, size, c, kernel):
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
-    n, f = x.shape[0], w.shape[0]
+    if kern.is_pointwise(kernel, pad, dilate, groups):
+        return kern.pointwise(xp, x, w, stride)
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
-    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)            # (G, Fg, N*L)
-    y = xp.ascontiguousarray(xp.swapaxes(y.reshape(f, n, -1), 0, 1))    # (N, F, L)
-    return y.reshape((n, f) + tuple(out))
+    return kern.cols_product(xp, cols, w, x.shape[0], out)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
     """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
     out = gy.shape[2:]
+    if kern.is_pointwise(kernel, pad, dilate, groups):
+        return kern.pointwise_weight_grad(xp, x, gy, stride)
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)  # (G,CgK,N*L)
     f = gy.shape[1]
     g = xp.swapaxes(gy.reshape(gy.shape[0], f, -1), 0, 1).reshape(groups, f // groups, -1)
@@ -212,6 +177,10 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     n, cin = x.shape[:2]
     fg = w.shape[1]
     out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
+    if kern.is_pointwise(kernel, pad, dilate, groups):
+        return kern.transposed_pointwise(xp, x, w, stride, out)
+    if all(s == 1 for s in stride):
+        return kern.transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
     if _use_rows(groups, x.shape[2:], fg, kernel):
         y = _row2im(xp, x, w, kernel, stride, dilate, full)
@@ -243,8 +212,7 @@ def _col2im(xp, x, w, kernel, stride, dilate, groups, full):
     n, cin = x.shape[:2]
     fg = w.shape[1]
     wm = xp.swapaxes(w.reshape(groups, cin // groups, -1), 1, 2)     # (G, Fg*K, Cg)
-    col2im = _col2im_flat if all(s == 1 for s in stride) else _col2im_strided
-    return col2im(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
+    return _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
 
 
 def _offsets(kernel):
@@ -266,51 +234,30 @@ def _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, f, full):
     return y
 
 
-def _col2im_flat(xp, x, wm, kernel, stride, dilate, groups, f, full):
-    """Stride 1: col2im as shifted adds of whole runs over the flat output grid.
-
-    NOTE: with ``x`` zero-padded to the output's row pitch (all spatial dims but the
-    first widened to ``full``), the columns of one kernel offset are one contiguous
-    run of the flat (N, F, prod(full)) output, starting at that offset's flat
-    position: each add is a long contiguous loop instead of many short rows. The
-    padding columns are zero, so what they add past a row's end is zero.
-    """
-    n, cin = x.shape[:2]
-    size = x.shape[2:]
-    nsp = len(size)
-    widen = (0,) + tuple(g - m for g, m in zip(full[1:], size[1:]))
-    xg = pad_spatial(xp, x, (0,) * nsp, widen)
-    run = size[0] * _prod(full[1:])
-    cols = xp.matmul(wm, xg.reshape(n, groups, cin // groups, run))   # (N, G, Fg*K, run)
-    cols = cols.reshape(n, f, _prod(kernel), run)
-    pitch = [_prod(full[i + 1:]) for i in range(nsp)]
-    # one spare row: a run that starts late in the last row may reach past the grid
-    y = xp.zeros((n, f, (full[0] + 1) * pitch[0]), dtype=x.dtype)
-    for i, off in _offsets(kernel):
-        start = sum(o * d * m for o, d, m in zip(off, dilate, pitch))
-        y[:, :, start:start + run] += cols[:, :, i]
-    return y[:, :, :_prod(full)].reshape((n, f) + full)
-
-
 # -- Convolution ----------------------------------------------------------------------
 
 def _common_params(no_bias_default):
     return [
-        Param("kernel", parse_shape, doc="Kernel size (1, 2 or 3 dims)."),
-        Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty."),
-        Param("dilate", parse_shape, (), "Dilation per spatial dim; 1 if empty."),
-        Param("pad", parse_shape, (), "Zero padding per spatial dim; 0 if empty."),
-        Param("num_filter", parse_int, doc="Number of output channels."),
-        Param("num_group", parse_int, 1, "Number of groups (channels split evenly)."),
-        Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB)."),
+        Param("kernel", parse_shape, doc="Kernel size (1, 2 or 3 dims).", low=1),
+        Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty.", low=1),
+        Param("dilate", parse_shape, (), "Dilation per spatial dim; 1 if empty.", low=1),
+        Param("pad", parse_shape, (), "Zero padding per spatial dim; 0 if empty.", low=0),
+        Param("num_filter", parse_int, doc="Number of output channels.", low=1),
+        Param("num_group", parse_int, 1, "Number of groups (channels split evenly).", low=1),
+        Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB).", low=0),
         Param("no_bias", parse_bool, no_bias_default, "Whether to leave out the bias."),
-        Param("cudnn_tune", optional(parse_str), None, "Ignored."),
+        Param("cudnn_tune", None, None, "Ignored.", choices=CUDNN_TUNE),
         Param("cudnn_off", parse_bool, False, "Ignored."),
-        Param("layout", optional(parse_str), None, "NCW, NCHW or NCDHW (channels first)."),
+        Param("layout", None, None, "NCW, NCHW or NCDHW (channels first; MXNet runs the "
+              "channels-last ones on GPUs only).", choices=LAYOUTS),
     ]
 
 
-def _check_layout(name, p, ndim):
+CUDNN_TUNE = (None, "off", "limited_workspace", "fastest")
+LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+
+
+def check_layout(name, p, ndim):
     if ndim < 3 or ndim > 5:
         raise MXNetError("%s: data must be 3-D, 4-D or 5-D (N, C, spatial...), got %d-D"
                          % (name, ndim))
@@ -355,7 +302,7 @@ def _add_bias(y, b):
 
 
 def _conv_compute(p, xp, x, w, b=None):
-    _check_layout("Convolution", p, x.ndim)
+    check_layout("Convolution", p, x.ndim)
     kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "Convolution")
     _check_groups("Convolution", p, x.shape[1], "input channels")
     _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
@@ -443,7 +390,7 @@ def _conv_infer(p, shapes):
     d = shapes[0]
     if any(s is None or 0 in s for s in shapes):
         return shapes
-    _check_layout("Convolution", p, len(d))
+    check_layout("Convolution", p, len(d))
     kernel, stride, dilate, pad = geometry(p, len(d) - 2, "Convolution")
     out = conv_out_size("Convolution", d[2:], kernel, stride, dilate, pad)
     return shapes, [(d[0], p.num_filter) + tuple(out)]
@@ -479,9 +426,9 @@ def _wgrad_grad(p, x, y, gy):
 
 register_op("_conv_weight_grad", _wgrad_compute, gradient=_wgrad_grad, saves="x",
             inputs=("data", "grad"),
-            params=[Param("kernel", parse_shape), Param("stride", parse_shape, ()),
-                    Param("dilate", parse_shape, ()), Param("pad", parse_shape, ()),
-                    Param("num_group", parse_int, 1)],
+            params=[Param("kernel", parse_shape, low=1), Param("stride", parse_shape, (), low=1),
+                    Param("dilate", parse_shape, (), low=1), Param("pad", parse_shape, (), low=0),
+                    Param("num_group", parse_int, 1, low=1)],
             doc="The weight gradient of Convolution: ``d<grad, conv(data, w)>/dw``.")
 
 
@@ -521,7 +468,7 @@ def _deconv_geometry(p, x):
 
 
 def _deconv_compute(p, xp, x, w, b=None):
-    _check_layout("Deconvolution", p, x.ndim)
+    check_layout("Deconvolution", p, x.ndim)
     kernel, stride, dilate, pad, adj = _deconv_geometry(p, x)
     if x.shape[1] % p.num_group or p.num_filter % p.num_group:
         _check_groups("Deconvolution", p, x.shape[1], "input channels")
@@ -546,7 +493,8 @@ def _deconv_grad(p, x, y, gy):
 register_op("Deconvolution", _deconv_compute, gradient=_deconv_grad, saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=_common_params(True) + [
-                Param("adj", parse_shape, (), "Extra output size at the end of each dim."),
+                Param("adj", parse_shape, (), "Extra output size at the end of each dim.",
+                      low=0),
                 Param("target_shape", parse_shape, (), "Output spatial shape; sets pad and adj.")],
             infer_shape=_infer_weights("Deconvolution", _deconv_weight_shape, "input channels"),
             doc="Transposed convolution (the data gradient of Convolution). ``weight`` has "

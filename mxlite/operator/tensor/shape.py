@@ -5,10 +5,15 @@ space_to_depth, shape_array, size_array and diag."""
 import numpy as np
 
 from ... import nd
-from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float, parse_str,
+from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
 from ..registry import register_op, Param, Params, apply, OPS
 from ..util import norm_axis, norm_axes, fill_missing
+
+
+class ReshapeSizeError(MXNetError, ValueError):
+    """A reshape to a shape with another number of elements (``NDArray.reshape`` raises
+    it as a ValueError, the ``Reshape`` op as an MXNetError)."""
 
 
 def infer_reshape(src, spec, reverse=False):
@@ -75,7 +80,7 @@ def infer_reshape(src, spec, reverse=False):
                              "shape %s" % (spec, src[::-1] if reverse else src))
         out[infer_at] = total // known
     if int(np.prod(out, dtype=np.int64)) != total:
-        raise MXNetError("Reshape: target shape %s has %d elements but the input of shape %s "
+        raise ReshapeSizeError("Reshape: target shape %s has %d elements but the input of shape %s "
                          "has %d" % (tuple(out[::-1] if reverse else out), int(np.prod(out)),
                                      src[::-1] if reverse else src, total))
     return tuple(out[::-1]) if reverse else tuple(out)
@@ -321,7 +326,7 @@ def _split_grad_for(axis_of):
 register_op("SliceChannel", _slice_channel, aliases=("split",), saves="",
             gradient=_split_grad_for(lambda p, ndim: norm_axis(p.axis, ndim)),
             num_outputs=lambda p: p.num_outputs,
-            params=[Param("num_outputs", parse_int, doc="The number of equal parts."),
+            params=[Param("num_outputs", parse_int, doc="The number of equal parts.", low=1),
                     Param("axis", parse_int, 1, "The axis to split."),
                     Param("squeeze_axis", parse_bool, False, "Drop the split axis (parts of "
                           "size 1 only).")],
@@ -449,13 +454,6 @@ register_op("reverse", _reverse, gradient=lambda p, x, y, gy: [nd.reverse(gy[0],
 _PAD_MODES = ("constant", "edge", "reflect")
 
 
-def _parse_pad_mode(v):
-    v = parse_str(v)
-    if v not in _PAD_MODES:
-        raise ValueError("expected one of %s" % ", ".join(_PAD_MODES))
-    return v
-
-
 def _pad_pairs(p, shape):
     w = p.pad_width
     if len(w) != 2 * len(shape):
@@ -503,8 +501,7 @@ def _pad_grad(p, x, y, gy):
 
 
 register_op("Pad", _pad, gradient=_pad_grad, saves="", aliases=("pad",),
-            params=[Param("mode", _parse_pad_mode, "constant", "'constant', 'edge' or "
-                          "'reflect'."),
+            params=[Param("mode", None, "constant", choices=_PAD_MODES),
                     Param("pad_width", parse_shape, doc="(before, after) per axis, flattened."),
                     Param("constant_value", parse_float, 0.0, "The fill value in constant "
                           "mode.")],
@@ -537,11 +534,14 @@ register_op("broadcast_axis", _broadcast_axis, gradient=_broadcast_grad, saves="
 
 
 def _like_shape(p, xs, ls):
-    if p.lhs_axes is None and p.rhs_axes is None:
+    if p.lhs_axes is None or p.rhs_axes is None:
         return ls
-    la, ra = p.lhs_axes or (), p.rhs_axes or ()
+    la, ra = p.lhs_axes, p.rhs_axes
     if len(la) != len(ra):
         raise MXNetError("lhs_axes %s and rhs_axes %s must have the same length" % (la, ra))
+    if not la:
+        raise MXNetError("lhs_axes and rhs_axes: an empty tuple of axes is not allowed; "
+                         "leave both out to broadcast to rhs's whole shape")
     shape = list(xs)
     for a, b in zip(la, ra):
         shape[norm_axis(a, len(xs), "lhs_axes")] = ls[norm_axis(b, len(ls), "rhs_axes")]
@@ -621,7 +621,7 @@ def _space_to_depth(p, xp, x):
     return y.reshape(n, c * b * b, h // b, w // b)
 
 
-_BLOCK = [Param("block_size", parse_int, doc="The block edge.")]
+_BLOCK = [Param("block_size", parse_int, doc="The block edge.", low=1)]
 register_op("depth_to_space", _depth_to_space, saves="", params=_BLOCK,
             gradient=lambda p, x, y, gy: [nd.space_to_depth(gy[0], block_size=p.block_size)],
             doc="Move channel blocks into spatial blocks: (N, C, H, W) -> "
