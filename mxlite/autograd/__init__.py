@@ -327,8 +327,10 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                 _write_var_grad(node, gl[0])
         if results is not None:
             for k, r in enumerate(results):
-                if r is None:
-                    results[k] = nd.zeros_like(variables[k])
+                if r is None:   # as MXNet: no gradient path is an error, not zeros
+                    raise MXNetError("grad: cannot differentiate with respect to variable %d "
+                                     "because it is unreachable from the heads (no recorded "
+                                     "computation leads from it to them)" % k)
         return results
     finally:
         st.recording, st.training = prev
