@@ -9,7 +9,6 @@ import collections
 import time
 
 import numpy as np
-import pytest
 
 import mxlite as mx
 from mxlite.base import MXNetError

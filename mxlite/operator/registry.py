@@ -28,7 +28,7 @@ import inspect
 
 import numpy as np
 
-from ..base import MXNetError, ParamError, format_attr, optional, parse_str
+from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
 __all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "OPS", "REQUIRED"]
@@ -396,7 +396,8 @@ def _fail(op, e, p=None, data=None):
         if data is not None:
             msg = "%s, for %s" % (msg, _describe(op, p, data))
         prefix = op.name + ": "
-        return MXNetError(msg if msg.startswith(prefix) else prefix + msg)
+        err_type = OpIndexError if isinstance(e, IndexError) else MXNetError
+        return err_type(msg if msg.startswith(prefix) else prefix + msg)
     if msg.startswith(op.name + ":") or msg.startswith(op.name + " "):
         return e if isinstance(e, MXNetError) or not isinstance(e, Exception) else type(e)(msg)
     err_type = type(e) if isinstance(e, (TypeError, MXNetError)) else MXNetError
