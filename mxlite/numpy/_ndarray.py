@@ -330,10 +330,12 @@ class ndarray(NDArray):
         return apply("_npi_matmul", (other, self))
 
     def __neg__(self):
-        return apply("_npi_negative", (self,))
+        op = OPS["_npi_negative"]
+        return invoke(op, (self,), op.default_params)
 
     def __abs__(self):
-        return apply("_npi_absolute", (self,))
+        op = OPS["_npi_absolute"]
+        return invoke(op, (self,), op.default_params)
 
     def __invert__(self):
         return apply("_npi_bitwise_not", (self,))
