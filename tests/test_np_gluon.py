@@ -132,7 +132,7 @@ def test_hybridized_np_block_matches_imperative_and_exports_np_ops(tmp_path):
     sym_file, params_file = net.export(str(tmp_path / "mlp"))
     with open(sym_file) as f:
         ops = {n["op"] for n in json.load(f)["nodes"]}
-    assert {"_np_dot", "_npi_add", "relu"} <= ops
+    assert {"_np_dot", "_npi_add", "_npx_relu"} <= ops
     loaded = gluon.SymbolBlock.imports(sym_file, ["data"], params_file)
     out = loaded(x)
     assert type(out) is np.ndarray
@@ -216,3 +216,19 @@ def test_use_np_decorator_scopes_a_class_and_its_inherited_methods():
     assert type(net.w.data()) is np.ndarray
     assert type(net(np.ones((1, 3)))) is np.ndarray
     assert not mx.util.is_np_array()
+
+
+def test_loads_an_np_model_exported_by_mxnet():
+    # Written by MXNet 1.9.1 under npx.set_np(): a Conv2D/BatchNorm/Dense block with
+    # F.npx.relu, F.np.mean/sum, reshape and scalar arithmetic, hybridized and exported,
+    # with an input and MXNet's output saved by npx.save.
+    d = os.path.join(os.path.dirname(__file__), "reference", "np_semantics", "mxnet_export")
+    with open(os.path.join(d, "npnet-symbol.json")) as f:
+        ops = {n["op"] for n in json.load(f)["nodes"]}
+    assert {"_npx_relu", "_npi_mean", "_np_sum", "_np_reshape"} <= ops
+    io = npx.load(os.path.join(d, "npnet-io.npy"))
+    net = gluon.SymbolBlock.imports(os.path.join(d, "npnet-symbol.json"), ["data"],
+                                    os.path.join(d, "npnet-0000.params"))
+    y = net(io["x"])
+    assert type(y) is np.ndarray
+    onp.testing.assert_allclose(y.asnumpy(), io["y"].asnumpy(), rtol=1e-5, atol=1e-7)
