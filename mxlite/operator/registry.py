@@ -24,11 +24,11 @@ import sys as _sys
 
 import numpy as np
 
-from ..base import MXNetError, ParamError, format_attr, optional, parse_str
+from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
-__all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "run_step", "OPS",
-           "REQUIRED"]
+__all__ = ["Op", "Param", "ranks", "register_op", "get_op", "list_ops", "invoke", "run_step",
+           "OPS", "REQUIRED"]
 
 OPS = {}            # every name and alias -> Op
 REQUIRED = inspect.Parameter.empty   # marks a param without default
@@ -130,6 +130,8 @@ class Op:
         # hybridized, symbolic), so an op that writes in place raises before its first
         # write and a wrong rank or dtype is named instead of failing deep in NumPy.
         self.check = check
+        if getattr(check, "op", False) is None:
+            check.op = self                 # a ranks() rule names its op
         self.kernel = kernel = compute      # compute without the check
         if check is not None:
             def compute(p, xp, *x):
@@ -164,6 +166,8 @@ class Op:
         self.is_view = is_view          # output shares memory with input 0
         self.doc = doc
         self.variadic = variadic        # name of the count param (num_args) for *data ops
+        if variadic and self.params[variadic].low is None:
+            self.params[variadic].low = 1   # as MXNet: a variadic op takes one input or more
         self.output_names = output_names
         self.no_grad_inputs = tuple(no_grad_inputs)
         self.output_ctx = output_ctx    # callable(p) -> Context, when not the inputs'
@@ -351,6 +355,26 @@ def context_of_raw(a):
     return cpu() if isinstance(a, (np.ndarray, np.generic)) else gpu(a.device.id)
 
 
+def ranks(**rules):
+    """A ``check`` of the inputs' ranks: ``ranks(data=(3, 5))`` for 3-D to 5-D data,
+    ``ranks(data=1)`` for at least 1 dim (inputs by position in the op's input names).
+    A bad rank is ``"data expected 3 to 5 dims, got shape (2,)"``."""
+    def check(p, *x):
+        names = list(check.op.input_names(p))
+        for name, rule in rules.items():
+            lo, hi = (rule, None) if isinstance(rule, int) else rule
+            if name not in names or names.index(name) >= len(x):
+                continue
+            shape = tuple(x[names.index(name)].shape)
+            if len(shape) < lo or (hi is not None and len(shape) > hi):
+                want = ("%d" % lo if hi == lo else "%d to %d" % (lo, hi)) if hi is not None \
+                    else "at least %d" % lo
+                raise MXNetError("%s: %s expected %s dims, got shape %s"
+                                 % (check.op.name, name, want, shape))
+    check.op = None     # set by Op when the rule is declared
+    return check
+
+
 def register_op(name, compute, **kwargs):
     """Declare an operator and register it (and its aliases) in the registry.
 
@@ -408,11 +432,43 @@ def list_ops():
 _profile_hook = None
 
 
-def _fail(op, e):
+# What NumPy raises deep inside a kernel when inputs do not fit it ("tuple index out of
+# range", a bare MemoryError): a message that names none of the op's arguments.
+_RAW_ERRORS = (IndexError, KeyError, AttributeError, ArithmeticError, MemoryError)
+
+
+def _describe(op, p, data):
+    """``data float32 (2, 3), weight float32 (4,); num_hidden=5``: what the op got."""
+    try:
+        names = list(op.input_names(p))
+    except Exception:       # noqa: BLE001  (only a description)
+        names = []
+    names += ["input%d" % i for i in range(len(names), len(data))]
+    parts = ["%s %s %s" % (n, getattr(x, "dtype", type(x).__name__),
+                           tuple(getattr(x, "shape", ()))) for n, x in zip(names, data)]
+    set_params = ["%s=%r" % kv for kv in p.items()
+                  if kv[0] in op.params and op.params[kv[0]].default is not kv[1]
+                  and op.params[kv[0]].default != kv[1]] if hasattr(p, "items") else []
+    return ", ".join(parts or ["no inputs"]) + ("; " + ", ".join(set_params) if set_params else "")
+
+
+def _fail(op, e, p=None, data=None):
+    """The error a kernel raised, as the user sees it: prefixed with the op's name; a
+    raw NumPy error (see _RAW_ERRORS) becomes an MXNetError saying what the op got."""
     msg = str(e)
+    if isinstance(e, _RAW_ERRORS) and not isinstance(e, MXNetError):
+        if isinstance(e, MemoryError):
+            msg = "out of memory (%s)" % (msg or "MemoryError")
+        elif isinstance(e, KeyError):
+            msg = "KeyError %s" % msg
+        if data is not None:
+            msg = "%s, for %s" % (msg, _describe(op, p, data))
+        prefix = op.name + ": "
+        err_type = OpIndexError if isinstance(e, IndexError) else MXNetError
+        return err_type(msg if msg.startswith(prefix) else prefix + msg)
     if msg.startswith(op.name + ":") or msg.startswith(op.name + " "):
         return e if isinstance(e, MXNetError) or not isinstance(e, Exception) else type(e)(msg)
-    err_type = type(e) if isinstance(e, (TypeError, MXNetError, IndexError)) else MXNetError
+    err_type = type(e) if isinstance(e, (TypeError, MXNetError)) else MXNetError
     try:
         return err_type("%s: %s" % (op.name, msg))
     except Exception:
@@ -428,7 +484,7 @@ def run_step(op, p, xp, data):
             return op.compute(p, xp, *data)
         return _profile_hook(op, p, xp, data)
     except Exception as e:
-        raise _fail(op, e) from e
+        raise _fail(op, e, p, data) from e
 
 
 def call_raw(op, data, p):
