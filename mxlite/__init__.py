@@ -10,7 +10,10 @@
 [2. 4. 6.]
 <NDArray 3 @cpu(0)>
 """
-__version__ = "0.1.0"
+# The MXNet API level mxlite implements (what third-party version checks read), and
+# mxlite's own release.
+__version__ = "1.9.1"
+__mxlite_version__ = "0.1.0"
 
 from . import base  # noqa: F401
 from .base import MXNetError  # noqa: F401
@@ -44,9 +47,18 @@ from . import rnn  # noqa: F401
 from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
 from . import profiler  # noqa: F401
+from . import log  # noqa: F401
+from . import registry  # noqa: F401
+from . import error  # noqa: F401
+from . import misc  # noqa: F401
+from . import monitor  # noqa: F401
+from . import executor  # noqa: F401
+from . import contrib  # noqa: F401
 
 mod = module
 viz = visualization
+mon = monitor
+rnd = random
 
 init = initializer
 kv = kvstore

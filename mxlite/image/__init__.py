@@ -18,3 +18,15 @@ from .detection import *  # noqa: F401,F403
 from .detection import __all__ as _det_all
 
 __all__ = list(_image_all) + list(_aug_all) + ["ImageIter"] + list(_det_all)
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "cv2": "mxlite.recordio:_import_cv2()",
+    "io": "mxlite.io:",
+    "is_np_array": "mxlite.util",
+    "nd": "mxlite.nd:",
+    "numeric_types": "mxlite.base",
+    "recordio": "mxlite.recordio:",
+})

@@ -77,6 +77,7 @@ class Module(BaseModule):
         self._updater = None
         self._preload_opt_states = None
         self._data_shapes = self._label_shapes = None
+        self._monitor = None
 
     # -- properties ------------------------------------------------------------------
     @property
@@ -160,6 +161,10 @@ class Module(BaseModule):
                 keep = prev is not None and prev.aux_dict[name].shape == shape
                 aux[name] = prev.aux_dict[name] if keep else nd.zeros(shape, ctx=ctx, dtype=dt)
             self._execs.append(self._symbol.bind(ctx, args, grads, reqs, aux))
+            if self._monitor is not None:
+                if prev is not None and prev in self._monitor.exes:
+                    self._monitor.exes.remove(prev)
+                self._monitor.install(self._execs[-1])
 
     # -- parameters ------------------------------------------------------------------------
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
@@ -334,6 +339,15 @@ class Module(BaseModule):
         for ex, sl in zip(self._execs, self._slices):
             eval_metric.update([l[sl] for l in labels], ex.outputs)
 
+    def install_monitor(self, mon):
+        """Have the :class:`~mxlite.monitor.Monitor` ``mon`` watch every executor (also
+        those made later for a new batch size)."""
+        if not self.binded:
+            raise MXNetError("install_monitor: call bind() first")
+        self._monitor = mon
+        for ex in self._execs:
+            mon.install(ex)
+
     # -- files -----------------------------------------------------------------------------------
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` (and ``.states``)."""
@@ -370,3 +384,17 @@ class Module(BaseModule):
 
 
 
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "DataParallelExecutorGroup": "mxlite.module.executor_group",
+    "InitDesc": "mxlite.initializer",
+    "Uniform": "mxlite.initializer",
+    "ctx": "mxlite.context:",
+    "load_checkpoint": "mxlite.model",
+    "nd": "mxlite.nd:",
+    "opt": "mxlite.optimizer:",
+    "zeros": "mxlite.nd",
+})

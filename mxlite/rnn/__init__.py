@@ -9,3 +9,19 @@ from .rnn import save_rnn_checkpoint, load_rnn_checkpoint, do_rnn_checkpoint  # 
 
 from .. import initializer as _initializer  # noqa: E402
 _initializer.FusedRNN = rnn_cell.FusedRNN    # MXNet shows it as mx.init.FusedRNN too
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "DataBatch": "mxlite.io.io",
+    "DataDesc": "mxlite.io.io",
+    "DataIter": "mxlite.io.io",
+    "init": "mxlite.initializer:",
+    "load_checkpoint": "mxlite.model",
+    "ndarray": "mxlite.nd:",
+    "numeric_types": "mxlite.base",
+    "save_checkpoint": "mxlite.model",
+    "string_types": "mxlite.base",
+    "symbol": "mxlite.symbol:",
+})

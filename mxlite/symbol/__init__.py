@@ -50,3 +50,18 @@ from . import control_flow as _control_flow  # noqa: E402
 
 for _name in _control_flow.__all__:
     setattr(contrib, _name, getattr(_control_flow, _name))
+
+
+def _randn(*shape, loc=0.0, scale=1.0, dtype=None, **kwargs):
+    """Normal samples of ``shape`` given as positional sizes (``mx.sym.random.randn(2, 3)``)."""
+    return random.normal(loc=loc, scale=scale, shape=shape, dtype=dtype, **kwargs)
+
+
+def _shuffle(data, **kwargs):
+    """``data`` with its first axis randomly permuted."""
+    return _internal._shuffle(data, **kwargs)
+
+
+_randn.__name__, _shuffle.__name__ = "randn", "shuffle"
+random.randn, random.shuffle = _randn, _shuffle
+pow = power  # noqa: A001,F405 (MXNet's mx.sym.pow)

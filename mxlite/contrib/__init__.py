@@ -1,0 +1,15 @@
+"""``mx.contrib``: MXNet's experimental namespace (``mx.contrib.nd``/``sym`` for the
+contrib operators, the first autograd API, ``io.DataLoaderIter``, ``text``
+vocabularies and embeddings, the ``tensorboard`` callback, ``svrg_optimization``).
+
+A plain package: each submodule is its own file, imported here by name (a submodule
+that needs an optional package imports it only when used).
+"""
+from . import ndarray  # noqa: F401
+from . import symbol  # noqa: F401
+from . import ndarray as nd  # noqa: F401
+from . import symbol as sym  # noqa: F401
+from . import autograd  # noqa: F401
+from . import io  # noqa: F401
+from . import text  # noqa: F401
+from . import tensorboard  # noqa: F401
