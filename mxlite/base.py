@@ -1,13 +1,142 @@
-"""Errors, dtype tables and typed attribute parsing shared by every part of mxlite."""
+"""Errors, dtype tables and typed attribute parsing shared by every part of mxlite,
+and the helpers of ``mxnet.base`` that code written for MXNet imports (``py_str``,
+``numeric_types``, ``integer_types``, ``string_types``, ``_as_list``, ...)."""
 import ast
+import os
 
 import numpy as np
 
 __all__ = ["MXNetError", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name"]
 
+# The Python types MXNet's APIs take as an integer, a number or a string.
+integer_types = (int, np.int32, np.int64)
+numeric_types = (float, int, np.generic)
+string_types = (str,)
+mx_real_t = np.float32
 
+# Error classes by name (MXNet maps the error names of its C++ messages to them).
+error_types = {}
+
+
+def py_str(x):
+    """``bytes`` decoded as UTF-8 into ``str`` (MXNet's helper for C strings)."""
+    return x.decode("utf-8")
+
+
+def data_dir_default():
+    """Where MXNet keeps downloaded data when ``MXNET_HOME`` is unset: ``~/.mxnet``
+    (``%APPDATA%\\mxnet`` on Windows)."""
+    if os.name == "nt" and os.environ.get("APPDATA"):
+        return os.path.join(os.environ["APPDATA"], "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir():
+    """``$MXNET_HOME``, or :func:`data_dir_default`: the root of datasets and models."""
+    return os.getenv("MXNET_HOME", data_dir_default())
+
+
+class _NullType:
+    """Placeholder for an argument that was not given (MXNet's ``_Null``)."""
+
+    def __repr__(self):
+        return "_Null"
+
+
+_Null = _NullType()
+
+
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, else ``[obj]``."""
+    if isinstance(obj, (list, tuple)):
+        return obj
+    return [obj]
+
+
+def register_error(func_name=None, cls=None):
+    """Register an error class under its name (or ``func_name``) in ``error_types``;
+    usable as a decorator, with or without a name."""
+    if callable(func_name):
+        cls, func_name = func_name, None
+
+    def register(klass):
+        error_types[func_name if isinstance(func_name, str) else klass.__name__] = klass
+        return klass
+    return register if cls is None else register(cls)
+
+
+@register_error
 class MXNetError(RuntimeError):
     """Error raised by operators and the engine, as ``mxnet.base.MXNetError``."""
+
+
+class _NotForThisKind(MXNetError):
+    """A function called on the kind of array (or Symbol) it is not available for."""
+    _kind = ""
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = "Function %s" % self.function
+        if self.alias:
+            msg += ' (namely operator "%s")' % self.alias
+        if self.args:
+            msg += " with arguments (%s)" % ", ".join(self.args)
+        return msg + self._kind
+
+
+@register_error
+class NotImplementedForSymbol(_NotForThisKind):
+    """A function of NDArray that Symbol does not have (``function``, its operator
+    ``alias`` and the argument types are named in the message)."""
+    _kind = " is not implemented for Symbol and only available in NDArray."
+
+
+class NotSupportedForSparseNDArray(_NotForThisKind):
+    """A function of dense NDArray that sparse arrays do not support."""
+    _kind = " is not supported for SparseNDArray and only available in NDArray."
+
+
+class _ClassPropertyDescriptor:
+    """A property of a class (read through the class or an instance)."""
+
+    def __init__(self, fget, fset=None):
+        self.fget, self.fset = fget, fset
+
+    def __get__(self, obj, klass=None):
+        return self.fget.__get__(obj, type(obj) if klass is None else klass)()
+
+    def __set__(self, obj, value):
+        if not self.fset:
+            raise MXNetError("cannot use the setter: %s to set attribute" % obj.__name__)
+        klass, obj = (obj, None) if isinstance(obj, type) else (type(obj), obj)
+        return self.fset.__get__(obj, klass)(value)
+
+    def setter(self, func):
+        self.fset = func if isinstance(func, (classmethod, staticmethod)) else classmethod(func)
+        return self
+
+
+def classproperty(func):
+    """Decorator: a read-only property of the class itself."""
+    return _ClassPropertyDescriptor(
+        func if isinstance(func, (classmethod, staticmethod)) else classmethod(func))
+
+
+def with_metaclass(meta, *bases):
+    """A base class that gives its subclasses the metaclass ``meta`` (six's helper)."""
+    class metaclass(type):
+        def __new__(cls, name, this_bases, d):
+            return meta(name, bases, d)
+
+        @classmethod
+        def __prepare__(cls, name, this_bases):
+            return meta.__prepare__(name, bases)
+    return type.__new__(metaclass, "temporary_class", (), {})
 
 
 # MXNet's type flags, as stored in .params files and used by the C API.

@@ -14,25 +14,22 @@ import time
 import traceback
 
 import numpy as np
+import numpy.random as rnd  # noqa: F401 (MXNet's test_utils name)
 import numpy.testing as npt
 
+# No ``__all__``: as in MXNet, ``from mxnet.test_utils import *`` also gives ``mx``,
+# ``np``, ``NDArray``, ``array``, ``Context``, ``Symbol``... that test files rely on.
+import mxlite as mx  # noqa: F401
 from . import autograd
 from . import context as _context
+from ._test_checks import *  # noqa: F401,F403
+from ._test_checks import _sorted_dict, _sorted_items  # noqa: F401
 from .base import MXNetError
-from .context import current_context, num_gpus
+from .context import Context, current_context, num_gpus  # noqa: F401
 from .io import DataIter
-
-__all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
-           "default_atols", "default_numeric_eps", "get_tolerance", "get_tols", "get_rtol",
-           "get_atol", "get_etol", "random_arrays", "random_uniform_arrays", "rand_shape_2d",
-           "rand_shape_3d", "rand_shape_nd", "rand_ndarray", "same", "almost_equal",
-           "assert_almost_equal", "assert_allclose", "assert_almost_equal_ignore_nan",
-           "assert_exception", "retry", "numeric_grad", "check_numeric_gradient", "list_gpus",
-           "simple_forward", "check_symbolic_forward", "check_symbolic_backward",
-           "check_consistency", "check_speed", "same_array", "create_vector",
-           "create_2d_tensor", "assign_each", "assign_each2", "compare_ndarray_tuple",
-           "same_symbol_structure", "collapse_sum_like", "DummyIter", "environment",
-           "discard_stderr"]
+from .nd import NDArray, array  # noqa: F401
+from .runtime import Features  # noqa: F401
+from .symbol import Symbol  # noqa: F401
 
 
 # -- contexts and default tolerances ------------------------------------------------
@@ -212,9 +209,17 @@ def _find_max_violation(a, b, rtol, atol, equal_nan=False):
     return idx, (float(np.max(v)) if v.size else 0.0)
 
 
-def _location(a, b, idx, names):
-    return "Location of maximum error: %s, %s=%.8f, %s=%.8f" % (
-        str(idx), names[0], a[idx], names[1], b[idx])
+def locationError(a, b, index, names, maxError=False):
+    """The message naming ``index`` and the values of ``a`` and ``b`` there."""
+    return "Location of %serror: %s, %s=%.8f, %s=%.8f" % (
+        "maximum " if maxError else "", str(index), names[0], a[index], names[1], b[index])
+
+
+def checkShapes(a, b):
+    """Raise AssertionError unless ``a`` and ``b`` have the same shape."""
+    if a.shape != b.shape:
+        raise AssertionError(npt.build_err_msg(
+            [a, b], err_msg="a.shape = %s and b.shape = %s are not equal" % (a.shape, b.shape)))
 
 
 def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=False,
@@ -266,7 +271,7 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=
     idx, rel = _find_max_violation(a, b, rtol, atol, equal_nan)
     bad = np.count_nonzero(_violation(a, b, rtol, atol, equal_nan) > 1)
     msg = "Error %f exceeds tolerance rtol=%e, atol=%e (mismatch %f%%).\n%s" % (
-        rel, rtol, atol, 100.0 * bad / max(a.size, 1), _location(a, b, idx, names))
+        rel, rtol, atol, 100.0 * bad / max(a.size, 1), locationError(a, b, idx, names, maxError=True))
     with np.printoptions(threshold=4, suppress=True):
         raise AssertionError(npt.build_err_msg([a, b], err_msg=msg, names=names))
 
@@ -274,6 +279,27 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=
 def assert_allclose(a, b, rtol=1e-07, atol=0, equal_nan=True):
     """:func:`assert_almost_equal` with NumPy's ``assert_allclose`` defaults."""
     assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=("a", "b"),
+                                 equal_nan=False, mismatches=(10, 10)):
+    """:func:`assert_almost_equal` that tolerates a fraction ``etol`` of mismatched
+    elements: it passes while at most ``etol`` of the elements are out of tolerance
+    (``etol`` None or 0: every element must be within tolerance)."""
+    etol = get_etol(etol)
+    if etol <= 0:
+        assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names, equal_nan=equal_nan)
+        return
+    rtol, atol = get_tols(a, b, rtol, atol)
+    a, b = np.broadcast_arrays(_as_numpy(a), _as_numpy(b))
+    close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    err = 1 - np.count_nonzero(close) / max(close.size, 1)
+    if err > etol:
+        idx, rel = _find_max_violation(a, b, rtol, atol, equal_nan)
+        msg = "Error %f exceeds tolerance rtol=%e, atol=%e, etol=%e (mismatch %f%%).\n%s" % (
+            rel, rtol, atol, etol, 100.0 * err, locationError(a, b, idx, names, maxError=True))
+        with np.printoptions(threshold=4, suppress=True):
+            raise AssertionError(npt.build_err_msg([a, b], err_msg=msg, names=names))
 
 
 def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")):

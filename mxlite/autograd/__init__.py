@@ -523,3 +523,17 @@ def get_symbol(x):
 
 
 from .function import Function  # noqa: E402
+
+# MXNet's autograd module has no __all__ and imports NDArray and Symbol, so
+# ``from mxnet.autograd import *`` gives them too; they load on first use here.
+__all__ += ["NDArray", "Symbol"]
+
+
+def __getattr__(name):
+    if name == "NDArray":
+        from ..nd import NDArray
+        return NDArray
+    if name == "Symbol":
+        from ..symbol import Symbol
+        return Symbol
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

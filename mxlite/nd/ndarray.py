@@ -12,6 +12,16 @@ from .. import autograd as _autograd
 
 __all__ = ["NDArray", "array", "empty"]
 
+py_slice = slice    # MXNet's name for the built-in slice (its module shadows ``slice``)
+
+# Storage type ids as MXNet numbers them (``__storage_type__`` attributes hold the id).
+_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT = -1, 0
+_STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = 1, 2
+_STORAGE_TYPE_STR_TO_ID = {"undefined": _STORAGE_TYPE_UNDEFINED,
+                           "default": _STORAGE_TYPE_DEFAULT,
+                           "row_sparse": _STORAGE_TYPE_ROW_SPARSE, "csr": _STORAGE_TYPE_CSR}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
 _reg = None          # mxlite.operator.registry, bound when it finishes loading
 _object_new = object.__new__
 _float32 = np.dtype(np.float32)

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ....base import data_dir
 from .... import nd
 from ..dataset import Dataset, RecordFileDataset
 
@@ -23,7 +24,7 @@ __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
 
 def _data_dir():
     """``$MXNET_HOME`` or ``~/.mxnet``, where MXNet keeps its datasets."""
-    return os.environ.get("MXNET_HOME", os.path.join("~", ".mxnet"))
+    return data_dir()
 
 
 def _missing(dataset, root, names, hint):

@@ -2,13 +2,13 @@
 ``root`` and the concurrent container that the branchy networks need."""
 import os
 
-from ....base import MXNetError
+from ....base import MXNetError, data_dir
 from ... import nn
 
 
 def default_root():
     """``$MXNET_HOME/models`` (``~/.mxnet/models`` by default), MXNet's model store."""
-    return os.path.join(os.environ.get("MXNET_HOME", os.path.join("~", ".mxnet")), "models")
+    return os.path.join(data_dir(), "models")
 
 
 def check_pretrained(pretrained, model_name, root):
