@@ -1,32 +1,15 @@
 """``mx.error``: MXNet's structured error classes and ``register``, which maps an
 error-type name (the prefix of an error message, ``"ValueError: ..."``) to a class."""
-from .base import MXNetError
+from .base import MXNetError, register_error, error_types
 
 __all__ = ["MXNetError", "register", "InternalError", "error_class"]
 
-_CLASSES = {}
-
-
-def register(func_name=None, cls=None):
-    """Register an error class under a name (default: its ``__name__``).
-
-    Usable as ``@register``, ``@register("Name")`` or ``register("Name", cls)``;
-    returns the class (or the decorator).
-    """
-    if callable(func_name) and cls is None:          # @register
-        return register(func_name.__name__, func_name)
-
-    def do_register(klass):
-        _CLASSES[func_name or klass.__name__] = klass
-        return klass
-    if cls is None:
-        return do_register
-    return do_register(cls)
+register = register_error
 
 
 def error_class(name):
     """The class registered under ``name``, :class:`MXNetError` for an unknown name."""
-    return _CLASSES.get(name, MXNetError)
+    return error_types.get(name, MXNetError)
 
 
 @register
@@ -42,4 +25,3 @@ class InternalError(MXNetError):
 
 for _cls in (ValueError, TypeError, AttributeError, IndexError, NotImplementedError):
     register(_cls.__name__, _cls)
-register("MXNetError", MXNetError)

@@ -16,9 +16,7 @@ and the register/alias/create functions built on them (as MXNet's ``registry``).
 import json
 import warnings
 
-from ._lazy import exports as _exports
-
-__getattr__, __dir__ = _exports(__name__, {"string_types": "mxlite.base"})
+from .base import string_types
 
 __all__ = ["get_registry", "get_register_func", "get_alias_func", "get_create_func",
            "adopt"]
@@ -102,7 +100,7 @@ def get_create_func(base_class, nickname):
             return name
         if isinstance(name, dict):
             return create(**name)
-        if not isinstance(name, str):
+        if not isinstance(name, string_types):
             raise TypeError("create: %s must be a string, got %r" % (nickname, name))
         if name.startswith("["):
             name, kwargs = json.loads(name)
