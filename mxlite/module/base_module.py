@@ -161,9 +161,30 @@ class BaseModule:
         if not (self.binded and self.params_initialized):
             raise MXNetError("%s: call bind() and init_params() first" % what)
 
+    # -- what a module is bound to (the attributes its subclass sets) --------------------
     @property
     def symbol(self):
         return self._symbol
+
+    @property
+    def data_names(self):
+        return self._data_names
+
+    @property
+    def label_names(self):
+        return self._label_names
+
+    @property
+    def output_names(self):
+        return self._output_names
+
+    @property
+    def data_shapes(self):
+        return self._data_shapes
+
+    @property
+    def label_shapes(self):
+        return self._label_shapes
 
 
 # Names MXNet's module also shows, served from where they live in mxlite.

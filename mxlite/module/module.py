@@ -80,25 +80,6 @@ class Module(BaseModule):
         self._monitor = None
 
     # -- properties ------------------------------------------------------------------
-    @property
-    def data_names(self):
-        return self._data_names
-
-    @property
-    def label_names(self):
-        return self._label_names
-
-    @property
-    def output_names(self):
-        return self._output_names
-
-    @property
-    def data_shapes(self):
-        return self._data_shapes
-
-    @property
-    def label_shapes(self):
-        return self._label_shapes
 
     @property
     def output_shapes(self):
