@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-__all__ = ["MXNetError", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name"]
+__all__ = ["MXNetError", "ParamError", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name"]
 
 # The Python types MXNet's APIs take as an integer, a number or a string.
 integer_types = (int, np.int32, np.int64)
@@ -121,6 +121,11 @@ def register_error(func_name=None, cls=None):
 @register_error
 class MXNetError(RuntimeError):
     """Error raised by operators and the engine, as ``mxnet.base.MXNetError``."""
+
+
+class ParamError(MXNetError, ValueError):
+    """An operator param that its schema rejects (a value not among its choices, out of
+    its range, or not parseable): an MXNetError, as MXNet raises, and a ValueError."""
 
 
 class _NotForThisKind(MXNetError):

@@ -100,7 +100,9 @@ def test_fit_learns_and_evaluate_sets_validation_metrics():
     est = _estimator()
     est.fit(_loader(), epochs=5, event_handlers=list(QUIET))
     name, acc = est.train_metrics[0].get()
-    assert name == "training accuracy" and acc >= 0.9
+    # NOTE: 40 samples, accuracy over the last epoch's batches: 0.975 here, 0.875 with
+    # other data seeds. An untrained or broken net stays near 0.5.
+    assert name == "training accuracy" and acc >= 0.75
     est.evaluate(_loader(seed=2))
     x, y = _data(seed=2)
     expected = (est.net(mx.nd.array(x)).asnumpy().argmax(axis=1) == y).mean()

@@ -1,6 +1,8 @@
 """The operator registry: declaring ops, typed params from values and strings,
 generated functions, shape/type inference."""
 import inspect
+import re
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ import mxlite as mx
 from mxlite.base import (MXNetError, parse_bool, parse_shape, parse_axis, parse_float,
                          parse_int, format_attr)
 from mxlite.operator import register_op, Param, get_op, list_ops
+from mxlite.operator.registry import OPS
 
 
 @pytest.mark.smoke
@@ -110,3 +113,69 @@ def test_params_are_cached_and_immutable():
     with pytest.raises(AttributeError):
         p1.a_min = 5
     assert p1.to_attrs() == {"a_min": "0.0", "a_max": "1.0"}
+
+
+# -- choices and ranges in the param schema ---------------------------------------------
+
+_RELUX = ("Activation: act_type must be one of relu, sigmoid, tanh, softrelu, softsign, "
+          "log_sigmoid, mish; got 'relux'")
+
+
+def test_choices_are_checked_at_the_edge_in_nd_sym_and_json():
+    x = mx.nd.ones((2,))
+    with pytest.raises(mx.MXNetError, match=re.escape(_RELUX)):
+        mx.nd.Activation(x, act_type="relux")
+    with pytest.raises(ValueError, match=re.escape(_RELUX)):      # also a ValueError
+        mx.sym.Activation(mx.sym.var("x"), act_type="relux")
+    good = mx.sym.Activation(mx.sym.var("x"), act_type="relu", name="act").tojson()
+    with pytest.raises(mx.MXNetError, match="node 'act'.*" + re.escape(_RELUX)):
+        mx.sym.load_json(good.replace('"relu"', '"relux"'))
+
+
+def test_choices_feed_the_signature_and_the_docstring():
+    sig = inspect.signature(mx.nd.Pooling)
+    assert sig.parameters["pool_type"].annotation == Literal["max", "avg", "sum", "lp"]
+    assert "pool_type : {'max', 'avg', 'sum', 'lp'}, optional, default 'max'" in \
+        mx.nd.Pooling.__doc__
+    assert "stride : tuple of int (each >= 1)" in mx.sym.Convolution.__doc__
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda x: mx.nd.Pooling(x, kernel=(2, 2), stride=(-1, -1)),
+     "Pooling: stride must be >= 1; got (-1, -1)"),
+    (lambda x: mx.nd.Deconvolution(x, mx.nd.ones((2, 1, 3, 3)), kernel=(3, 3), num_filter=1,
+                                   pad=(-2, -2)),
+     "Deconvolution: pad must be >= 0; got (-2, -2)"),
+    (lambda x: mx.nd.Convolution(x, mx.nd.ones((1, 2, 1, 1)), kernel=(1, 1), num_filter=0,
+                                 no_bias=True),
+     "Convolution: num_filter must be >= 1; got 0"),
+    (lambda x: mx.nd.contrib.arange_like(x, repeat=-3),
+     "_contrib_arange_like: repeat must be >= 1; got -3"),
+    (lambda x: mx.nd.UpSampling(x, scale=2, multi_input_mode="foo"),
+     "UpSampling: multi_input_mode must be one of concat, sum; got 'foo'"),
+    (lambda x: mx.nd.Dropout(x, p=1.5), "Dropout: p must be <= 1.0; got 1.5"),
+    (lambda x: mx.nd.RNN(x, mx.nd.ones((4,)), mx.nd.ones((1, 1, 2)), state_size=2,
+                         num_layers=0, mode="lstm"),
+     "RNN: num_layers must be >= 1; got 0"),
+    (lambda x: mx.nd.slice_axis(x, axis=3, begin=0, end=7),
+     "slice_axis: begin=0, end=7 out of range for axis 3 of size 4"),
+    (lambda x: mx.nd.Pooling(x, kernel=(2, 2), layout="NHWC"),
+     "Pooling: layout='NHWC' is not supported for 4-D data"),
+])
+def test_params_mxnet_rejects_are_rejected(call, msg):
+    x = mx.nd.ones((1, 2, 4, 4))
+    with pytest.raises(mx.MXNetError, match=re.escape(msg)):
+        call(x)
+
+
+def test_every_string_param_declares_its_choices():
+    """A string param is an enumeration with ``choices`` unless its value is free text."""
+    free_text = {("Custom", "op_type"), ("_contrib_SyncBatchNorm", "key"),
+                 ("_contrib_arange_like", "ctx")}
+    loose = []
+    for op in {id(op): op for op in OPS.values()}.values():
+        for prm in op.params.values():
+            if prm.choices is None and prm.parse.__name__ in ("parse_str", "optional_parse_str"):
+                if (op.name, prm.name) not in free_text:
+                    loose.append("%s.%s" % (op.name, prm.name))
+    assert not loose, "string params without choices: %s" % ", ".join(sorted(loose))

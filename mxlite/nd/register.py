@@ -6,6 +6,7 @@ Inputs come first (positionally or by name), then the op's params (positional
 after the inputs, as in MXNet, or by keyword), then ``out=`` and ``name=``.
 """
 import inspect
+from typing import Literal
 
 from ..operator.registry import REQUIRED, invoke
 from .ndarray import NDArray
@@ -36,6 +37,23 @@ def _type_name(parse):
             "parse_float_tuple": "tuple of float"}.get(n.replace("optional_", ""), "value")
 
 
+def _param_type(prm):
+    """``{'relu', 'tanh'}``, ``int (>= 1)`` or ``tuple of int``: MXNet's spelling."""
+    if prm.choices is not None:
+        return "{%s}" % ", ".join(repr(c) for c in prm.choices)
+    bounds = [b for b in (prm.low is not None and ">= %s" % (prm.low,),
+                          prm.high is not None and "<= %s" % (prm.high,)) if b]
+    t = _type_name(prm.parse)
+    return t + (" (%s%s)" % ("each " if t.startswith("tuple") else "", ", ".join(bounds))
+                if bounds else "")
+
+
+def _annotation(prm):
+    if prm.choices is None:
+        return inspect.Parameter.empty
+    return Literal[prm.choices]
+
+
 def docstring(op, fname):
     lines = [(op.doc or "The %s operator." % op.name).strip(), "", "Parameters", "----------"]
     if op.variadic:
@@ -49,7 +67,7 @@ def docstring(op, fname):
         if prm.name == op.variadic:
             continue
         d = "" if prm.default is REQUIRED else ", optional, default %r" % (prm.default,)
-        lines += ["%s : %s%s" % (prm.name, _type_name(prm.parse), d)]
+        lines += ["%s : %s%s" % (prm.name, _param_type(prm), d)]
         if prm.doc:
             lines += ["    " + prm.doc]
     lines += ["out : NDArray, optional", "    The output array to write into.",
@@ -68,8 +86,8 @@ def signature(op, extra=("out", "name")):
         ps.append(P("data", P.VAR_POSITIONAL))
     elif not callable(op.inputs):
         ps += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in op.inputs]
-    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default) for prm in op.params.values()
-           if prm.name != op.variadic]
+    ps += [P(prm.name, P.KEYWORD_ONLY, default=prm.default, annotation=_annotation(prm))
+           for prm in op.params.values() if prm.name != op.variadic]
     ps += [P(k, P.KEYWORD_ONLY, default=None) for k in extra]
     return inspect.Signature(ps)
 

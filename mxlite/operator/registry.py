@@ -28,7 +28,7 @@ import inspect
 
 import numpy as np
 
-from ..base import MXNetError, format_attr
+from ..base import MXNetError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
 __all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "OPS", "REQUIRED"]
@@ -38,17 +38,52 @@ REQUIRED = inspect.Parameter.empty   # marks a param without default
 
 
 class Param:
-    """A typed operator parameter: ``Param(name, parse, default, doc)``.
+    """A typed operator parameter: ``Param(name, parse, default, doc, choices=, low=, high=)``.
 
     ``parse`` turns a Python value or an MXNet attribute string into the typed value.
+    ``choices`` (a tuple, or a dict whose keys are the choices: the kernel table the op
+    dispatches through) lists the values allowed, ``None`` among them for an optional
+    param; ``parse`` then defaults to reading a string. ``low``/``high`` bound a number,
+    or every element of a tuple. A value outside them is a :class:`ParamError` at the
+    edge (``mx.nd``, ``mx.sym`` and JSON loading alike), never a surprise in a kernel.
     """
-    __slots__ = ("name", "parse", "default", "doc")
+    __slots__ = ("name", "parse", "default", "doc", "choices", "low", "high")
 
-    def __init__(self, name, parse, default=REQUIRED, doc=""):
+    def __init__(self, name, parse=None, default=REQUIRED, doc="", choices=None, low=None,
+                 high=None):
         self.name = name
+        self.choices = None if choices is None else tuple(choices)
+        if parse is None:
+            if self.choices is None:
+                raise TypeError("Param %r: give a parser or choices" % name)
+            parse = optional(parse_str) if None in self.choices else parse_str
         self.parse = parse
         self.default = default
         self.doc = doc
+        self.low = low
+        self.high = high
+
+    def violation(self, v):
+        """What is wrong with the parsed value ``v`` (a message), or None."""
+        if self.choices is not None:
+            if v not in self.choices:
+                return "%s must be one of %s; got %r" % (
+                    self.name, ", ".join(str(c) for c in self.choices), v)
+            return None
+        if v is None or (self.low is None and self.high is None):
+            return None
+        for e in (v if isinstance(v, tuple) else (v,)):
+            if e is None:
+                continue
+            if self.low is not None and e < self.low:
+                return "%s must be >= %s; got %r" % (self.name, self.low, v)
+            if self.high is not None and e > self.high:
+                return "%s must be <= %s; got %r" % (self.name, self.high, v)
+        return None
+
+    @property
+    def checked(self):
+        return self.choices is not None or self.low is not None or self.high is not None
 
 
 class Params:
@@ -162,10 +197,14 @@ class Op:
                 raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                                 % (self.name, k, ", ".join(self.arg_names()) or "none"))
             try:
-                values[k] = prm.parse(v)
+                values[k] = typed = prm.parse(v)
             except (ValueError, TypeError) as e:
-                raise ValueError("%s: invalid value %r for argument %r: %s"
+                raise ParamError("%s: invalid value %r for argument %r: %s"
                                  % (self.name, v, k, e)) from None
+            if prm.checked:
+                bad = prm.violation(typed)
+                if bad is not None:
+                    raise ParamError("%s: %s" % (self.name, bad))
         missing = [k for k in self._required if k not in values]
         if missing:
             raise TypeError("%s: missing required argument(s) %s"

@@ -9,7 +9,7 @@ import math
 
 from ... import nd
 from ...autograd import _state
-from ...base import MXNetError, parse_str, parse_float
+from ...base import MXNetError, parse_float
 from ..registry import register_op, Param
 from ..util import arithmetic_only
 from ..tensor.elemwise_unary import _sigmoid, _softplus, _relu_backward
@@ -54,21 +54,13 @@ _RAW_GRADIENTS.update({act: (lambda g: lambda xp, x, y, gy: g(x, y, gy))(grad)
                        if act not in _RAW_GRADIENTS and arithmetic_only(grad)})
 
 
-def _act_entry(act_type, table, op):
-    entry = table.get(act_type)
-    if entry is None:
-        raise MXNetError("%s: act_type=%r, expected one of %s"
-                         % (op, act_type, ", ".join(sorted(table))))
-    return entry
-
-
 def _act_compute(p, xp, x):
-    fwd, _ = _act_entry(p.act_type, _ACTIVATIONS, "Activation")
+    fwd, _ = _ACTIVATIONS[p.act_type]
     return fwd(xp, x).astype(x.dtype, copy=False)
 
 
 def _act_grad(p, x, y, gy):
-    _, grad = _act_entry(p.act_type, _ACTIVATIONS, "Activation")
+    _, grad = _ACTIVATIONS[p.act_type]
     return [grad(x[0], y[0], gy[0])]
 
 
@@ -81,8 +73,9 @@ def _act_raw_grad(p, xp, x, y, gy, need):
 
 register_op("Activation", _act_compute, gradient=_act_grad, raw_gradient=_act_raw_grad,
             saves="xy",
-            params=[Param("act_type", parse_str, doc="relu, sigmoid, tanh, softrelu, softsign, "
-                                                     "log_sigmoid or mish.")],
+            params=[Param("act_type", choices=_ACTIVATIONS,
+                          doc="The activation; log_sigmoid and mish are mxlite's (MXNet 2's) "
+                              "additions to MXNet 1.9.1's five.")],
             doc="Elementwise activation chosen by ``act_type``.", same_shape=(0,))
 
 
@@ -113,24 +106,20 @@ def _gamma_shape(x, gamma):
 
 
 def _leaky_compute(p, xp, x, gamma=None):
-    t = p.act_type
-    if t == "leaky":
-        y = xp.where(x > 0, x, x * p.slope)
-    elif t == "prelu":
-        g = gamma.reshape(_gamma_shape(x, gamma))
-        y = xp.where(x > 0, x, x * g)
-    elif t == "elu":
-        y = _elu(xp, x, p.slope)
-    elif t == "selu":
-        y = _SELU_LAMBDA * _elu(xp, x, _SELU_ALPHA)
-    elif t == "gelu":
-        y = _gelu(xp, x)
-    elif t == "rrelu":
+    if p.act_type == "rrelu":
         return _rrelu(p, xp, x)
-    else:
-        raise MXNetError("LeakyReLU: act_type=%r, expected one of elu, gelu, leaky, prelu, "
-                         "rrelu, selu" % (t,))
-    return y.astype(x.dtype, copy=False)
+    return _LEAKY[p.act_type](p, xp, x, gamma).astype(x.dtype, copy=False)
+
+
+# act_type: kernel(p, xp, x, gamma); rrelu (two outputs) is _rrelu.
+_LEAKY = {
+    "leaky": lambda p, xp, x, gamma: xp.where(x > 0, x, x * p.slope),
+    "prelu": lambda p, xp, x, gamma: xp.where(x > 0, x, x * gamma.reshape(_gamma_shape(x, gamma))),
+    "elu": lambda p, xp, x, gamma: _elu(xp, x, p.slope),
+    "selu": lambda p, xp, x, gamma: _SELU_LAMBDA * _elu(xp, x, _SELU_ALPHA),
+    "gelu": lambda p, xp, x, gamma: _gelu(xp, x),
+    "rrelu": None,
+}
 
 
 def _rrelu(p, xp, x):
@@ -170,8 +159,7 @@ def _leaky_grad(p, x, y, gy):
 register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy",
             inputs=lambda p: ("data", "gamma") if p.act_type == "prelu" else ("data",),
             num_outputs=lambda p: 2 if p.act_type == "rrelu" else 1,
-            params=[Param("act_type", parse_str, "leaky",
-                          "leaky, prelu, elu, selu, gelu or rrelu."),
+            params=[Param("act_type", None, "leaky", choices=_LEAKY),
                     Param("slope", parse_float, 0.25, "Negative slope (leaky) or alpha (elu)."),
                     Param("lower_bound", parse_float, 0.125, "rrelu: lowest random slope."),
                     Param("upper_bound", parse_float, 0.334, "rrelu: highest random slope.")],

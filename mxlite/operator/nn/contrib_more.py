@@ -22,8 +22,7 @@ import math
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_float, \
-    parse_str, optional
+from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_float
 from .. import libm
 from ..registry import register_op, Param
 from .convolution import geometry, conv_out_size
@@ -388,7 +387,7 @@ _MDCN_PARAMS = [
     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
     Param("im2col_step", parse_int, 64, "Images per im2col in MXNet; the batch must be "
                                         "divisible by it or smaller (checked, else unused)."),
-    Param("layout", optional(parse_str), None, "NCHW only."),
+    Param("layout", None, None, "NCHW only (as MXNet runs it).", choices=(None, "NCHW")),
 ]
 
 register_op("_contrib_ModulatedDeformableConvolution", _mdcn_forward,
@@ -591,9 +590,9 @@ def _dps_shape(p, shapes):
 
 _DPS_PARAMS = [
     Param("spatial_scale", parse_float, doc="Feature map size over image size."),
-    Param("output_dim", parse_int, doc="Output channels."),
+    Param("output_dim", parse_int, doc="Output channels.", low=1),
     Param("group_size", parse_int, doc="Cells per side of the position-sensitive maps."),
-    Param("pooled_size", parse_int, doc="Bins per side of every roi."),
+    Param("pooled_size", parse_int, doc="Bins per side of every roi.", low=1),
     Param("part_size", parse_int, 0, "Cells per side of trans; 0: pooled_size."),
     Param("sample_per_part", parse_int, 1, "Samples per side of every bin."),
     Param("trans_std", parse_float, 0.0, "Scale of the offsets in trans."),
@@ -689,7 +688,7 @@ def _rroi_grad(p, x, y, gy):
 
 
 register_op("_contrib_RROIAlign", _rroi_align, inputs=("data", "rois"),
-            params=[Param("pooled_size", parse_shape, doc="Output size (h, w)."),
+            params=[Param("pooled_size", parse_shape, doc="Output size (h, w).", low=1),
                     Param("spatial_scale", parse_float, doc="Feature map size over image size."),
                     Param("sampling_ratio", parse_int, -1,
                           "Samples per bin side; <= 0: ceil(roi size / pooled size).")],

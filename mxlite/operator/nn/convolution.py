@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import nd
 from ...autograd import _state as _ag_state, after_backward
-from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
+from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -296,21 +296,26 @@ def _col2im_flat(xp, x, wm, kernel, stride, dilate, groups, f, full):
 
 def _common_params(no_bias_default):
     return [
-        Param("kernel", parse_shape, doc="Kernel size (1, 2 or 3 dims)."),
-        Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty."),
-        Param("dilate", parse_shape, (), "Dilation per spatial dim; 1 if empty."),
-        Param("pad", parse_shape, (), "Zero padding per spatial dim; 0 if empty."),
-        Param("num_filter", parse_int, doc="Number of output channels."),
-        Param("num_group", parse_int, 1, "Number of groups (channels split evenly)."),
-        Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB)."),
+        Param("kernel", parse_shape, doc="Kernel size (1, 2 or 3 dims).", low=1),
+        Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty.", low=1),
+        Param("dilate", parse_shape, (), "Dilation per spatial dim; 1 if empty.", low=1),
+        Param("pad", parse_shape, (), "Zero padding per spatial dim; 0 if empty.", low=0),
+        Param("num_filter", parse_int, doc="Number of output channels.", low=1),
+        Param("num_group", parse_int, 1, "Number of groups (channels split evenly).", low=1),
+        Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB).", low=0),
         Param("no_bias", parse_bool, no_bias_default, "Whether to leave out the bias."),
-        Param("cudnn_tune", optional(parse_str), None, "Ignored."),
+        Param("cudnn_tune", None, None, "Ignored.", choices=CUDNN_TUNE),
         Param("cudnn_off", parse_bool, False, "Ignored."),
-        Param("layout", optional(parse_str), None, "NCW, NCHW or NCDHW (channels first)."),
+        Param("layout", None, None, "NCW, NCHW or NCDHW (channels first; MXNet runs the "
+              "channels-last ones on GPUs only).", choices=LAYOUTS),
     ]
 
 
-def _check_layout(name, p, ndim):
+CUDNN_TUNE = (None, "off", "limited_workspace", "fastest")
+LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+
+
+def check_layout(name, p, ndim):
     if ndim < 3 or ndim > 5:
         raise MXNetError("%s: data must be 3-D, 4-D or 5-D (N, C, spatial...), got %d-D"
                          % (name, ndim))
@@ -355,7 +360,7 @@ def _add_bias(y, b):
 
 
 def _conv_compute(p, xp, x, w, b=None):
-    _check_layout("Convolution", p, x.ndim)
+    check_layout("Convolution", p, x.ndim)
     kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "Convolution")
     _check_groups("Convolution", p, x.shape[1], "input channels")
     _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
@@ -443,7 +448,7 @@ def _conv_infer(p, shapes):
     d = shapes[0]
     if any(s is None or 0 in s for s in shapes):
         return shapes
-    _check_layout("Convolution", p, len(d))
+    check_layout("Convolution", p, len(d))
     kernel, stride, dilate, pad = geometry(p, len(d) - 2, "Convolution")
     out = conv_out_size("Convolution", d[2:], kernel, stride, dilate, pad)
     return shapes, [(d[0], p.num_filter) + tuple(out)]
@@ -479,9 +484,9 @@ def _wgrad_grad(p, x, y, gy):
 
 register_op("_conv_weight_grad", _wgrad_compute, gradient=_wgrad_grad, saves="x",
             inputs=("data", "grad"),
-            params=[Param("kernel", parse_shape), Param("stride", parse_shape, ()),
-                    Param("dilate", parse_shape, ()), Param("pad", parse_shape, ()),
-                    Param("num_group", parse_int, 1)],
+            params=[Param("kernel", parse_shape, low=1), Param("stride", parse_shape, (), low=1),
+                    Param("dilate", parse_shape, (), low=1), Param("pad", parse_shape, (), low=0),
+                    Param("num_group", parse_int, 1, low=1)],
             doc="The weight gradient of Convolution: ``d<grad, conv(data, w)>/dw``.")
 
 
@@ -521,7 +526,7 @@ def _deconv_geometry(p, x):
 
 
 def _deconv_compute(p, xp, x, w, b=None):
-    _check_layout("Deconvolution", p, x.ndim)
+    check_layout("Deconvolution", p, x.ndim)
     kernel, stride, dilate, pad, adj = _deconv_geometry(p, x)
     if x.shape[1] % p.num_group or p.num_filter % p.num_group:
         _check_groups("Deconvolution", p, x.shape[1], "input channels")
@@ -546,7 +551,8 @@ def _deconv_grad(p, x, y, gy):
 register_op("Deconvolution", _deconv_compute, gradient=_deconv_grad, saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=_common_params(True) + [
-                Param("adj", parse_shape, (), "Extra output size at the end of each dim."),
+                Param("adj", parse_shape, (), "Extra output size at the end of each dim.",
+                      low=0),
                 Param("target_shape", parse_shape, (), "Output spatial shape; sets pad and adj.")],
             infer_shape=_infer_weights("Deconvolution", _deconv_weight_shape, "input channels"),
             doc="Transposed convolution (the data gradient of Convolution). ``weight`` has "

@@ -30,17 +30,11 @@ def _inputs(p):
     return names
 
 
-def _parse_blank(v):
-    if v not in ("first", "last"):
-        raise ValueError("expected 'first' or 'last', got %r" % (v,))
-    return v
-
-
 _PARAMS = [Param("use_data_lengths", parse_bool, False, "Read per-sample input lengths "
                  "from ``data_lengths``."),
            Param("use_label_lengths", parse_bool, False, "Read per-sample label lengths "
                  "from ``label_lengths`` (else a label ends at the first padding value)."),
-           Param("blank_label", _parse_blank, "first", "'first': blank is class 0, padding 0; "
+           Param("blank_label", None, "first", choices=("first", "last"), doc="'first': blank is class 0, padding 0; "
                  "'last': blank is class C-1, padding -1.")]
 
 

@@ -20,7 +20,7 @@ with ``bincount``. Second-order gradients are not supported (MXNet has none).
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
+from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
 from .convolution import geometry, conv_out_size
 
@@ -284,7 +284,7 @@ _PARAMS = [
           "Number of offset groups; the input channels split evenly among them."),
     Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB)."),
     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
-    Param("layout", optional(parse_str), None, "NCHW only."),
+    Param("layout", None, None, "NCHW only (as MXNet runs it).", choices=(None, "NCHW")),
 ]
 
 register_op("_contrib_DeformableConvolution", _deform_conv,

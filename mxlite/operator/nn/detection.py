@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool,
-                     parse_str, parse_float_tuple)
+                     parse_float_tuple)
 from ..registry import register_op, Param
 from ..util import zeros_grad
 
@@ -182,7 +182,7 @@ def _roi_pool_gather_grad(p, x, y, gy):
 
 
 _ROI_POOL_PARAMS = [
-    Param("pooled_size", parse_shape, doc="Output (height, width) of every roi."),
+    Param("pooled_size", parse_shape, doc="Output (height, width) of every roi.", low=1),
     Param("spatial_scale", parse_float,
           doc="Feature map size over image size (1 / total stride)."),
 ]
@@ -321,7 +321,7 @@ def _roi_align_scatter_grad(p, x, y, gy):
 
 
 _ROI_ALIGN_PARAMS = [
-    Param("pooled_size", parse_shape, doc="Output (height, width) of every roi."),
+    Param("pooled_size", parse_shape, doc="Output (height, width) of every roi.", low=1),
     Param("spatial_scale", parse_float,
           doc="Feature map size over image size (1 / total stride)."),
     Param("sample_ratio", parse_int, -1,
@@ -347,12 +347,6 @@ _ROI_ALIGN_SCATTER = register_op(
 
 
 # -- box_iou -------------------------------------------------------------------------
-
-def _format(v, name, what):
-    if v not in _FORMATS:
-        raise MXNetError("%s: %s=%r, expected 'corner' or 'center'" % (name, what, v))
-    return v
-
 
 def _corners(xp, box, fmt):
     """(x1, y1, x2, y2) of boxes (..., 4) in ``fmt``."""
@@ -386,7 +380,6 @@ def _iou(xp, lhs, rhs, fmt):
 
 
 def _box_iou(p, xp, lhs, rhs):
-    _format(p.format, "box_iou", "format")
     for name, a in (("lhs", lhs), ("rhs", rhs)):
         if a.ndim < 2 or a.shape[-1] != 4:
             raise MXNetError("box_iou: %s must have at least 2 dims and last dim 4, got shape %s"
@@ -396,8 +389,8 @@ def _box_iou(p, xp, lhs, rhs):
 
 
 register_op("_contrib_box_iou", _box_iou, inputs=("lhs", "rhs"),
-            params=[Param("format", parse_str, "corner", "'corner' (x1, y1, x2, y2) or "
-                          "'center' (x, y, w, h).")],
+            params=[Param("format", None, "corner", "'corner' (x1, y1, x2, y2) or "
+                          "'center' (x, y, w, h).", choices=_FORMATS)],
             gradient=zeros_grad, saves="",
             doc="Intersection over union of every lhs box with every rhs box: shape "
                 "lhs.shape[:-1] + rhs.shape[:-1]. Zero gradient, as in MXNet.")
@@ -429,8 +422,6 @@ def _nms_check(p, shape):
             raise MXNetError("box_nms: id_index=%d must be in [0, %d) and differ from "
                              "score_index=%d and the coordinates [%d, %d]"
                              % (ii, width, si, cs, ce))
-    _format(p.in_format, "box_nms", "in_format")
-    _format(p.out_format, "box_nms", "out_format")
 
 
 def _nms_candidates(p, xp, rows):
@@ -535,10 +526,6 @@ def _nms_gather_grad(p, x, y, gy):
     return [nd._internal._box_nms_scatter(gy[0], x[1]), nd.zeros_like(x[1])]
 
 
-def _fmt(v):
-    return _format(parse_str(v), "box_nms", "format")
-
-
 register_op("_contrib_box_nms", _box_nms, aliases=("_contrib_box_non_maximum_suppression",),
             params=[
                 Param("overlap_thresh", parse_float, 0.5,
@@ -551,8 +538,8 @@ register_op("_contrib_box_nms", _box_nms, aliases=("_contrib_box_non_maximum_sup
                 Param("background_id", parse_int, -1, "Class id dropped before NMS; -1: none."),
                 Param("force_suppress", parse_bool, False,
                       "Suppress across classes too (with id_index)."),
-                Param("in_format", _fmt, "corner", "'corner' or 'center'."),
-                Param("out_format", _fmt, "corner", "'corner' or 'center'."),
+                Param("in_format", None, "corner", choices=_FORMATS),
+                Param("out_format", None, "corner", choices=_FORMATS),
             ],
             gradient=_box_nms_grad, raw_gradient=_box_nms_raw_grad, saves="y",
             num_outputs=2, num_visible_outputs=1, output_names=("output", "record"),
@@ -666,7 +653,7 @@ def _box_decode(p, xp, data, anchors):
     if anchors.ndim < 3 or anchors.shape[-1] != 4 or anchors.size != n * 4:
         raise MXNetError("box_decode: anchors must have shape (1, %d, 4) for data of shape %s, "
                          "got %s" % (n, data.shape, anchors.shape))
-    fmt = _format(p.format, "box_decode", "format")
+    fmt = p.format
     a = anchors.reshape(1, n, 4)
     if fmt == "corner":
         ax, ay, aw, ah = _center(a)
@@ -691,7 +678,7 @@ register_op("_contrib_box_decode", _box_decode, inputs=("data", "anchors"), para
     Param("std2", parse_float, 1.0, "Scale of the log-width offsets."),
     Param("std3", parse_float, 1.0, "Scale of the log-height offsets."),
     Param("clip", parse_float, -1.0, "Clip the log-size offsets above at this (if > 0)."),
-    Param("format", parse_str, "center", "The anchors' format: 'center' or 'corner'."),
+    Param("format", None, "center", "The anchors' format.", choices=_FORMATS),
 ], gradient=zeros_grad, saves="",
     doc="Boxes (B, N, 4) in corner format decoded from offsets ``data`` relative to "
         "``anchors`` (1, N, 4). Zero gradients, as in MXNet.")

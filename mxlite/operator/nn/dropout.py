@@ -8,7 +8,7 @@ the forward pass.
 import numpy as np
 
 from ...autograd import _state
-from ...base import MXNetError, parse_float, parse_str, parse_shape, parse_bool
+from ...base import MXNetError, parse_float, parse_shape, parse_bool
 from ...context import cpu, gpu
 from ..registry import register_op, Param
 
@@ -53,17 +53,11 @@ def _gradient(p, x, y, gy):
     return [gy[0] * y[1]]
 
 
-def _check_mode(v):
-    v = parse_str(v)
-    if v not in ("training", "always"):
-        raise ValueError("expected 'training' or 'always', got %r" % (v,))
-    return v
-
-
 register_op("Dropout", _compute, gradient=_gradient, saves="y",
             num_outputs=2, num_visible_outputs=1,
-            params=[Param("p", parse_float, 0.5, "Fraction of the input dropped."),
-                    Param("mode", _check_mode, "training",
+            params=[Param("p", parse_float, 0.5, "Fraction of the input dropped.", low=0.0,
+                          high=1.0),
+                    Param("mode", None, "training", choices=("training", "always"), doc=
                           "'training': drop only in training mode; 'always': also in predict."),
                     Param("axes", parse_shape, (), "Axes along which one draw is shared."),
                     Param("cudnn_off", parse_bool, False, "Ignored.")],

@@ -42,8 +42,9 @@ def _infer_shape(p, shapes):
 register_op("Embedding", _compute, gradient=_gradient, saves="x",
             inputs=("data", "weight"), infer_shape=_infer_shape,
             infer_type=lambda p, dtypes: dtypes[1] if len(dtypes) > 1 else p.dtype,
-            params=[Param("input_dim", parse_int, doc="Vocabulary size (rows of weight)."),
-                    Param("output_dim", parse_int, doc="Embedding size (columns of weight)."),
+            params=[Param("input_dim", parse_int, doc="Vocabulary size (rows of weight).", low=1),
+                    Param("output_dim", parse_int, doc="Embedding size (columns of weight).",
+                          low=1),
                     Param("dtype", parse_dtype, "float32", "The weight's dtype."),
                     Param("sparse_grad", parse_bool, False,
                           "Ignored: mxlite stores gradients dense.")],
@@ -71,5 +72,5 @@ def _backward_grad(p, x, y, gy):
 
 
 register_op("_embedding_backward", _backward, gradient=_backward_grad, saves="x",
-            inputs=("data", "grad"), params=[Param("input_dim", parse_int)],
+            inputs=("data", "grad"), params=[Param("input_dim", parse_int, low=1)],
             doc="Weight gradient of Embedding: rows of ``grad`` summed per index.")

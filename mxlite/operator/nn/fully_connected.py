@@ -149,7 +149,7 @@ def _infer_shape(p, shapes):
 register_op("FullyConnected", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
             saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
-            params=[Param("num_hidden", parse_int, doc="Number of output units."),
+            params=[Param("num_hidden", parse_int, doc="Number of output units.", low=1),
                     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
                     Param("flatten", parse_bool, True,
                           "Flatten all but the first axis of the data; else act on the last.")],

@@ -24,7 +24,7 @@ import numpy as np
 from ...base import parse_bool
 from ..registry import register_op, Param, get_op
 from ..util import norm_axis
-from ..tensor.indexing import pick_with_flat, _parse_mode
+from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
 
 
@@ -72,7 +72,7 @@ LOG_SOFTMAX_PICK = register_op(
     "_log_softmax_pick", _compute, inputs=("data", "index"),
     params=_SOFTMAX_PARAMS + [
         Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
-        Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip' or 'wrap'.")],
+        Param("mode", None, "clip", "Out-of-range indices.", choices=PICK_MODES)],
     num_outputs=3, num_visible_outputs=1, gradient=_gradient, raw_gradient=_raw_gradient,
     saves="xy", infer_type=_infer_type, raw_hidden_grads=False,
     doc="``pick(log_softmax(data, axis), index, axis)`` in one step (what a hybridized "

@@ -12,7 +12,7 @@ used, the moving ones too after a predict-mode forward, as MXNet's does.
 
 from ... import nd
 from ...autograd import _state
-from ...base import MXNetError, parse_bool, parse_float, parse_shape, parse_str
+from ...base import MXNetError, parse_bool, parse_float, parse_shape
 from ..registry import register_op, Param, get_op
 from .normalization import bn_params
 
@@ -41,16 +41,6 @@ register_op("Convolution_v1",
 
 
 # -- Pooling_v1 -------------------------------------------------------------------------------
-
-def _parse_choice(choices):
-    def parse(v):
-        v = parse_str(v)
-        if v not in choices:
-            raise ValueError("expected one of %s, got %r" % (", ".join(choices), v))
-        return v
-    parse.__name__ = "parse_str"
-    return parse
-
 
 def _pool_setup(p, shape):
     """(pad, Pooling params, divisor) of a Pooling_v1 call on data of ``shape``."""
@@ -93,14 +83,14 @@ def _pool_v1_grad(p, x, y, gy):
 
 
 register_op("Pooling_v1", _pool_v1, gradient=_pool_v1_grad, saves="xy",
-            params=[Param("kernel", parse_shape, (), "The window (kh, kw)."),
-                    Param("pool_type", _parse_choice(("max", "avg", "sum")), "max",
-                          "'max', 'avg' or 'sum'."),
+            params=[Param("kernel", parse_shape, (), "The window (kh, kw).", low=1),
+                    Param("pool_type", None, "max", choices=("max", "avg", "sum")),
                     Param("global_pool", parse_bool, False, "Pool over all of H and W."),
-                    Param("pooling_convention", _parse_choice(("valid", "full")), "valid",
-                          "'valid' (floor) or 'full' (ceil) output size."),
-                    Param("stride", parse_shape, (), "The step (1, 1 if empty)."),
-                    Param("pad", parse_shape, (), "Zero padding on both sides.")],
+                    Param("pooling_convention", None, "valid",
+                          "'valid' (floor) or 'full' (ceil) output size.",
+                          choices=("valid", "full")),
+                    Param("stride", parse_shape, (), "The step (1, 1 if empty).", low=1),
+                    Param("pad", parse_shape, (), "Zero padding on both sides.", low=0)],
             doc="MXNet's first Pooling (4-D data): the padding is zeros (a max reaching into "
                 "it is at least 0) and ``avg`` divides by the whole kernel area.")
 

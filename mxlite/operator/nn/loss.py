@@ -21,7 +21,7 @@ Where mxlite differs from MXNet 1.9.1 on purpose:
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_bool, parse_float, parse_str
+from ...base import MXNetError, parse_bool, parse_float
 from ..registry import register_op, Param
 
 
@@ -31,15 +31,7 @@ def _softmax(xp, x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _choice(name, choices):
-    def parse(v):
-        v = parse_str(v)
-        if v not in choices:
-            raise ValueError("expected one of %s, got %r" % (", ".join(map(repr, choices)), v))
-        return v
-    parse.__name__ = "parse_str"
-    return parse
-
+_NORMALIZATIONS = ("null", "batch", "valid")
 
 def _label_zeros(x):
     return nd.zeros_like(x[1])
@@ -69,7 +61,7 @@ _SOFTMAX_OUTPUT_PARAMS = [
           "labels (n, ...)."),
     Param("use_ignore", parse_bool, False, "Give rows labelled ignore_label no gradient."),
     Param("preserve_shape", parse_bool, False, "Softmax over the last axis, keeping the shape."),
-    Param("normalization", _choice("normalization", ("null", "batch", "valid")), "null",
+    Param("normalization", None, "null", choices=_NORMALIZATIONS, doc=
           "Divide the gradient by 1 (null), the batch size (batch) or the number of "
           "non-ignored labels (valid)."),
     Param("out_grad", parse_bool, False, "Multiply the gradient by the head gradient."),
@@ -217,7 +209,7 @@ _MAKE_LOSS_PARAMS = [
     Param("grad_scale", parse_float, 1.0, "The gradient written for every element."),
     Param("valid_thresh", parse_float, 0.0, "With normalization='valid', elements above "
           "this count as valid."),
-    Param("normalization", _choice("normalization", ("null", "batch", "valid")), "null",
+    Param("normalization", None, "null", choices=_NORMALIZATIONS, doc=
           "Divide the gradient by 1, the batch size or the number of valid elements."),
 ]
 

@@ -303,7 +303,7 @@ def _gn_grad(p, x, y, gy):
 register_op("GroupNorm", _gn_compute, gradient=_gn_grad, saves="xy",
             inputs=("data", "gamma", "beta"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
-            params=[Param("num_groups", parse_int, 1, "Number of channel groups."),
+            params=[Param("num_groups", parse_int, 1, "Number of channel groups.", low=1),
                     Param("eps", parse_float, 1e-5, "Added to the variance."),
                     Param("output_mean_var", parse_bool, False,
                           "Also return the mean and sqrt(var + eps) per group.")],
@@ -314,15 +314,14 @@ register_op("GroupNorm", _gn_compute, gradient=_gn_grad, saves="xy",
 
 # -- L2Normalization ------------------------------------------------------------------------------
 
+# mode: the axes (of ndim) normalised together
+_L2_AXES = {"instance": lambda ndim: tuple(range(1, ndim)),
+            "channel": lambda ndim: (1,),
+            "spatial": lambda ndim: tuple(range(2, ndim))}
+
+
 def _l2_axes(p, ndim):
-    if p.mode == "instance":
-        return tuple(range(1, ndim))
-    if p.mode == "channel":
-        return (1,)
-    if p.mode == "spatial":
-        return tuple(range(2, ndim))
-    raise MXNetError("L2Normalization: mode=%r, expected 'instance', 'channel' or 'spatial'"
-                     % (p.mode,))
+    return _L2_AXES[p.mode](ndim)
 
 
 def _l2_compute(p, xp, x):
@@ -342,8 +341,8 @@ def _l2_grad(p, x, y, gy):
 
 register_op("L2Normalization", _l2_compute, gradient=_l2_grad, saves="x",
             params=[Param("eps", parse_float, 1e-10, "Added to the sum of squares."),
-                    Param("mode", parse_str, "instance",
-                          "instance (all but axis 0), channel (axis 1) or spatial (axes 2...).")],
+                    Param("mode", None, "instance", "instance (all but axis 0), channel "
+                          "(axis 1) or spatial (axes 2...).", choices=_L2_AXES)],
             doc="``x / sqrt(sum(x^2) + eps)`` over the axes chosen by ``mode``.", same_shape=(0,))
 
 
@@ -369,7 +368,7 @@ def _window_sum_grad(p, x, y, gy):
 
 
 register_op("_lrn_window_sum", _window_sum, gradient=_window_sum_grad, saves="",
-            params=[Param("nsize", parse_int, doc="The channel window size.")],
+            params=[Param("nsize", parse_int, doc="The channel window size.", low=1)],
             doc="Sum of ``data`` over a window of ``nsize`` channels (LRN's neighbourhood).")
 
 
@@ -397,6 +396,6 @@ register_op("LRN", _lrn_compute, gradient=_lrn_grad, saves="x",
             params=[Param("alpha", parse_float, 1e-4, "The variance scaling."),
                     Param("beta", parse_float, 0.75, "The power."),
                     Param("knorm", parse_float, 2.0, "The additive constant."),
-                    Param("nsize", parse_int, doc="The number of channels summed over.")],
+                    Param("nsize", parse_int, doc="The number of channels summed over.", low=1)],
             doc="Local response normalisation across channels: "
                 "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.", same_shape=(0,))

@@ -13,9 +13,9 @@ import math
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_str, optional
+from ...base import MXNetError, parse_shape, parse_int, parse_bool, optional
 from ..registry import register_op, Param
-from .convolution import pad_spatial, windows
+from .convolution import LAYOUTS, check_layout, pad_spatial, windows
 
 _TYPES = ("max", "avg", "sum", "lp")
 _CONVENTIONS = ("valid", "full", "same")
@@ -27,11 +27,7 @@ def _geometry(p, shape):
     if nsp < 1 or nsp > 3:
         raise MXNetError("Pooling: data must be 3-D, 4-D or 5-D (N, C, spatial...), got shape %s"
                          % (tuple(shape),))
-    if p.pool_type not in _TYPES:
-        raise MXNetError("Pooling: pool_type=%r, expected one of %s" % (p.pool_type, _TYPES))
-    if p.pooling_convention not in _CONVENTIONS:
-        raise MXNetError("Pooling: pooling_convention=%r, expected one of %s"
-                         % (p.pooling_convention, _CONVENTIONS))
+    check_layout("Pooling", p, len(shape))
     size = tuple(shape[2:])
     if p.global_pool:
         return size, (1,) * nsp, (0,) * nsp, (0,) * nsp, (1,) * nsp
@@ -178,18 +174,19 @@ def _raw_gradient(p, xp, x, y, gy, need):
 
 
 _PARAMS = [
-    Param("kernel", parse_shape, (), "Window size (ignored with global_pool)."),
-    Param("pool_type", parse_str, "max", "max, avg, sum or lp."),
+    Param("kernel", parse_shape, (), "Window size (ignored with global_pool).", low=1),
+    Param("pool_type", None, "max", choices=_TYPES),
     Param("global_pool", parse_bool, False, "Pool over the whole spatial extent."),
     Param("cudnn_off", parse_bool, False, "Ignored."),
-    Param("pooling_convention", parse_str, "valid",
-          "valid (floor), full (ceil) or same (ceil(size / stride))."),
-    Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty."),
-    Param("pad", parse_shape, (), "Padding per spatial dim; 0 if empty."),
-    Param("p_value", optional(parse_int), None, "The p of lp pooling."),
+    Param("pooling_convention", None, "valid",
+          "valid (floor), full (ceil) or same (ceil(size / stride)).", choices=_CONVENTIONS),
+    Param("stride", parse_shape, (), "Stride per spatial dim; 1 if empty.", low=1),
+    Param("pad", parse_shape, (), "Padding per spatial dim; 0 if empty.", low=0),
+    Param("p_value", optional(parse_int), None, "The p of lp pooling.", low=1),
     Param("count_include_pad", optional(parse_bool), None,
           "avg: count padded positions in the divisor (default True)."),
-    Param("layout", optional(parse_str), None, "Channels first only (NCW, NCHW, NCDHW)."),
+    Param("layout", None, None, "Channels first only (MXNet runs the channels-last ones "
+          "on GPUs only).", choices=LAYOUTS),
 ]
 
 def _infer_shape(p, shapes):

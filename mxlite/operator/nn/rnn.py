@@ -33,17 +33,11 @@ from ..registry import register_op, Param
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 
-def _parse_mode(v):
-    if v not in _GATES:
-        raise ValueError("expected one of %s, got %r" % (", ".join(map(repr, _GATES)), v))
-    return v
-
-
 _PARAMS = [
-    Param("state_size", parse_int, doc="H, the size of the hidden state."),
-    Param("num_layers", parse_int, doc="Number of stacked layers."),
+    Param("state_size", parse_int, doc="H, the size of the hidden state.", low=1),
+    Param("num_layers", parse_int, doc="Number of stacked layers.", low=1),
     Param("bidirectional", parse_bool, False, "Also run each layer backwards in time."),
-    Param("mode", _parse_mode, doc="'rnn_relu', 'rnn_tanh', 'lstm' or 'gru'."),
+    Param("mode", choices=_GATES, doc="The cell: its number of gates is _GATES[mode]."),
     Param("p", parse_float, 0.0, "Dropout on the outputs of every layer but the last "
           "(training only)."),
     Param("state_outputs", parse_bool, False, "Also return the final states (hy, and cy "

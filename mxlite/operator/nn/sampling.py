@@ -15,7 +15,7 @@ is ``BilinearSampler(data, GridGenerator(loc))``: MXNet 1.9.1 gives the same num
 import numpy as np
 
 from ... import nd
-from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_shape,
+from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      optional)
 from ...nd.ndarray import _wrap
 from ..registry import register_op, Param, invoke
@@ -24,17 +24,6 @@ from ..util import same_dtype
 _RESIZE_MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down",
                  "to_odd_up")
 _F32 = np.float32
-
-
-def _choice(*values):
-    """A parser accepting one of ``values`` (MXNet's enum params)."""
-    def parse_choice(v):
-        v = parse_str(v)
-        if v not in values:
-            raise ValueError("expected one of %s" % ", ".join(repr(c) for c in values))
-        return v
-    parse_choice.__name__ = "parse_str"
-    return parse_choice
 
 
 def _const(like, arr):
@@ -195,7 +184,7 @@ _RESIZE_PARAMS = [
           "Scale of the height (modes 'size' and 'odd_scale')."),
     Param("scale_width", optional(parse_float), None,
           "Scale of the width (modes 'size' and 'odd_scale')."),
-    Param("mode", _choice(*_RESIZE_MODES), "size",
+    Param("mode", None, "size", choices=_RESIZE_MODES, doc=
           "'size', 'odd_scale', 'like' (the ``like`` input's height and width), "
           "'to_even_down', 'to_even_up', 'to_odd_down' or 'to_odd_up'."),
     Param("align_corners", parse_bool, True,
@@ -360,7 +349,7 @@ def _grid_generator_grad(p, x, y, gy):
 
 register_op(
     "GridGenerator", _grid_generator, gradient=_grid_generator_grad, saves="",
-    params=[Param("transform_type", _choice("affine", "warp"),
+    params=[Param("transform_type", choices=("affine", "warp"),
                   doc="'affine' (data: (batch, 6) matrices) or 'warp' (data: a "
                       "(batch, 2, H, W) flow in pixels)."),
             Param("target_shape", parse_shape, (0, 0), "Output (H, W) for 'affine'.")],
@@ -528,8 +517,8 @@ register_op(
     "SpatialTransformer", _transformer, gradient=_transformer_grad, saves="x",
     inputs=("data", "loc"),
     params=[Param("target_shape", parse_shape, (0, 0), "Output (H, W)."),
-            Param("transform_type", _choice("affine"), doc="Only 'affine'."),
-            Param("sampler_type", _choice("bilinear"), doc="Only 'bilinear'."),
+            Param("transform_type", choices=("affine",)),
+            Param("sampler_type", choices=("bilinear",)),
             Param("cudnn_off", optional(parse_bool), None, "Ignored (no cuDNN).")],
     doc="A spatial transformer: BilinearSampler(data, GridGenerator(loc, 'affine', "
         "target_shape)), with ``loc`` the (batch, 6) affine matrices of a localisation net.")

@@ -8,7 +8,7 @@ Gradients use the outputs: ``gx = y * (gy - sum(gy * y)) / T`` for softmax and
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_dtype, \
+from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_dtype, \
     optional
 from ..registry import register_op, Param
 from ..util import norm_axis
@@ -167,32 +167,30 @@ register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad,
 
 # -- SoftmaxActivation ----------------------------------------------------------------------
 
-def _sa_axis(p):
-    if p.mode not in ("instance", "channel"):
-        raise MXNetError("SoftmaxActivation: mode=%r, expected 'instance' or 'channel'"
-                         % (p.mode,))
+# NOTE: MXNet documents 'instance' as "over all but the first axis", but its kernel
+# flattens the data to 2-D keeping the last axis: the softmax runs over the last axis
+# (a 1-D input is one instance). mxlite gives MXNet's numbers.
+_SA_AXIS = {"instance": -1, "channel": 1}
 
 
 def _sa_compute(p, xp, x):
-    _sa_axis(p)
-    z = x.reshape(x.shape[0], -1) if p.mode == "instance" else x
-    z = z.astype(_work_dtype(x), copy=False)
-    e = xp.exp(z - z.max(axis=1, keepdims=True))
-    y = e / e.sum(axis=1, keepdims=True)
-    return y.reshape(x.shape).astype(x.dtype, copy=False)
+    axis = _SA_AXIS[p.mode]
+    if x.ndim < (1 if axis == -1 else 3):
+        raise MXNetError("SoftmaxActivation: data must have at least %d dims for mode=%r, "
+                         "got shape %s" % (1 if axis == -1 else 3, p.mode, tuple(x.shape)))
+    z = x.astype(_work_dtype(x), copy=False)
+    e = xp.exp(z - z.max(axis=axis, keepdims=True))
+    y = e / e.sum(axis=axis, keepdims=True)
+    return y.astype(x.dtype, copy=False)
 
 
 def _sa_grad(p, x, y, gy):
     out, g = y[0], gy[0]
-    if p.mode == "instance":
-        s = nd.sum((g * out).reshape((out.shape[0], -1)), axis=1)
-        s = s.reshape((out.shape[0],) + (1,) * (out.ndim - 1))
-    else:
-        s = nd.sum(g * out, axis=1, keepdims=True)
-    return [out * (g - s)]
+    return [out * (g - nd.sum(g * out, axis=_SA_AXIS[p.mode], keepdims=True))]
 
 
 register_op("SoftmaxActivation", _sa_compute, gradient=_sa_grad, saves="y",
-            params=[Param("mode", parse_str, "instance",
-                          "'instance': over all but the first axis; 'channel': over axis 1.")],
-            doc="Softmax over each instance (all axes but the first) or over channels (axis 1).", same_shape=(0,))
+            params=[Param("mode", None, "instance", "'instance': over the last axis (MXNet's "
+                          "kernel); 'channel': over axis 1.", choices=_SA_AXIS)],
+            doc="Softmax over each instance (the last axis) or over channels (axis 1).",
+            same_shape=(0,))

@@ -376,8 +376,8 @@ def _psroi_shape(p, shapes):
 _PSROI_PARAMS = [
     Param("spatial_scale", parse_float,
           doc="Feature map size over image size (1 / total stride)."),
-    Param("output_dim", parse_int, doc="Output channels."),
-    Param("pooled_size", parse_int, doc="Bins per side of every roi."),
+    Param("output_dim", parse_int, doc="Output channels.", low=1),
+    Param("pooled_size", parse_int, doc="Bins per side of every roi.", low=1),
     Param("group_size", parse_int, 0, "Cells per side of the position-sensitive score maps; "
                                       "0: pooled_size."),
 ]

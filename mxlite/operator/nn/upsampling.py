@@ -5,7 +5,7 @@ The nearest gradient is a reshape and a sum over each ``scale x scale`` block,
 in mxlite ops; the bilinear one is Deconvolution's.
 """
 from ... import nd
-from ...base import MXNetError, parse_int, parse_str
+from ...base import MXNetError, parse_int
 from ..registry import register_op, Param
 from .convolution import deconv_nd
 
@@ -33,8 +33,6 @@ def _bilinear_geometry(p):
 
 
 def _compute(p, xp, *xs):
-    if p.scale < 1:
-        raise MXNetError("UpSampling: scale=%d must be at least 1" % p.scale)
     if p.sample_type == "bilinear":
         x, w = xs
         kernel, stride, dilate, pad = _bilinear_geometry(p)
@@ -44,9 +42,6 @@ def _compute(p, xp, *xs):
                              "and data of shape %s" % (tuple(w.shape), (c, 1) + kernel, p.scale,
                                                        tuple(x.shape)))
         return deconv_nd(xp, x, w, kernel, stride, dilate, pad, (0, 0), c).astype(x.dtype)
-    if p.sample_type != "nearest":
-        raise MXNetError("UpSampling: sample_type=%r, expected 'nearest' or 'bilinear'"
-                         % (p.sample_type,))
     ups = [xp.repeat(xp.repeat(x, s, axis=2), s, axis=3) for x, s in zip(xs, _scales(p, xs))]
     if len(ups) == 1:
         return ups[0]
@@ -96,12 +91,12 @@ def _inputs(p):
 
 register_op("UpSampling", _compute, gradient=_gradient, saves="x", inputs=_inputs,
             variadic="num_args",
-            params=[Param("scale", parse_int, doc="Upsampling factor."),
-                    Param("num_filter", parse_int, 0, "Channels (bilinear)."),
-                    Param("sample_type", parse_str, "nearest", "nearest or bilinear."),
-                    Param("multi_input_mode", parse_str, "concat",
-                          "concat or sum the upsampled inputs."),
-                    Param("num_args", parse_int, 1, "Number of inputs."),
+            params=[Param("scale", parse_int, doc="Upsampling factor.", low=1),
+                    Param("num_filter", parse_int, 0, "Channels (bilinear).", low=0),
+                    Param("sample_type", None, "nearest", choices=("nearest", "bilinear")),
+                    Param("multi_input_mode", None, "concat",
+                          "concat or sum the upsampled inputs.", choices=("concat", "sum")),
+                    Param("num_args", parse_int, 1, "Number of inputs.", low=1),
                     Param("workspace", parse_int, 512, "Ignored.")],
             doc="Upsample 4-D data by ``scale``: nearest neighbour (several inputs are each "
                 "scaled to the first one's output size, then concatenated or summed) or "

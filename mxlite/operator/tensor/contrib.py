@@ -45,7 +45,7 @@ def _arange_like(p, xp, x):
 register_op("_contrib_arange_like", _arange_like,
             params=[Param("start", parse_float, 0.0, "The first value."),
                     Param("step", parse_float, 1.0, "The spacing."),
-                    Param("repeat", parse_int, 1, "Times each value repeats."),
+                    Param("repeat", parse_int, 1, "Times each value repeats.", low=1),
                     Param("ctx", optional(str), None, "Ignored: the input's context is used."),
                     Param("axis", optional(parse_int), None,
                           "Count along this axis (output 1-D); the whole shape if None.")],

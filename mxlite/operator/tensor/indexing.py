@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ... import nd
-from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_str, parse_shape,
+from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
 from ..registry import register_op, Param, Params, invoke
 from ..util import unbroadcast, norm_axis, zeros_grad
@@ -118,13 +118,7 @@ _SETITEM = register_op("_setitem", _setitem, gradient=_setitem_grad, saves="",
 # -- take, pick and their scatter-add adjoints ----------------------------------
 
 _MODES = ("clip", "wrap", "raise")
-
-
-def _parse_mode(v):
-    v = parse_str(v)
-    if v not in _MODES:
-        raise ValueError("expected one of %s" % ", ".join(_MODES))
-    return v
+PICK_MODES = ("clip", "wrap")
 
 
 def _int_index(xp, idx, n, mode, what):
@@ -175,8 +169,7 @@ def _take_backward_grad(p, x, y, gy):
 
 
 _TAKE_PARAMS = [Param("axis", parse_int, 0, "The axis to take along."),
-                Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip', 'wrap' or "
-                      "'raise'.")]
+                Param("mode", None, "clip", "Out-of-range indices.", choices=_MODES)]
 _TAKE = register_op("take", _take, inputs=("a", "indices"), gradient=_take_grad, saves="x",
                     params=_TAKE_PARAMS,
                     doc="Slices of ``a`` along ``axis`` at ``indices`` (float indices are "
@@ -252,7 +245,7 @@ def _pick_backward_grad(p, x, y, gy):
 
 _PICK_PARAMS = [Param("axis", parse_int, -1, "The axis to pick along."),
                 Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
-                Param("mode", _parse_mode, "clip", "Out-of-range indices: 'clip' or 'wrap'.")]
+                Param("mode", None, "clip", "Out-of-range indices.", choices=PICK_MODES)]
 _PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad,
                     raw_gradient=_pick_raw_grad, saves="x",
                     params=_PICK_PARAMS,
@@ -414,8 +407,17 @@ register_op("slice", lambda p, xp, x: _sliced(xp, x, _slice_key(p, x.ndim)),
 
 
 def _axis_key(p, shape):
+    """The index of ``slice_axis``; MXNet's bounds: ``0 <= begin < end <= size`` once
+    negative values count from the end (no clipping as Python's slices do)."""
     axis = norm_axis(p.axis, len(shape))
-    return (slice(None),) * axis + (slice(p.begin, p.end),)
+    n = shape[axis]
+    begin = p.begin + n if p.begin < 0 else p.begin
+    end = n if p.end is None else (p.end + n if p.end < 0 else p.end)
+    if not 0 <= begin < end <= n:
+        raise MXNetError("slice_axis: begin=%s, end=%s out of range for axis %d of size %d "
+                         "(expected 0 <= begin < end <= %d, negative counting from the end)"
+                         % (p.begin, p.end, axis, n, n))
+    return (slice(None),) * axis + (slice(begin, end),)
 
 
 register_op("slice_axis", lambda p, xp, x: _sliced(xp, x, _axis_key(p, x.shape)),

@@ -44,7 +44,7 @@ def _arange(p, xp):
 
 register_op("_arange", _arange, inputs=(),
             params=[Param("start", parse_float, 0.0), Param("stop", optional(parse_float), None),
-                    Param("step", parse_float, 1.0), Param("repeat", parse_int, 1),
+                    Param("step", parse_float, 1.0), Param("repeat", parse_int, 1, low=1),
                     Param("infer_range", parse_bool, False), _CTX, _DTYPE],
             doc="Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times.")
 

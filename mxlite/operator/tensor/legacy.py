@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import nd
 from ...base import (MXNetError, FLAG_TO_DTYPE, np_dtype, parse_bool, parse_float, parse_int,
-                     parse_str, parse_float_tuple, optional)
+                     parse_float_tuple, optional)
 from ..registry import register_op, Param, get_op
 from .indexing import _slice_key
 
@@ -250,16 +250,9 @@ register_op("_slice_assign_scalar", _slice_assign_scalar, params=[
 _STYPES = ("default", "row_sparse", "csr")
 
 
-def _parse_stype(v):
-    v = parse_str(v)
-    if v not in _STYPES:
-        raise ValueError("expected one of %s, got %r" % (", ".join(_STYPES), v))
-    return v
-
-
 register_op("cast_storage", lambda p, xp, x: x.copy(), gradient=lambda p, x, y, gy: [gy[0]],
             saves="", same_shape=(0,),
-            params=[Param("stype", _parse_stype, doc="'default', 'row_sparse' or 'csr'.")],
+            params=[Param("stype", choices=_STYPES)],
             doc="A copy of ``data``. NOTE: mxlite stores every array densely: 'row_sparse' and "
                 "'csr' are accepted and give a dense array with the same values.")
 

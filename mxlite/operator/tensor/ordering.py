@@ -7,18 +7,11 @@ Indices are returned as floats (``dtype`` float32 by default), as in MXNet.
 """
 import numpy as np
 
-from ...base import MXNetError, parse_int, parse_bool, parse_str, parse_dtype, optional
+from ...base import MXNetError, parse_int, parse_bool, parse_dtype, optional
 from ..registry import register_op, Param, Params, invoke
 from ..util import norm_axis
 
 _RET_TYPES = ("value", "indices", "both", "mask")
-
-
-def _parse_ret_typ(v):
-    v = parse_str(v)
-    if v not in _RET_TYPES:
-        raise ValueError("expected one of %s" % ", ".join(_RET_TYPES))
-    return v
 
 
 def _axis_view(x, axis):
@@ -119,7 +112,7 @@ register_op("topk", _topk, gradient=_topk_grad, saves="xy", infer_type=_topk_typ
             params=[Param("axis", optional(parse_int), -1, "The axis; the flattened array if "
                           "None."),
                     Param("k", parse_int, 1, "How many elements; all when k < 1."),
-                    Param("ret_typ", _parse_ret_typ, "indices", "'value', 'indices', 'both' "
+                    Param("ret_typ", None, "indices", choices=_RET_TYPES, doc="'value', 'indices', 'both' "
                           "(values and indices) or 'mask'."),
                     Param("is_ascend", parse_bool, False, "Take the smallest instead."),
                     Param("dtype", parse_dtype, np.dtype(np.float32), "The indices' dtype.")],

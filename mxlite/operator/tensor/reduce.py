@@ -199,9 +199,16 @@ register_op("argmax", _arg_reduce(lambda x, axis: x.argmax(axis=axis)), params=_
                 ">>> mx.nd.argmax(mx.nd.array([[1, 5], [7, 2]]), axis=1)  # [1. 0.]")
 register_op("argmin", _arg_reduce(lambda x, axis: x.argmin(axis=axis)), params=_ARG_PARAMS,
             doc="Indices of the minima along ``axis`` (as floats in the input dtype).")
-register_op("argmax_channel", lambda p, xp, x: x.argmax(axis=-1).astype(x.dtype).reshape(
-                x.shape[:-1] or (1,)),
-            doc="Indices of the maxima along the last axis (as floats in the input dtype).")
+def _argmax_channel(p, xp, x):
+    if x.ndim < 2:
+        raise MXNetError("argmax_channel: data must have at least 2 dims (N, C, ...), got "
+                         "shape %s" % (tuple(x.shape),))
+    return x.argmax(axis=1).astype(x.dtype)
+
+
+register_op("argmax_channel", _argmax_channel,
+            doc="Indices of the maxima along axis 1, the channels (as floats in the input "
+                "dtype).")
 
 
 # -- moments --------------------------------------------------------------------

@@ -5,7 +5,7 @@ space_to_depth, shape_array, size_array and diag."""
 import numpy as np
 
 from ... import nd
-from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float, parse_str,
+from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
 from ..registry import register_op, Param, Params, invoke, OPS
 from ..util import norm_axis, norm_axes
@@ -324,7 +324,7 @@ def _split_grad_for(axis_of):
 register_op("SliceChannel", _slice_channel, aliases=("split",), saves="",
             gradient=_split_grad_for(lambda p, ndim: norm_axis(p.axis, ndim)),
             num_outputs=lambda p: p.num_outputs,
-            params=[Param("num_outputs", parse_int, doc="The number of equal parts."),
+            params=[Param("num_outputs", parse_int, doc="The number of equal parts.", low=1),
                     Param("axis", parse_int, 1, "The axis to split."),
                     Param("squeeze_axis", parse_bool, False, "Drop the split axis (parts of "
                           "size 1 only).")],
@@ -452,13 +452,6 @@ register_op("reverse", _reverse, gradient=lambda p, x, y, gy: [nd.reverse(gy[0],
 _PAD_MODES = ("constant", "edge", "reflect")
 
 
-def _parse_pad_mode(v):
-    v = parse_str(v)
-    if v not in _PAD_MODES:
-        raise ValueError("expected one of %s" % ", ".join(_PAD_MODES))
-    return v
-
-
 def _pad_pairs(p, shape):
     w = p.pad_width
     if len(w) != 2 * len(shape):
@@ -506,8 +499,7 @@ def _pad_grad(p, x, y, gy):
 
 
 register_op("Pad", _pad, gradient=_pad_grad, saves="", aliases=("pad",),
-            params=[Param("mode", _parse_pad_mode, "constant", "'constant', 'edge' or "
-                          "'reflect'."),
+            params=[Param("mode", None, "constant", choices=_PAD_MODES),
                     Param("pad_width", parse_shape, doc="(before, after) per axis, flattened."),
                     Param("constant_value", parse_float, 0.0, "The fill value in constant "
                           "mode.")],
@@ -624,7 +616,7 @@ def _space_to_depth(p, xp, x):
     return y.reshape(n, c * b * b, h // b, w // b)
 
 
-_BLOCK = [Param("block_size", parse_int, doc="The block edge.")]
+_BLOCK = [Param("block_size", parse_int, doc="The block edge.", low=1)]
 register_op("depth_to_space", _depth_to_space, saves="", params=_BLOCK,
             gradient=lambda p, x, y, gy: [nd.space_to_depth(gy[0], block_size=p.block_size)],
             doc="Move channel blocks into spatial blocks: (N, C, H, W) -> "
