@@ -318,8 +318,10 @@ __getattr__, __dir__ = _exports(__name__, {
     "SaturationJitterAug": "mxlite.image.augmenters",
     "SequentialAug": "mxlite.image.augmenters",
     "cv2": "mxlite.recordio:_import_cv2()",
+    "imrotate": "mxlite.image.rotate",
     "io": "mxlite.io:",
     "is_np_array": "mxlite.util",
     "numeric_types": "mxlite.base",
+    "random_rotate": "mxlite.image.rotate",
     "recordio": "mxlite.recordio:",
 })

@@ -880,6 +880,10 @@ class BidirectionalCell(BaseRNNCell):
 # Names MXNet's module also shows, served from where they live in mxlite.
 from .._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
+    "BaseConvRNNCell": "mxlite.rnn.conv_rnn_cell",
+    "ConvGRUCell": "mxlite.rnn.conv_rnn_cell",
+    "ConvLSTMCell": "mxlite.rnn.conv_rnn_cell",
+    "ConvRNNCell": "mxlite.rnn.conv_rnn_cell",
     "init": "mxlite.initializer:",
     "ndarray": "mxlite.nd:",
     "numeric_types": "mxlite.base",
