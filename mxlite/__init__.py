@@ -54,6 +54,9 @@ from . import misc  # noqa: F401
 from . import monitor  # noqa: F401
 from . import executor  # noqa: F401
 from . import contrib  # noqa: F401
+from . import util  # noqa: F401
+from . import numpy  # noqa: F401
+from . import numpy_extension  # noqa: F401
 
 mod = module
 viz = visualization
@@ -65,6 +68,8 @@ kv = kvstore
 
 ndarray = nd
 sym = symbol
+np = numpy
+npx = numpy_extension
 
 
 def install_as_mxnet():

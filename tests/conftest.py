@@ -21,3 +21,4 @@ def _fresh_state():
     yield
     mx.autograd.set_recording(False)
     mx.autograd.set_training(False)
+    mx.util.reset_np()

@@ -21,6 +21,8 @@ from collections import OrderedDict
 from .. import initializer
 from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
+from ..util import _state as _np_state
+from .np_face import face_of, check_outputs, check_inputs, _retype_np
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle, shape_is_known
 
@@ -362,12 +364,15 @@ class Block:
     def __call__(self, *args):
         """Run ``forward`` with the hooks. Only positional arguments."""
         if not (self._forward_pre_hooks or self._forward_hooks):
-            return self.forward(*args)
-        for hook in self._forward_pre_hooks.values():
-            hook(self, args)
-        out = self.forward(*args)
-        for hook in self._forward_hooks.values():
-            hook(self, args, out)
+            out = self.forward(*args)
+        else:
+            for hook in self._forward_pre_hooks.values():
+                hook(self, args)
+            out = self.forward(*args)
+            for hook in self._forward_hooks.values():
+                hook(self, args, out)
+        if _np_state.array:
+            check_outputs(self, out)
         return out
 
     def forward(self, *args):
@@ -499,7 +504,7 @@ def _resolve(op, args, kwargs):
     names = list(op.input_names(p))
     values = [pos[i] if i < len(pos) else kwargs.get(n) for i, n in enumerate(names)]
     shapes = [v.shape if isinstance(v, NDArray) else
-              (v.param.shape if isinstance(v, _Deferred) else None) for v in values]
+              (v.param._shape if isinstance(v, _Deferred) else None) for v in values]
     inferred, _ = op.infer_shape(p, shapes)
     for i, v in enumerate(values):
         if not isinstance(v, _Deferred):
@@ -729,6 +734,8 @@ class HybridBlock(Block):
         if graph is None:
             return None
         outs = graph(flat, ctx)
+        if flat and flat[0]._np:
+            outs = _retype_np(outs)
         if graph.single:
             return outs[0]
         return regroup(outs, graph.out_format)[0]
@@ -740,6 +747,8 @@ class HybridBlock(Block):
             ctx, has_sym = x.context, False
         else:
             ctx, has_sym = _first_ctx((x,) + args)
+        if _np_state.array:
+            check_inputs(self, (x,) + args)
         if ctx is None:
             if has_sym:
                 return self._symbol_forward(x, *args)
@@ -773,7 +782,7 @@ class HybridBlock(Block):
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
             return self._first_forward(ctx, x, args)
-        return self.hybrid_forward(_nd(), x, *args, **params)
+        return self.hybrid_forward(face_of(_nd()), x, *args, **params)
 
     def _initialized_for(self, ctx):
         """Whether every parameter of the tree has data (deferred ones resolved); until
@@ -799,7 +808,7 @@ class HybridBlock(Block):
                     params[k] = _Deferred(v, ctx)
             else:
                 params[k] = v.data(ctx)
-        return self.hybrid_forward(_DeferredF(_nd()), x, *args, **params)
+        return self.hybrid_forward(_DeferredF(face_of(_nd())), x, *args, **params)
 
     def _infer_param_shapes(self, x, *args):
         """Fill unknown parameter shapes from the inputs before the first forward.
@@ -813,7 +822,7 @@ class HybridBlock(Block):
         from ..name import Prefix
         params = {k: v.var() for k, v in self._reg_params.items()}
         with self.name_scope(), Prefix(self.prefix):
-            return self.hybrid_forward(symbol, x, *args, **params)
+            return self.hybrid_forward(face_of(symbol), x, *args, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation, written with ``F`` (``mx.nd``); override it."""

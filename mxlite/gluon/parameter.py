@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..util import _state as _np_state
 from .. import autograd, initializer
 from ..base import MXNetError, np_dtype
 from ..context import Context, cpu, current_context
@@ -153,12 +154,16 @@ class Parameter:
 
     @property
     def shape(self):
-        """The shape; 0 marks a dimension not known yet."""
-        return self._shape
+        """The shape; 0 marks a dimension not known yet (-1 under NumPy semantics)."""
+        s = self._shape
+        if _np_state.shape and s is not None and 0 in s:
+            return tuple(-1 if d == 0 else d for d in s)
+        return s
 
     @shape.setter
     def shape(self, new_shape):
-        new_shape = tuple(new_shape) if new_shape is not None else None
+        new_shape = tuple(0 if d == -1 else d for d in new_shape) \
+            if new_shape is not None else None
         if self._shape is None:
             self._shape = new_shape
             return
@@ -302,6 +307,10 @@ class Parameter:
         self._ctx_map = {c: i for i, c in enumerate(self._ctx_list)}
         with autograd.pause():
             self._data = [data.copyto(c) for c in self._ctx_list]
+        if _np_state.array:         # under npx.set_np(): Parameter data are np arrays
+            from ..numpy._ndarray import ndarray
+            for d in self._data:
+                d.__class__ = ndarray
         self._init_grad()
 
     def _init_grad(self):
@@ -319,7 +328,7 @@ class Parameter:
             if len(arrays) == 1:
                 return arrays[0].copyto(cpu())
             nd = _nd()
-            return nd.add_n(*[a.copyto(cpu()) for a in arrays]) / len(arrays)
+            return nd.add_n(*[a.copyto(cpu()).as_nd_ndarray() for a in arrays]) / len(arrays)
 
     def reset_ctx(self, ctx):
         """Move the parameter to other contexts (keeping its value)."""
@@ -353,8 +362,8 @@ class Parameter:
 
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source="current"):
         """(Re)initialise from loaded ``data``; the caller has checked shapes and dtypes."""
-        if self.shape:
-            self.shape = tuple(i if i != 0 else j for i, j in zip(self.shape, data.shape))
+        if self._shape:
+            self._shape = tuple(i if i != 0 else j for i, j in zip(self._shape, data.shape))
         if cast_dtype and not _same_dtype(self.dtype, data.dtype):
             if dtype_source == "current":
                 data = data.astype(self.dtype, copy=False)
@@ -372,9 +381,9 @@ class Parameter:
 
     def _load_problem(self, data, ctx, cast_dtype):
         """Why ``data`` cannot be loaded into this parameter (None when it can)."""
-        if self.shape is not None and (len(self.shape) != len(data.shape) or any(
-                s not in (0, d) for s, d in zip(self.shape, data.shape))):
-            return "shape", "expected %s vs saved %s" % (str(self.shape), str(data.shape))
+        if self._shape is not None and (len(self._shape) != len(data.shape) or any(
+                s not in (0, d) for s, d in zip(self._shape, data.shape))):
+            return "shape", "expected %s vs saved %s" % (str(self._shape), str(data.shape))
         if not cast_dtype and not _same_dtype(self.dtype, data.dtype):
             return "dtype", "expected %s vs saved %s" % (np.dtype(self.dtype).name,
                                                          np.dtype(data.dtype).name)
@@ -404,7 +413,7 @@ class Parameter:
             except ImportError:
                 raise MXNetError("Parameter.var: mx.sym is not available in this mxlite build; "
                                  "use data() with the NDArray API") from None
-            self._var = var(self.name, shape=self.shape, dtype=self.dtype, lr_mult=self.lr_mult,
+            self._var = var(self.name, shape=self._shape, dtype=self.dtype, lr_mult=self.lr_mult,
                             wd_mult=self.wd_mult, init=self.init, stype=self._stype)
         return self._var
 
@@ -557,7 +566,8 @@ class ParameterDict:
             self._params[name] = param
             return param
         for k, v in kwargs.items():
-            existing = getattr(param, k, None) if hasattr(param, k) else None
+            existing = param._shape if k == "shape" else (
+                getattr(param, k, None) if hasattr(param, k) else None)
             if existing is None:
                 setattr(param, k, v)
                 continue

@@ -260,7 +260,7 @@ def shape_is_known(shape):
     if shape is None:
         return False
     for d in shape:
-        if d == 0:
+        if d == 0 or d == -1:       # -1: unknown under NumPy shape semantics
             return False
         if d < 0:
             raise ValueError("shape dimension size cannot be less than 0, while received %d" % d)

@@ -23,6 +23,7 @@ import numpy as np
 from ..base import MXNetError, FLAG_TO_DTYPE, DTYPE_TO_FLAG
 from ..context import Context, cpu, num_gpus
 from .ndarray import NDArray, _wrap
+from .. import util as _util
 
 __all__ = ["save", "load", "load_frombuffer"]
 
@@ -46,9 +47,12 @@ def _record(arr):
         raise MXNetError("save: cannot store dtype %s; MXNet files hold %s"
                          % (dt, ", ".join(str(d) for d in DTYPE_TO_FLAG)))
     shape = data.shape
-    parts = [struct.pack("<IiI", V2_MAGIC, 0, len(shape)),
+    # Under NumPy shape semantics MXNet writes v3 records, where ndim 0 is a 0-d array
+    # (with its value) rather than an empty one.
+    v3 = _util.is_np_shape()
+    parts = [struct.pack("<IiI", V3_MAGIC if v3 else V2_MAGIC, 0, len(shape)),
              struct.pack("<%dq" % len(shape), *shape)]
-    if shape:
+    if shape or v3:
         ctx = arr.context
         parts.append(struct.pack("<iii", ctx.device_typeid, ctx.device_id, DTYPE_TO_FLAG[dt]))
         parts.append(data.astype(dt.newbyteorder("<"), copy=False).tobytes())

@@ -80,6 +80,7 @@ class NDArray:
     """
     __slots__ = ("_data", "_ctx", "_entry", "_version", "_grad", "__weakref__")
     __array_priority__ = 1000.0
+    _np = False         # True for mx.np.ndarray
 
     # -- basic attributes ------------------------------------------------------
     @property
@@ -231,6 +232,7 @@ class NDArray:
     def detach(self):
         """The same data, cut from the autograd graph."""
         y = _wrap(self._data, self._ctx)
+        y.__class__ = self.__class__
         y._version = self._share_version()
         return y
 

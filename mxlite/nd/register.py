@@ -97,44 +97,63 @@ def _bad_input(op, name, v):
                      % (op.name, name, type(v).__name__))
 
 
-def make_function(op, fname):
-    """The ``mx.nd`` function for ``op``, shown under ``fname``."""
+def _check_input(op, name, v, face, fname):
+    """Raise unless ``v`` is an array this face's functions take: ``'nd'`` functions
+    take legacy NDArrays, ``'np'`` ones ``mx.np.ndarray``, ``'any'`` ones both (Gluon's
+    ``F``); MXNet's two faces reject each other's arrays."""
+    if not isinstance(v, NDArray):
+        raise _bad_input(op, name, v)
+    if face == "any" or v._np == (face == "np"):
+        return
+    from ..numpy._ndarray import legacy_error, np_error
+    raise np_error(op.name, fname) if face == "np" else legacy_error(fname)
+
+
+def make_function(op, fname, face="nd"):
+    """The ``mx.nd`` function for ``op``, shown under ``fname``.
+
+    ``face`` says which arrays it takes: ``'nd'`` (legacy NDArrays, as ``mx.nd``),
+    ``'np'`` (``mx.np.ndarray``, as ``mx.npx``) or ``'any'``.
+    """
     static = None if (callable(op.inputs) or op.variadic) else tuple(op.inputs)
     n_static = len(static) if static is not None else -1
     param_names = [k for k in op.params if k != op.variadic]
+    cls = NDArray
+    if face == "np":
+        from ..numpy._ndarray import ndarray as cls
 
     def fn(*args, out=None, name=None, **kwargs):
         # Fast path: only positional inputs, default params.
         if not kwargs and len(args) == n_static and op.default_params is not None:
             for a in args:
-                if type(a) is not NDArray and not isinstance(a, NDArray):
-                    raise _bad_input(op, static[args.index(a)], a)
+                if type(a) is not cls:
+                    _check_input(op, static[args.index(a)], a, face, fname)
             return invoke(op, args, op.default_params, out)
         # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``).
         if kwargs:
             for a in args:
-                if not isinstance(a, NDArray):
+                if type(a) is not cls:
                     break
             else:
                 p = op.keyword_params(kwargs)
                 if p is not None and len(args) == len(op.input_names(p)):
                     return invoke(op, args, p, out)
-        return _call(op, param_names, args, kwargs, out)
+        return _call(op, param_names, args, kwargs, out, face, fname)
 
     fn.__name__ = fname
     fn.__qualname__ = fname
     fn.__doc__ = docstring(op, fname)
     fn.__signature__ = signature(op)
-    fn.__module__ = "mxlite.nd"
+    fn.__module__ = "mxlite.nd" if face == "nd" else "mxlite.numpy_extension"
+    fn._op = op
     return fn
 
 
-def _call(op, param_names, args, kwargs, out):
+def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
     if op.variadic:
         inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
         for i, a in enumerate(inputs):
-            if not isinstance(a, NDArray):
-                raise _bad_input(op, "data[%d]" % i, a)
+            _check_input(op, "data[%d]" % i, a, face, fname)
         if op.variadic in kwargs and int(kwargs[op.variadic]) != len(inputs):
             raise ValueError("%s: %s=%s but %d inputs were given"
                              % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
@@ -186,8 +205,7 @@ def _call(op, param_names, args, kwargs, out):
             v = named[n]
         if v is None:
             raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, ", ".join(names)))
-        if not isinstance(v, NDArray):
-            raise _bad_input(op, n, v)
+        _check_input(op, n, v, face, fname)
         inputs.append(v)
     return invoke(op, inputs, p, out)
 

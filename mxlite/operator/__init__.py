@@ -4,6 +4,7 @@ from . import tensor, nn  # noqa: F401  (registers the built-in ops)
 from .tensor import linalg_extra, random_pdf  # noqa: F401,E402
 from . import image_ops  # noqa: F401,E402  (mx.nd.image.*)
 from . import control_flow  # noqa: F401,E402  (_foreach, _while_loop, _cond)
+from . import numpy  # noqa: F401,E402  (_npi_*, _np_*, _npx_*: mx.np and mx.npx)
 
 from .. import nd as _nd  # noqa: E402
 from ..nd import ndarray as _ndarray  # noqa: E402

@@ -401,6 +401,11 @@ def invoke(op, inputs, p, out=None, ctx=None):
         outs = [_wrap(y, ctx) for y in ys]
     else:
         outs = [_wrap(ys, ctx)]
+    if inputs and x0.__class__ is not NDArray:
+        # Outputs take the class of the first input: an mx.np.ndarray stays one.
+        cls = x0.__class__
+        for o in outs:
+            o.__class__ = cls
     if op.is_view:
         outs[0]._version = inputs[0]._share_version()
     if _ag_state.recording and op.gradient is not None:

@@ -65,3 +65,14 @@ def _shuffle(data, **kwargs):
 _randn.__name__, _shuffle.__name__ = "randn", "shuffle"
 random.randn, random.shuffle = _randn, _shuffle
 pow = power  # noqa: A001,F405 (MXNet's mx.sym.pow)
+
+
+def __getattr__(name):
+    # ``mx.sym.np``/``mx.sym.npx`` load on first use (they import mx.np, which loads later).
+    if name in ("np", "npx", "numpy", "numpy_extension"):
+        import importlib
+        full = "numpy" if name in ("np", "numpy") else "numpy_extension"
+        mod = importlib.import_module(__name__ + "." + full)
+        globals()[name] = mod
+        return mod
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import nd
 from ...nd.ndarray import _wrap
+from ...util import _state as _np_state
 from ...base import MXNetError
 from ...context import cpu, cpu_pinned
 from . import sampler as _sampler
@@ -46,6 +47,9 @@ def default_batchify_fn(data):
     """
     first = data[0]
     if isinstance(first, nd.NDArray):
+        if first._np:
+            from ...numpy import stack
+            return stack(data)
         return nd.stack(*data)
     if isinstance(first, tuple):
         return [default_batchify_fn(list(field)) for field in zip(*data)]
@@ -58,7 +62,10 @@ def default_batchify_fn(data):
     if arr.dtype == object:
         raise ValueError("default_batchify_fn: samples of type %s cannot be batched into an "
                          "NDArray; give the DataLoader a batchify_fn" % type(first).__name__)
-    return nd.array(arr, dtype=arr.dtype)
+    out = nd.array(arr, dtype=arr.dtype)
+    if _np_state.array:         # under npx.set_np() batches are np arrays
+        out = out.as_np_ndarray()
+    return out
 
 
 # MXNet uses a shared-memory variant in workers; here workers ship NumPy arrays instead.
@@ -98,7 +105,8 @@ def _from_wire(obj):
     """Inverse of ``_to_wire``: NDArrays of the shipped dtype, on cpu."""
     if isinstance(obj, _Shipped):
         # Unpickling made a new, writable array that nothing else refers to: no copy.
-        return _wrap(obj.array, cpu())
+        y = _wrap(obj.array, cpu())
+        return y.as_np_ndarray() if _np_state.array else y
     if type(obj) is list:
         return [_from_wire(x) for x in obj]
     if type(obj) is tuple:

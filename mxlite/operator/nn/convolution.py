@@ -1,8 +1,10 @@
 """Convolution and Deconvolution (1-D, 2-D, 3-D, grouped, dilated).
 
-The kernels are im2col on a strided view of the padded input and one batched
-matmul over the groups; Deconvolution scatters back with one strided add per
-kernel offset (never a Python loop over pixels). The gradients are themselves
+The kernels (``_conv_kernels``) are im2col on a strided view of the padded input and
+one batched matmul over the groups; 1x1 convolutions are plain products. A stride-1
+Deconvolution is the correlation with the flipped weights (the forward kernel);
+a strided one scatters back with one strided add per kernel offset (never a Python
+loop over pixels). The gradients are themselves
 registered ops, so gradient penalties differentiate through them:
 
 - the data gradient of Convolution is a Deconvolution, and vice versa;
@@ -18,6 +20,8 @@ from ... import nd
 from ...autograd import _state as _ag_state, after_backward
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
+from . import _conv_kernels as kern
+from ._conv_kernels import pad_spatial, windows, prod as _prod
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
@@ -61,27 +65,6 @@ def conv_out_size(name, size, kernel, stride, dilate, pad):
                              % (name, kernel, dk, n, q, i))
         out.append((n + 2 * q - dk) // s + 1)
     return tuple(out)
-
-
-def pad_spatial(xp, x, before, after=None, value=0):
-    """Pad the spatial axes (2:) of ``x``; no copy when there is nothing to pad."""
-    after = before if after is None else after
-    if not any(before) and not any(after):
-        return x
-    widths = [(0, 0), (0, 0)] + [(b, a) for b, a in zip(before, after)]
-    return xp.pad(x, widths, mode="constant", constant_values=value)
-
-
-def windows(xp, x, kernel, stride, dilate, out, groups=1):
-    """A strided view (N, G, C/G, *out, *kernel) of the padded input ``x``: no copy."""
-    n, c = x.shape[:2]
-    st = x.strides
-    nsp = len(kernel)
-    shape = (n, groups, c // groups) + tuple(out) + tuple(kernel)
-    strides = ((st[0], st[1] * (c // groups), st[1])
-               + tuple(st[2 + i] * stride[i] for i in range(nsp))
-               + tuple(st[2 + i] * dilate[i] for i in range(nsp)))
-    return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
 class _ColsCache(threading.local):
@@ -137,36 +120,17 @@ after_backward(lambda: _COLS.clear() if _COLS.entries else None)
 
 
 def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=False):
-    """Columns (G, C/G*K, N*L) of the padded input, L = prod(out), K = prod(kernel).
-
-    NOTE: one row per (channel, kernel offset) and one column per output position of
-    the whole batch, so the forward (``w @ cols``) and the weight gradient (``gy @
-    cols^T``) are each ONE product over N*L rather than N small ones (faster, and
-    better threaded); only the small output is transposed to channels-first after.
-    ``keep``: a recorded forward keeps them for the weight gradient (``reuse``).
-    """
+    """Columns (G, C/G*K, N*L) of the padded input (see ``build_cols``).
+    ``keep``: a recorded forward keeps them for the weight gradient (``reuse``)."""
     key = (id(x), kernel, stride, dilate, pad, groups, tuple(out))
     if reuse:
         cols = _COLS.take(key, x)
         if cols is not None:
             return cols
-    cols = _build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
+    cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
     if keep:
         _COLS.put(key, x, cols)
     return cols
-
-
-def _build_cols(xp, x, kernel, stride, dilate, pad, groups, out):
-    nsp = len(kernel)
-    v = windows(xp, pad_spatial(xp, x, pad), kernel, stride, dilate, out, groups)
-    # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
-    perm = (1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + (0,) + tuple(range(3, 3 + nsp))
-    n, cg = x.shape[0], x.shape[1] // groups
-    return xp.transpose(v, perm).reshape(groups, cg * _prod(kernel), n * _prod(out))
-
-
-def _prod(shape):
-    return int(np.prod(shape, dtype=np.int64))
 
 
 def _use_rows(groups, size, c, kernel):
@@ -181,16 +145,17 @@ def _use_rows(groups, size, c, kernel):
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
-    n, f = x.shape[0], w.shape[0]
+    if kern.is_pointwise(kernel, pad, dilate, groups):
+        return kern.pointwise(xp, x, w, stride)
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
-    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)            # (G, Fg, N*L)
-    y = xp.ascontiguousarray(xp.swapaxes(y.reshape(f, n, -1), 0, 1))    # (N, F, L)
-    return y.reshape((n, f) + tuple(out))
+    return kern.cols_product(xp, cols, w, x.shape[0], out)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
     """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
     out = gy.shape[2:]
+    if kern.is_pointwise(kernel, pad, dilate, groups):
+        return kern.pointwise_weight_grad(xp, x, gy, stride)
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)  # (G,CgK,N*L)
     f = gy.shape[1]
     g = xp.swapaxes(gy.reshape(gy.shape[0], f, -1), 0, 1).reshape(groups, f // groups, -1)
@@ -212,6 +177,10 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     n, cin = x.shape[:2]
     fg = w.shape[1]
     out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
+    if kern.is_pointwise(kernel, pad, dilate, groups):
+        return kern.transposed_pointwise(xp, x, w, stride, out)
+    if all(s == 1 for s in stride):
+        return kern.transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
     if _use_rows(groups, x.shape[2:], fg, kernel):
         y = _row2im(xp, x, w, kernel, stride, dilate, full)
@@ -243,8 +212,7 @@ def _col2im(xp, x, w, kernel, stride, dilate, groups, full):
     n, cin = x.shape[:2]
     fg = w.shape[1]
     wm = xp.swapaxes(w.reshape(groups, cin // groups, -1), 1, 2)     # (G, Fg*K, Cg)
-    col2im = _col2im_flat if all(s == 1 for s in stride) else _col2im_strided
-    return col2im(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
+    return _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, groups * fg, full)
 
 
 def _offsets(kernel):
@@ -264,32 +232,6 @@ def _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, f, full):
                     for o, d, s, m in zip(off, dilate, stride, size))
         y[(slice(None), slice(None)) + dst] += cols[:, :, i]
     return y
-
-
-def _col2im_flat(xp, x, wm, kernel, stride, dilate, groups, f, full):
-    """Stride 1: col2im as shifted adds of whole runs over the flat output grid.
-
-    NOTE: with ``x`` zero-padded to the output's row pitch (all spatial dims but the
-    first widened to ``full``), the columns of one kernel offset are one contiguous
-    run of the flat (N, F, prod(full)) output, starting at that offset's flat
-    position: each add is a long contiguous loop instead of many short rows. The
-    padding columns are zero, so what they add past a row's end is zero.
-    """
-    n, cin = x.shape[:2]
-    size = x.shape[2:]
-    nsp = len(size)
-    widen = (0,) + tuple(g - m for g, m in zip(full[1:], size[1:]))
-    xg = pad_spatial(xp, x, (0,) * nsp, widen)
-    run = size[0] * _prod(full[1:])
-    cols = xp.matmul(wm, xg.reshape(n, groups, cin // groups, run))   # (N, G, Fg*K, run)
-    cols = cols.reshape(n, f, _prod(kernel), run)
-    pitch = [_prod(full[i + 1:]) for i in range(nsp)]
-    # one spare row: a run that starts late in the last row may reach past the grid
-    y = xp.zeros((n, f, (full[0] + 1) * pitch[0]), dtype=x.dtype)
-    for i, off in _offsets(kernel):
-        start = sum(o * d * m for o, d, m in zip(off, dilate, pitch))
-        y[:, :, start:start + run] += cols[:, :, i]
-    return y[:, :, :_prod(full)].reshape((n, f) + full)
 
 
 # -- Convolution ----------------------------------------------------------------------

@@ -72,35 +72,73 @@ def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
         _check_param("BatchNorm", arg, a.shape, (x.shape[c],), x.shape)
     xw = _work(x)
     if _state.training and not p.use_global_stats:
-        mean, var = _moments(xp, xw, axes)
-        mean, var = mean.reshape(-1), var.reshape(-1)
+        mean = xw.mean(axis=axes, keepdims=True)
+        y = xw - mean
+        var = (y * y).mean(axis=axes).reshape(-1)
+        mean = mean.reshape(-1)
         # The moving statistics are updated in place (declared by mutate=(3, 4)).
         m = p.momentum
         moving_mean[...] = moving_mean * m + mean.astype(moving_mean.dtype) * (1 - m)
         moving_var[...] = moving_var * m + var.astype(moving_var.dtype) * (1 - m)
     else:
         mean, var = moving_mean.astype(xw.dtype), moving_var.astype(xw.dtype)
+        y = xw - mean.reshape(bc)
     inv = 1 / xp.sqrt(var + p.eps)
     scale = inv if p.fix_gamma else inv * gamma.astype(xw.dtype)
-    y = (xw - mean.reshape(bc)) * scale.reshape(bc) + beta.astype(xw.dtype).reshape(bc)
+    # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
+    y *= scale.reshape(bc)
+    y += beta.astype(xw.dtype).reshape(bc)
     dt = x.dtype
     return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
 
 
 def _bn_grad(p, x, y, gy):
+    """BatchNorm's gradient from ``sum(g)`` and ``dotp = sum((x - mean) * g)`` per
+    channel, as MXNet's CPU kernel: with ``a = gamma * inv``, the data gradient is
+    ``a * g - (a * inv^2 * dotp / n) * (x - mean) - a * sum(g) / n`` (the formula of
+    ``norm_backward``, regrouped), plus what reaches the mean and inv outputs."""
     data, gamma = x[0], x[1]
     c, axes, bc = _bn_axes(p, data.ndim)
-    mean, inv = y[1].reshape(bc), y[2].reshape(bc)
-    g = gy[0]
-    xhat = (data - mean) * inv
+    g, inv = gy[0], y[2]
+    a = inv if p.fix_gamma else gamma * inv
     gbeta = nd.sum(g, axis=axes)
-    ggamma = nd.zeros_like(gamma) if p.fix_gamma else nd.sum(g * xhat, axis=axes)
-    gh = g if p.fix_gamma else g * gamma.reshape(bc)
+    xc = data - y[1].reshape(bc)
+    dotp = nd.sum(xc * g, axis=axes)
+    ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
+    gx = g * a.reshape(bc)
     # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
     if _state.training and not p.use_global_stats:
-        gx = norm_backward(data, mean, inv, gh, axes, gy[1].reshape(bc), gy[2].reshape(bc))
-    else:
-        gx = gh * inv
+        n = _count(data.shape, axes)
+        gx = gx - xc * (a * (inv * inv) * (dotp / n)).reshape(bc)
+        gx = gx - (a * (gbeta / n)).reshape(bc)
+        # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
+        gx = gx + gy[1].reshape(bc) / n
+        gx = gx - xc * (gy[2] * (inv * inv * inv) / n).reshape(bc)
+    return [gx, ggamma, gbeta, None, None]
+
+
+def _bn_raw_grad(p, xp, x, y, gy, need):
+    """:func:`_bn_grad` on raw arrays, the same operations in place: a few passes over
+    the data. Float16 data and gradients reaching the mean/inv outputs take the
+    NDArray rule."""
+    data, gamma = x[0], x[1]
+    if data.dtype == np.float16 or gy[1].any() or gy[2].any():
+        return None
+    c, axes, bc = _bn_axes(p, data.ndim)
+    g, inv = gy[0], y[2]
+    a = inv if p.fix_gamma else gamma * inv
+    gbeta = g.sum(axis=axes)
+    xc = data - y[1].reshape(bc)
+    dotp = (xc * g).sum(axis=axes)
+    ggamma = xp.zeros_like(gamma) if p.fix_gamma else dotp * inv
+    gx = None
+    if need[0]:
+        gx = g * a.reshape(bc)
+        if _state.training and not p.use_global_stats:
+            n = _count(data.shape, axes)
+            xc *= (a * (inv * inv) * (dotp / n)).reshape(bc)
+            gx -= xc
+            gx -= (a * (gbeta / n)).reshape(bc)
     return [gx, ggamma, gbeta, None, None]
 
 
@@ -135,7 +173,8 @@ def bn_params(extra_output):
                   "Also return the mean and %s." % extra_output)]
 
 
-register_op("BatchNorm", _bn_compute, gradient=_bn_grad, saves="xy",
+register_op("BatchNorm", _bn_compute, gradient=_bn_grad, raw_gradient=_bn_raw_grad,
+            saves="xy",
             inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,

@@ -35,7 +35,7 @@ def _like(y, x):
     """``y`` (NumPy) as an NDArray of its own dtype, on the context of input ``x`` (a copy,
     for results that may be views of the input)."""
     ctx = x.context if isinstance(x, nd.NDArray) else cpu()
-    return nd.array(y, dtype=y.dtype, ctx=ctx)
+    return _same_class(nd.array(y, dtype=y.dtype, ctx=ctx), x)
 
 
 def _new(y, x):
@@ -43,8 +43,15 @@ def _new(y, x):
     when it stays in host memory."""
     ctx = x.context if isinstance(x, nd.NDArray) else cpu()
     if ctx.device_typeid == 2:
-        return nd.array(y, dtype=y.dtype, ctx=ctx)
-    return _wrap(y, ctx)
+        return _same_class(nd.array(y, dtype=y.dtype, ctx=ctx), x)
+    return _same_class(_wrap(y, ctx), x)
+
+
+def _same_class(y, x):
+    """An np input gives an np output (``mx.np.ndarray`` in, the same class out)."""
+    if isinstance(x, nd.NDArray) and x._np:
+        y.__class__ = x.__class__
+    return y
 
 
 def _uniform(low, high):

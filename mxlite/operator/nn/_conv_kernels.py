@@ -1,0 +1,127 @@
+"""Convolution kernels on raw arrays: im2col columns, their products, and the fast
+paths that need no columns (1x1 convolutions as plain products, a stride-1
+transposed convolution as a correlation with the flipped weights).
+
+Every function takes ``xp``, the array module, and channels-first data.
+"""
+import numpy as np
+
+
+def prod(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def pad_spatial(xp, x, before, after=None, value=0):
+    """Pad the spatial axes (2:) of ``x``; no copy when there is nothing to pad.
+    A negative width crops that many positions instead."""
+    after = before if after is None else after
+    if not any(before) and not any(after):
+        return x
+    if min(before) < 0 or min(after) < 0:
+        crop = (slice(None), slice(None)) + tuple(
+            slice(max(-b, 0), n - max(-a, 0)) for b, a, n in zip(before, after, x.shape[2:]))
+        x = x[crop]
+        before = [max(b, 0) for b in before]
+        after = [max(a, 0) for a in after]
+        if not any(before) and not any(after):
+            return x
+    widths = [(0, 0), (0, 0)] + [(b, a) for b, a in zip(before, after)]
+    return xp.pad(x, widths, mode="constant", constant_values=value)
+
+
+def windows(xp, x, kernel, stride, dilate, out, groups=1):
+    """A strided view (N, G, C/G, *out, *kernel) of the padded input ``x``: no copy."""
+    n, c = x.shape[:2]
+    st = x.strides
+    nsp = len(kernel)
+    shape = (n, groups, c // groups) + tuple(out) + tuple(kernel)
+    strides = ((st[0], st[1] * (c // groups), st[1])
+               + tuple(st[2 + i] * stride[i] for i in range(nsp))
+               + tuple(st[2 + i] * dilate[i] for i in range(nsp)))
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None):
+    """Columns (G, C/G*K, N*L) of the padded input, L = prod(out), K = prod(kernel).
+
+    NOTE: one row per (channel, kernel offset) and one column per output position of
+    the whole batch, so the forward (``w @ cols``) and the weight gradient (``gy @
+    cols^T``) are each ONE product over N*L rather than N small ones (faster, and
+    better threaded); only the small output is transposed to channels-first after.
+    """
+    nsp = len(kernel)
+    v = windows(xp, pad_spatial(xp, x, pad, pad_after), kernel, stride, dilate, out, groups)
+    # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
+    perm = (1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + (0,) + tuple(range(3, 3 + nsp))
+    n, cg = x.shape[0], x.shape[1] // groups
+    return xp.transpose(v, perm).reshape(groups, cg * prod(kernel), n * prod(out))
+
+
+def cols_product(xp, cols, w, n, out):
+    """The convolution (N, F, *out) from the columns of its input: ``w @ cols`` per
+    group, made channels-first."""
+    groups, f = cols.shape[0], w.shape[0]
+    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)            # (G, Fg, N*L)
+    y = xp.ascontiguousarray(xp.swapaxes(y.reshape(f, n, -1), 0, 1))    # (N, F, L)
+    return y.reshape((n, f) + tuple(out))
+
+
+def is_pointwise(kernel, pad, dilate, groups):
+    """A 1x1 convolution without padding or groups: a plain product per sample."""
+    return groups == 1 and all(k == 1 for k in kernel) and not any(pad)
+
+
+def _subsample(x, stride):
+    if all(s == 1 for s in stride):
+        return x
+    return x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)]
+
+
+def pointwise(xp, x, w, stride):
+    """1x1 convolution: ``w (F, C) @ x[n] (C, L)`` for every sample, no columns and
+    no transpose (the product is already channels-first)."""
+    xs = xp.ascontiguousarray(_subsample(x, stride))
+    n, c = xs.shape[:2]
+    y = xp.matmul(w.reshape(w.shape[0], c), xs.reshape(n, c, -1))
+    return y.reshape((n, w.shape[0]) + xs.shape[2:])
+
+
+def pointwise_weight_grad(xp, x, gy, stride):
+    """The weight gradient (F, C, 1...) of a 1x1 convolution: ``sum_n gy[n] @ x[n]^T``."""
+    xs = _subsample(x, stride)
+    n, c, f = x.shape[0], x.shape[1], gy.shape[1]
+    gw = xp.matmul(gy.reshape(n, f, -1), xp.swapaxes(xs.reshape(n, c, -1), 1, 2)).sum(axis=0)
+    return gw.reshape((f, c) + (1,) * (x.ndim - 2))
+
+
+def transposed_pointwise(xp, x, w, stride, out):
+    """Transposed 1x1 convolution (no padding, one group): ``w^T @ x[n]`` per sample,
+    placed at every ``stride``-th position of a zero (N, F, *out) output."""
+    n, cin = x.shape[:2]
+    f = w.shape[1]
+    z = xp.matmul(w.reshape(cin, f).T, x.reshape(n, cin, -1)).reshape((n, f) + x.shape[2:])
+    if all(s == 1 for s in stride) and tuple(out) == tuple(x.shape[2:]):
+        return z
+    y = xp.zeros((n, f) + tuple(out), dtype=z.dtype)
+    y[(slice(None), slice(None)) + tuple(slice(0, s * (m - 1) + 1, s)
+                                         for s, m in zip(stride, x.shape[2:]))] = z
+    return y
+
+
+def transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups):
+    """Stride-1 transposed convolution of ``x`` (N, Cin, *S) with ``w`` (Cin, F/G, *k):
+    the correlation of ``x``, padded by ``d * (k - 1) - pad`` (plus ``adj`` after),
+    with the flipped, transposed weights: a forward convolution's columns and one
+    product, instead of scattering columns back onto the output."""
+    cin, fg = w.shape[:2]
+    nsp = len(kernel)
+    cg = cin // groups
+    wt = w.reshape((groups, cg, fg) + tuple(kernel)).swapaxes(1, 2)
+    wt = wt[(Ellipsis,) + (slice(None, None, -1),) * nsp]
+    wt = xp.ascontiguousarray(wt).reshape((groups * fg, cg) + tuple(kernel))
+    before = tuple(d * (k - 1) - q for d, k, q in zip(dilate, kernel, pad))
+    after = tuple(b + a for b, a in zip(before, adj))
+    out = tuple(m + b + a - d * (k - 1)
+                for m, b, a, d, k in zip(x.shape[2:], before, after, dilate, kernel))
+    cols = build_cols(xp, x, kernel, (1,) * nsp, dilate, before, groups, out, after)
+    return cols_product(xp, cols, wt, x.shape[0], out)

@@ -1,0 +1,129 @@
+"""Operators behind ``mx.npx``.
+
+In MXNet most npx ops are the legacy ops under a second name (``_npx_relu`` is ``relu``,
+``_npx_fully_connected`` is ``FullyConnected``): the same op, so a graph still names
+the legacy op. They are aliases here too. ``_npx_reshape`` (MXNet's reshape codes on
+NumPy shapes) is an op of its own.
+"""
+from ...base import MXNetError, parse_bool, parse_shape
+from ..registry import OPS, register_op, Param
+
+_ALIASES = {
+    "relu": "_npx_relu", "sigmoid": "_npx_sigmoid", "softmax": "_npx_softmax",
+    "log_softmax": "_npx_log_softmax", "Activation": "_npx_activation",
+    "batch_dot": "_npx_batch_dot", "Flatten": "_npx_batch_flatten",
+    "BatchNorm": "_npx_batch_norm", "Convolution": "_npx_convolution",
+    "Deconvolution": "_npx_deconvolution", "Pooling": "_npx_pooling",
+    "FullyConnected": "_npx_fully_connected", "Embedding": "_npx_embedding",
+    "Dropout": "_npx_dropout", "LayerNorm": "_npx_layer_norm",
+    "SequenceMask": "_npx_sequence_mask", "one_hot": "_npx_one_hot", "pick": "_npx_pick",
+    "topk": "_npx_topk", "gather_nd": "_npi_gather_nd", "RNN": "_npx_rnn",
+    "LeakyReLU": "_npx_leaky_relu", "erf": "_npx_erf", "erfinv": "_npx_erfinv",
+    "gamma": "_npx_gamma", "gammaln": "_npx_gammaln", "shape_array": "_npx_shape_array",
+    "reshape_like": "_npx_reshape_like", "slice": "_npx_slice", "smooth_l1": "_npx_smooth_l1",
+    "_contrib_arange_like": "_npx_arange_like", "Cast": "_npx_cast",
+    "ROIPooling": "_npx_roi_pooling", "_contrib_MultiBoxPrior": "_npx_multibox_prior",
+    "_contrib_MultiBoxTarget": "_npx_multibox_target",
+    "_contrib_MultiBoxDetection": "_npx_multibox_detection",
+}
+for _legacy, _alias in _ALIASES.items():
+    if _legacy in OPS and _alias not in OPS:
+        OPS[_alias] = OPS[_legacy]
+
+
+def npx_reshape_shape(src, codes, reverse=False):
+    """The shape MXNet's ``npx.reshape`` gives ``src`` for ``codes``:
+    -1 infer one, -2 copy one, -3 drop a size-1 axis, -4 copy the rest, -5 merge two,
+    -6 split one into the next two values (one of them may be -1)."""
+    src, codes = tuple(src), tuple(codes)
+    if reverse:
+        src, codes = src[::-1], codes[::-1]
+    out, i, k, infer = [], 0, 0, None
+    while k < len(codes):
+        c = codes[k]
+        if c >= 0:
+            out.append(c)
+            i += 1
+        elif c == -1:
+            if infer is not None:
+                raise MXNetError("npx.reshape: only one -1 is allowed in %s" % (codes,))
+            infer = len(out)
+            out.append(1)
+            i += 1
+        elif c == -2:
+            out.append(src[i])
+            i += 1
+        elif c == -3:
+            if src[i] != 1:
+                raise MXNetError("npx.reshape: -3 drops an axis of size 1, but axis %d has "
+                                 "size %d" % (i, src[i]))
+            i += 1
+        elif c == -4:
+            out.extend(src[i:])
+            i = len(src)
+        elif c == -5:
+            out.append(src[i] * src[i + 1])
+            i += 2
+        elif c == -6:
+            d1, d2 = codes[k + 1], codes[k + 2]
+            if d1 == -1:
+                d1 = src[i] // d2
+            elif d2 == -1:
+                d2 = src[i] // d1
+            if d1 * d2 != src[i]:
+                raise MXNetError("npx.reshape: -6 splits axis %d of size %d into %d x %d"
+                                 % (i, src[i], d1, d2))
+            out.extend([d1, d2])
+            i += 1
+            k += 2
+        else:
+            raise MXNetError("npx.reshape: invalid code %d in %s" % (c, codes))
+        k += 1
+    size = 1
+    for d in src:
+        size *= d
+    if infer is not None:
+        known = 1
+        for j, d in enumerate(out):
+            if j != infer:
+                known *= d
+        if known == 0 or size % known:
+            raise MXNetError("npx.reshape: cannot infer -1 of %s for shape %s" % (codes, src))
+        out[infer] = size // known
+    prod = 1
+    for d in out:
+        prod *= d
+    if prod != size:
+        raise MXNetError("npx.reshape: cannot reshape an array of shape %s with %s"
+                         % (src, codes))
+    return tuple(out[::-1]) if reverse else tuple(out)
+
+
+register_op("_npx_reshape",
+            lambda p, xp, x: x.reshape(npx_reshape_shape(x.shape, p.newshape, p.reverse)),
+            inputs=("a",), is_view=True, saves="",
+            gradient=lambda p, x, y, gy: [gy[0].reshape(x[0].shape)],
+            params=[Param("newshape", parse_shape), Param("reverse", parse_bool, False),
+                    Param("order", str, "C")],
+            doc="Reshape with MXNet's codes (-1 infer, -2 copy, -3 drop, -4 rest, -5 merge, "
+                "-6 split).")
+
+
+def _nonzero(p, xp, x):
+    return xp.stack(xp.nonzero(x), axis=-1).astype("int64") if x.ndim else \
+        xp.zeros((int(bool(x)), 0), "int64")
+
+
+register_op("_npx_nonzero", _nonzero, inputs=("x",),
+            doc="Indices of the nonzero elements, one row per element (int64).")
+
+
+def _constraint_check(p, xp, x):
+    if not bool(xp.all(x)):
+        raise MXNetError(p.msg)
+    return xp.asarray(True)
+
+
+register_op("_npx_constraint_check", _constraint_check, inputs=("input",),
+            params=[Param("msg", str, "Constraint violated.")],
+            doc="Raise ``msg`` unless every element of a bool array is true.")

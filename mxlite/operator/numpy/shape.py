@@ -1,0 +1,352 @@
+"""Shape, indexing and product ops of the np interface: ``_np_reshape``, ``_np_transpose``,
+``_npi_concatenate``, ``_npi_stack``, ``_np_dot``, ``_npi_matmul``, ``_npi_where`` ...
+
+NumPy's semantics (``reshape`` knows only -1; 0-d results stay 0-d); legacy kernels and
+gradient rules where the math is the same.
+"""
+import numpy as onp
+
+from ... import nd
+from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
+                     parse_float)
+from ..registry import register_op, Param, Params, invoke, OPS
+from ..util import norm_axis
+from ..tensor.indexing import _dev_key, _GETITEM_BWD
+from .elemwise import derive, promote
+
+# -- reshape and axes -------------------------------------------------------------------
+
+
+def np_shape(newshape, size, where="reshape"):
+    """``newshape`` with its one -1 filled in (NumPy's rule; no other codes)."""
+    if isinstance(newshape, int):
+        newshape = (newshape,)
+    newshape = tuple(int(d) for d in newshape)
+    if any(d < -1 for d in newshape) or newshape.count(-1) > 1:
+        raise MXNetError("%s: invalid shape %s; only one -1 is allowed and no other negative "
+                         "value (npx.reshape takes MXNet's special codes)" % (where, newshape))
+    known = 1
+    for d in newshape:
+        if d != -1:
+            known *= d
+    if -1 in newshape:
+        if known == 0 or size % known:
+            raise MXNetError("%s: cannot reshape an array of size %d into shape %s"
+                             % (where, size, newshape))
+        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    elif known != size:
+        raise MXNetError("%s: cannot reshape an array of size %d into shape %s"
+                         % (where, size, newshape))
+    return newshape
+
+
+def _reshape(p, xp, x):
+    return x.reshape(np_shape(p.newshape, x.size))
+
+
+def _as_input_shape(p, x, y, gy):
+    return [gy[0].reshape(x[0].shape)]
+
+
+register_op("_np_reshape", _reshape, inputs=("a",), is_view=True, gradient=_as_input_shape,
+            saves="", params=[Param("newshape", parse_shape, doc="The new shape (one -1 allowed)."),
+                              Param("order", str, "C", "Only 'C' is supported.")],
+            doc="NumPy's reshape: one -1 is inferred, no other codes.")
+
+
+def _axes_of(p, ndim):
+    if p.axes is None or p.axes == ():
+        return tuple(range(ndim))[::-1]
+    return tuple(norm_axis(a, ndim) for a in p.axes)
+
+
+def _transpose(p, xp, x):
+    return xp.transpose(x, _axes_of(p, x.ndim)).copy()
+
+
+def _transpose_grad(p, x, y, gy):
+    axes = _axes_of(p, x[0].ndim)
+    inverse = tuple(int(i) for i in onp.argsort(axes))
+    return [nd.transpose(gy[0], axes=inverse)]
+
+
+register_op("_np_transpose", _transpose, inputs=("a",), gradient=_transpose_grad, saves="",
+            params=[Param("axes", parse_axis, None, "The permutation; None reverses.")],
+            doc="Permute the axes (``mx.np.transpose``).")
+
+
+def _swapaxes(p, xp, x):
+    return xp.swapaxes(x, p.dim1, p.dim2).copy()
+
+
+register_op("_npi_swapaxes", _swapaxes, inputs=("a",), saves="",
+            gradient=lambda p, x, y, gy: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
+            params=[Param("dim1", parse_int, 0), Param("dim2", parse_int, 0)],
+            doc="Swap two axes.")
+
+
+def _squeeze(p, xp, x):
+    if p.axis is None:
+        return x.reshape([d for d in x.shape if d != 1])
+    axes = (p.axis,) if isinstance(p.axis, int) else p.axis
+    axes = [norm_axis(a, x.ndim) for a in axes]
+    for a in axes:
+        if x.shape[a] != 1:
+            raise MXNetError("squeeze: cannot select an axis to squeeze out which has size "
+                             "not equal to one (axis %d has size %d)" % (a, x.shape[a]))
+    return x.reshape([d for i, d in enumerate(x.shape) if i not in axes])
+
+
+register_op("_np_squeeze", _squeeze, inputs=("a",), is_view=True, gradient=_as_input_shape,
+            saves="", params=[Param("axis", parse_axis, None)], doc="Remove size-1 axes.")
+
+
+def _expand_dims(p, xp, x):
+    return xp.expand_dims(x, p.axis)
+
+
+register_op("_npi_expand_dims", _expand_dims, inputs=("a",), is_view=True,
+            gradient=_as_input_shape, saves="", params=[Param("axis", parse_int)],
+            doc="Insert a size-1 axis at ``axis``.")
+
+register_op("_np_broadcast_to", lambda p, xp, x: xp.broadcast_to(x, p.shape).copy(),
+            inputs=("array",), params=[Param("shape", parse_shape)], saves="",
+            gradient=lambda p, x, y, gy: [_unbroadcast(gy[0], x[0].shape)],
+            doc="Broadcast to ``shape`` with NumPy's rules.")
+
+
+def _unbroadcast(g, shape):
+    from ..util import unbroadcast
+    return unbroadcast(g, tuple(shape))
+
+
+register_op("_np_copy", lambda p, xp, x: x.copy(), inputs=("a",), saves="",
+            gradient=lambda p, x, y, gy: [gy[0]], doc="A copy of the array.")
+
+# -- joining and splitting --------------------------------------------------------------
+
+
+def _variadic(p):
+    return ["data%d" % i for i in range(p.num_args)]
+
+
+def _concat(p, xp, *xs):
+    dt = xs[0].dtype
+    for x in xs[1:]:
+        dt = promote(dt, x.dtype)
+    if p.axis is None:
+        return xp.concatenate([x.reshape(-1).astype(dt, copy=False) for x in xs])
+    return xp.concatenate([x.astype(dt, copy=False) for x in xs], axis=p.axis)
+
+
+def _concat_grad(p, x, y, gy):
+    g = gy[0]
+    if p.axis is None:
+        g, axis = g, 0
+    else:
+        axis = norm_axis(p.axis, x[0].ndim)
+    out, start = [], 0
+    for xi in x:
+        n = xi.size if p.axis is None else xi.shape[axis]
+        out.append(nd.slice_axis(g, axis=axis, begin=start, end=start + n).reshape(xi.shape))
+        start += n
+    return out
+
+
+register_op("_npi_concatenate", _concat, inputs=_variadic, variadic="num_args",
+            gradient=_concat_grad, saves="",
+            params=[Param("num_args", parse_int), Param("axis", optional(parse_int), 0)],
+            doc="Join arrays along an existing axis (None: flattened).")
+
+
+def _stack(p, xp, *xs):
+    return xp.stack(xs, axis=p.axis)
+
+
+def _stack_grad(p, x, y, gy):
+    axis = norm_axis(p.axis, x[0].ndim + 1)
+    return [nd.slice_axis(gy[0], axis=axis, begin=i, end=i + 1).reshape(xi.shape)
+            for i, xi in enumerate(x)]
+
+
+register_op("_npi_stack", _stack, inputs=_variadic, variadic="num_args", gradient=_stack_grad,
+            saves="", params=[Param("num_args", parse_int), Param("axis", parse_int, 0)],
+            doc="Join arrays along a new axis.")
+
+
+def _split_points(p, n):
+    if p.sections:
+        if n % p.sections:
+            raise MXNetError("split: array split does not result in an equal division "
+                             "(%d into %d sections)" % (n, p.sections))
+        step = n // p.sections
+        return list(range(step, n, step))
+    return [i for i in p.indices if 0 < i < n] if p.indices else []
+
+
+def _split(p, xp, x):
+    axis = norm_axis(p.axis, x.ndim)
+    parts = xp.split(x, _split_points(p, x.shape[axis]), axis=axis)
+    if p.squeeze_axis:
+        parts = [q.squeeze(axis) for q in parts]
+    return tuple(q.copy() for q in parts)
+
+
+def _split_grad(p, x, y, gy):
+    axis = norm_axis(p.axis, x[0].ndim)
+    parts = [g.reshape(yi.shape[:axis] + (-1,) + yi.shape[axis + 1:]) if p.squeeze_axis
+             else g for g, yi in zip(gy, y)]
+    if p.squeeze_axis:
+        parts = [nd.expand_dims(g, axis=axis) for g in gy]
+    return [nd.concat(*parts, dim=axis)]
+
+
+def _n_split(p):
+    return p.sections if p.sections else len(p.indices or ()) + 1
+
+
+register_op("_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradient=_split_grad,
+            saves="y", params=[Param("indices", parse_shape, ()), Param("axis", parse_int, 0),
+                               Param("squeeze_axis", parse_bool, False),
+                               Param("sections", parse_int, 0)],
+            doc="Split into equal sections or at ``indices`` along ``axis``.")
+
+derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps))
+derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(x, p.axis).copy())
+
+
+def _repeat(p, xp, x):
+    if p.axis is None:
+        return xp.repeat(x.reshape(-1), p.repeats)
+    return xp.repeat(x, p.repeats, axis=p.axis)
+
+
+def _repeat_grad(p, x, y, gy):
+    if p.axis is None:
+        return [nd.sum(gy[0].reshape((-1, p.repeats)), axis=1).reshape(x[0].shape)]
+    axis = norm_axis(p.axis, x[0].ndim)
+    shp = x[0].shape[:axis] + (x[0].shape[axis], p.repeats) + x[0].shape[axis + 1:]
+    return [nd.sum(gy[0].reshape(shp), axis=axis + 1)]
+
+
+register_op("_np_repeat", _repeat, inputs=("data",), gradient=_repeat_grad, saves="",
+            params=[Param("repeats", parse_int), Param("axis", optional(parse_int), None)],
+            doc="Repeat each element ``repeats`` times.")
+
+
+def _clip(p, xp, x):
+    lo = -onp.inf if p.a_min is None else p.a_min
+    hi = onp.inf if p.a_max is None else p.a_max
+    return xp.asarray(xp.clip(x, x.dtype.type(lo) if x.dtype.kind == "f" or
+                              onp.isfinite(lo) else lo, hi)).astype(x.dtype, copy=False)
+
+
+def _clip_grad(p, x, y, gy):
+    lo = -onp.inf if p.a_min is None else p.a_min
+    hi = onp.inf if p.a_max is None else p.a_max
+    return [gy[0] * ((x[0] >= lo) * (x[0] <= hi))]
+
+
+register_op("_npi_clip", _clip, inputs=("a",), gradient=_clip_grad, saves="x",
+            params=[Param("a_min", optional(parse_float), None),
+                    Param("a_max", optional(parse_float), None)],
+            doc="Limit values to [a_min, a_max] (None: unbounded).")
+
+
+def _where(p, xp, c, a, b):
+    dt = promote(a.dtype, b.dtype)
+    return xp.asarray(xp.where(c.astype(bool), a.astype(dt, copy=False),
+                               b.astype(dt, copy=False)))
+
+
+def _where_grad(p, x, y, gy):
+    c = nd.broadcast_to(x[0], shape=y[0].shape) if x[0].shape != y[0].shape else x[0]
+    c = c != 0
+    ga = _unbroadcast(gy[0] * c, x[1].shape)
+    gb = _unbroadcast(gy[0] * (1 - c), x[2].shape)
+    return [nd.zeros_like(x[0]), ga, gb]
+
+
+register_op("_npi_where", _where, inputs=("condition", "x", "y"), gradient=_where_grad,
+            saves="xy", doc="Elements of ``x`` where ``condition``, else of ``y``.")
+
+# -- products ---------------------------------------------------------------------------
+
+
+def _dot(p, xp, a, b):
+    dt = promote(a.dtype, b.dtype)
+    return xp.asarray(xp.dot(a.astype(dt, copy=False), b.astype(dt, copy=False)))
+
+
+def _as_matrices(a, b):
+    """``a`` and ``b`` as 2-D operands of one matrix product, and the product's shape."""
+    a2 = a.reshape((1, -1)) if a.ndim == 1 else a.reshape((-1, a.shape[-1]))
+    b2 = b.reshape((-1, 1)) if b.ndim == 1 else b
+    return a2, b2
+
+
+def _dot_grad(p, x, y, gy):
+    a, b = x
+    g = gy[0]
+    if a.ndim == 0 or b.ndim == 0:
+        ga = _unbroadcast(g * b, a.shape) if a.ndim == 0 else g * b
+        gb = _unbroadcast(g * a, b.shape) if b.ndim == 0 else g * a
+        return [nd.sum(ga).reshape(()) if a.ndim == 0 else ga,
+                nd.sum(gb).reshape(()) if b.ndim == 0 else gb]
+    if b.ndim > 2:
+        raise MXNetError("_np_dot: the gradient for a second operand of more than 2 "
+                         "dimensions is not supported")
+    a2, b2 = _as_matrices(a, b)
+    g2 = g.reshape((a2.shape[0], b2.shape[1]))
+    ga = nd.dot(g2, b2, transpose_b=True).reshape(a.shape)
+    gb = nd.dot(a2, g2, transpose_a=True).reshape(b.shape)
+    return [ga, gb]
+
+
+register_op("_np_dot", _dot, inputs=("a", "b"), gradient=_dot_grad, saves="x",
+            doc="NumPy's dot: inner product of 1-D, matrix product of 2-D arrays.")
+
+
+def _matmul(p, xp, a, b):
+    dt = promote(a.dtype, b.dtype)
+    return xp.asarray(xp.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False)))
+
+
+def _matmul_grad(p, x, y, gy):
+    a, b = x
+    if a.ndim <= 2 and b.ndim <= 2:
+        return _dot_grad(p, x, y, gy)
+    g = gy[0]
+    a3 = a if a.ndim > 1 else a.reshape((1, -1))
+    b3 = b if b.ndim > 1 else b.reshape((-1, 1))
+    g3 = g.reshape(g.shape[:-1] + (a3.shape[-2], b3.shape[-1])) if a.ndim == 1 or b.ndim == 1 \
+        else g
+    batch = g3.shape[:-2]
+    ab = nd.broadcast_to(a3, shape=batch + a3.shape[-2:]).reshape((-1,) + a3.shape[-2:])
+    bb = nd.broadcast_to(b3, shape=batch + b3.shape[-2:]).reshape((-1,) + b3.shape[-2:])
+    gg = g3.reshape((-1,) + g3.shape[-2:])
+    ga = nd.batch_dot(gg, bb, transpose_b=True).reshape(batch + a3.shape[-2:])
+    gb = nd.batch_dot(ab, gg, transpose_a=True).reshape(batch + b3.shape[-2:])
+    return [_unbroadcast(ga, a3.shape).reshape(a.shape), _unbroadcast(gb, b3.shape).reshape(b.shape)]
+
+
+register_op("_npi_matmul", _matmul, inputs=("a", "b"), gradient=_matmul_grad, saves="x",
+            doc="Matrix product with NumPy's broadcasting of stacked matrices (``@``).")
+
+# -- indexing ---------------------------------------------------------------------------
+
+
+def _getitem(p, xp, x):
+    y = x[_dev_key(xp, p.key)]
+    if not p.view and xp.may_share_memory(x, y):
+        y = y.copy()
+    return xp.asarray(y)
+
+
+def _getitem_grad(p, x, y, gy):
+    op = _GETITEM_BWD
+    return [invoke(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
+
+
+NP_GETITEM = register_op("_npi_getitem", _getitem, gradient=_getitem_grad, saves="",
+                         doc="``x[key]`` of an ``mx.np.ndarray`` (0-d results stay 0-d).")
