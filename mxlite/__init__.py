@@ -71,6 +71,12 @@ sym = symbol
 np = numpy
 npx = numpy_extension
 
+# MXNet's top-level switches of its NumPy interface (they live in mx.util).
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    n: "mxlite.util" for n in ("is_np_array", "is_np_shape", "np_array", "np_shape",
+                               "set_np_shape", "use_np", "use_np_array", "use_np_shape")})
+
 
 def install_as_mxnet():
     """Make ``import mxnet`` (and every ``mxnet.*`` module, with MXNet's names such as

@@ -13,6 +13,8 @@ _nd._attach_registry()
 _ndarray._default_params_table()
 from .custom import CustomOp, CustomOpProp, register  # noqa: F401
 from .numpy_op import customop  # noqa: F401
+from .info import (OperatorArguments, get_all_registered_operators,  # noqa: F401
+                   get_operator_arguments)
 
 
 # Names MXNet's module also shows, served from where they live in mxlite.

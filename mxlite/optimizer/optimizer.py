@@ -492,5 +492,6 @@ __getattr__, __dir__ = _exports(__name__, {
     "SGD": "mxlite.optimizer.sgd",
     "SGLD": "mxlite.optimizer.sgd",
     "Signum": "mxlite.optimizer.sgd",
+    "Test": "mxlite.optimizer.sgd",
     "ccSGD": "mxlite.optimizer.sgd",
 })

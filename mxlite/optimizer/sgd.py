@@ -258,3 +258,17 @@ class DCASGD(Optimizer):
         write(previous, w)
         w += step
         weight._bump()
+
+
+@register
+class Test(Optimizer):
+    """MXNet's optimizer for tests: ``weight += rescale_grad * grad``; the state holds a
+    copy of the new weight."""
+
+    def create_state(self, index, weight):
+        from .. import nd
+        return nd.zeros(weight.shape, ctx=weight.context)
+
+    def update(self, index, weight, grad, state):
+        weight[:] += grad * self.rescale_grad
+        state[:] = weight
