@@ -84,3 +84,18 @@ def test_nd_utils_and_io_utils(tmp_path):
     import mxlite.io.utils as io_utils
     assert io_utils.NDArray is mx.nd.NDArray
     assert io_utils.h5py is None or hasattr(io_utils.h5py, "File")
+
+
+def test_rand_zipfian_is_log_uniform_with_its_expected_counts():
+    mx.random.seed(1)
+    sampled, exp_true, exp_sampled = mx.nd.contrib.rand_zipfian(mx.nd.array([3, 0]), 20000, 5)
+    assert sampled.dtype == np.int64 and exp_true.dtype == np.float64
+    k = np.arange(5)
+    prob = np.log((k + 2) / (k + 1)) / np.log(6)
+    freq = np.bincount(sampled.asnumpy(), minlength=5) / 20000.0
+    assert np.allclose(freq, prob, atol=0.02)
+    assert np.allclose(exp_true.asnumpy(), 20000 * prob[[3, 0]])
+    assert np.allclose(exp_sampled.asnumpy(), 20000 * prob[sampled.asnumpy()])
+    t = mx.sym.var("t")
+    outs = mx.sym.Group(list(mx.sym.contrib.rand_zipfian(t, 4, 5))).eval(t=mx.nd.array([3]))
+    assert outs[0].shape == (4,) and np.allclose(outs[1].asnumpy(), 4 * prob[3])
