@@ -1,6 +1,8 @@
 """``mx.contrib``: MXNet's experimental namespace (``mx.contrib.nd``/``sym`` for the
 contrib operators, the first autograd API, ``io.DataLoaderIter``, ``text``
-vocabularies and embeddings, the ``tensorboard`` callback, ``svrg_optimization``).
+vocabularies and embeddings, the ``tensorboard`` callback, ``svrg_optimization``), and
+mxlite's optional add-ons: ``mxlite.contrib.horovod`` is Horovod's ``horovod.mxnet`` API
+on MPI (import it explicitly; it needs ``mxlite[dist]``).
 
 A plain package: each submodule is its own file, imported here by name (a submodule
 that needs an optional package imports it only when used).
