@@ -82,3 +82,23 @@ def test_v1_record_iterators_are_the_record_iterators():
     assert mx.io.ImageRecordUInt8Iter_v1 is mx.io.ImageRecordUInt8Iter
     import mxlite.io.io as io_io
     assert io_io.ImageRecordIter_v1 is mx.io.ImageRecordIter
+
+
+def test_lars_matches_mxnet():
+    g = np.load(os.path.join(os.path.dirname(__file__), "reference_extra", "lars_mxnet191.npz"))
+    for agg in (1, 4):
+        for mom in (0.0, 0.9):
+            opt = mx.optimizer.create(
+                "lars", learning_rate=0.1, momentum=mom, wd=0.01, eta=0.5, rescale_grad=0.5,
+                param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "conv_weight"},
+                lr_scheduler=mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.1))
+            opt.aggregate_num = agg
+            upd = mx.optimizer.get_updater(opt)
+            weights = [mx.nd.array(g["w%d" % i]) for i in range(3)]
+            for step in range(3):
+                upd([0, 1, 2], [mx.nd.array(g["g%d_%d" % (step, i)]) for i in range(3)],
+                    weights)
+            for i, w in enumerate(weights):
+                assert np.allclose(w.asnumpy(), g["agg%d_mom%s_w%d" % (agg, mom, i)],
+                                   atol=1e-6), (agg, mom, i)
+    assert mx.optimizer.optimizer.LARS is mx.optimizer.LARS

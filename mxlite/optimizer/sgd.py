@@ -11,7 +11,7 @@ from ..operator.tensor.optimizer_ops import (sgd_kernel, sgd_mom_kernel, sgd_ste
 from .optimizer import (Optimizer, register, _MasterLastMixin, aggregation_size, begin_update,
                         check_pair, float16, write, xp_of, zeros_like_weight, python_clip)
 
-__all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
+__all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD", "Test", "LARS"]
 
 
 def _clip_arg(opt):
@@ -272,3 +272,82 @@ class Test(Optimizer):
     def update(self, index, weight, grad, state):
         weight[:] += grad * self.rescale_grad
         state[:] = weight
+
+
+@register
+class LARS(SGD):
+    """Layer-wise adaptive rate scaling (You et al., 2017): SGD whose learning rate is
+    scaled per parameter, except biases and BatchNorm's gamma/beta::
+
+        lr_layer = lr * eta * |w| / (|rescale_grad * g| + wd * |w| + eps)
+                   (lr itself when |w| or |g| is 0)
+
+    With ``momentum_correction`` the momentum is scaled by ``lr / previous lr`` when the
+    learning rate changes. Weight decay applies to ``*_weight`` parameters only.
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
+                 momentum_correction=True, **kwargs):
+        super().__init__(momentum=momentum, lazy_update=lazy_update, **kwargs)
+        self.momentum_correction = momentum_correction
+        self.eta = eta
+        self.eps = eps
+        self.skip = 0
+        self.last_lr = None
+        self.cur_lr = None
+
+    def set_wd_mult(self, args_wd_mult):
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith("_weight")}
+        self._mults_from_sym("__wd_mult__", self.wd_mult)
+        self.wd_mult.update(args_wd_mult)
+
+    def _get_lrs(self, indices):
+        if self.cur_lr is not None:
+            self.last_lr = self.cur_lr
+        lr = self.learning_rate
+        if self.cur_lr is None:
+            self.last_lr = lr
+        self.cur_lr = lr
+        return [lr * self._mult(index, self.lr_mult, "lr_mult") for index in indices]
+
+    def _lars(self, index, weight, grad, lr, wd):
+        name = self.idx2name.get(index, str(index))
+        if name.endswith(("gamma", "beta", "bias")):
+            return lr
+        xp = xp_of(weight)
+        w_norm = float(xp.sqrt((weight._data.astype("float32") ** 2).sum()))
+        g_norm = float(xp.sqrt(((grad._data.astype("float32") * self.rescale_grad) ** 2).sum()))
+        if w_norm > 0.0 and g_norm > 0.0:
+            return lr * self.eta * w_norm / (g_norm + wd * w_norm + self.eps)
+        return lr
+
+    def update(self, index, weight, grad, state):
+        self.update_group([index], [weight], [grad], [state])
+
+    def update_multi_precision(self, index, weight, grad, state):
+        self.update(index, weight, grad, state)
+
+    def update_group(self, indices, weights, grads, states):
+        for w, g in zip(weights, grads):
+            check_pair("LARS", w, g)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        momentum = self.momentum
+        if momentum > 0 and self.momentum_correction and self.last_lr != 0:
+            momentum *= self.cur_lr / self.last_lr
+        for i, w, g, s, lr, wd in zip(indices, weights, grads, states, lrs, wds):
+            lr = self._lars(i, w, g, lr, wd)
+            master = None
+            if self.multi_precision and w.dtype == float16 and isinstance(s, (tuple, list)):
+                s, master = s
+            target = w if master is None else master
+            gt = g if master is None else g.astype(master.dtype)
+            if s is not None and momentum > 0:
+                new_w = sgd_mom_kernel(xp_of(target), target._data, gt._data, s._data, lr,
+                                       momentum, wd, self.rescale_grad, _clip_arg(self))
+                s._bump()
+                write(target, new_w)
+            else:
+                _sgd_plain(target, gt, lr, wd, self.rescale_grad, _clip_arg(self))
+            if master is not None:
+                write(w, master._data.astype(w._data.dtype))
