@@ -102,3 +102,20 @@ def test_lars_matches_mxnet():
                 assert np.allclose(w.asnumpy(), g["agg%d_mom%s_w%d" % (agg, mom, i)],
                                    atol=1e-6), (agg, mom, i)
     assert mx.optimizer.optimizer.LARS is mx.optimizer.LARS
+
+
+def test_lbsgd_matches_mxnet():
+    g = np.load(os.path.join(os.path.dirname(__file__), "reference_extra", "lbsgd_mxnet191.npz"))
+    for strategy in ("linear", "sqrt", "lars"):
+        for mom in (0.0, 0.9):
+            opt = mx.optimizer.create("lbsgd", learning_rate=0.1, momentum=mom, wd=0.01,
+                                      warmup_strategy=strategy, warmup_epochs=2, batch_scale=2,
+                                      updates_per_epoch=2, rescale_grad=0.5)
+            upd = mx.optimizer.get_updater(opt)
+            w = mx.nd.array(g["w"])
+            for k in range(6):
+                before = w.asnumpy()
+                upd(0, mx.nd.array(g["g%d" % k]), w)
+                assert np.allclose(w.asnumpy(), g["%s_%s_%d" % (strategy, mom, k)], atol=1e-6)
+                if k % 2 == 0:              # the first half of a large batch does not step
+                    assert np.array_equal(w.asnumpy(), before)

@@ -487,6 +487,7 @@ __getattr__, __dir__ = _exports(__name__, {
     "Ftrl": "mxlite.optimizer.adaptive",
     "LAMB": "mxlite.optimizer.adaptive",
     "LARS": "mxlite.optimizer.sgd",
+    "LBSGD": "mxlite.optimizer.sgd",
     "NAG": "mxlite.optimizer.sgd",
     "Nadam": "mxlite.optimizer.adaptive",
     "RMSProp": "mxlite.optimizer.adaptive",
