@@ -5,12 +5,27 @@ storage) is there when reached as user code reaches it (``import mxnet`` after
 import importlib
 import json
 import os
+import sys
+
+import pytest
 
 import mxlite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "reference_extra", "api_names_mxnet191.json")
 LEFT_OUT = os.path.join(HERE, "api_left_out.txt")
+
+
+@pytest.fixture(autouse=True)
+def _mxnet_alias_for_this_test_only():
+    """``install_as_mxnet`` changes the whole process: undo it after each test, so that
+    other tests still see no ``mxnet`` module."""
+    meta_path, modules = list(sys.meta_path), set(sys.modules)
+    yield
+    sys.meta_path[:] = meta_path
+    for name in set(sys.modules) - modules:
+        if name == "mxnet" or name.startswith("mxnet."):
+            del sys.modules[name]
 
 
 def _modules():
