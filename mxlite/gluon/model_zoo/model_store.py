@@ -83,9 +83,15 @@ def get_model_file(name, root=os.path.join(data_dir(), "models")):
         logging.info("Model file not found. Downloading to %s.", file_path)
     os.makedirs(root, exist_ok=True)
     zip_path = os.path.join(root, file_name + ".zip" + str(uuid.uuid4()))
+    url = _url_format.format(repo_url=_get_repo_url(), file_name=file_name)
     try:
-        download(_url_format.format(repo_url=_get_repo_url(), file_name=file_name),
-                 path=zip_path, overwrite=True)
+        try:
+            download(url, path=zip_path, overwrite=True)
+        except OSError as e:
+            raise OSError("get_model_file: the pretrained weights of %r are not in %s and "
+                          "could not be downloaded from %s (%s). Without network, put MXNet's "
+                          "%s.params there" % (name, root, url, e.__cause__ or e, file_name)) \
+                from e
         with zipfile.ZipFile(zip_path) as zf:
             tmp_dir = tempfile.mkdtemp(dir=root)
             try:
