@@ -55,6 +55,8 @@ from . import monitor  # noqa: F401
 from . import executor  # noqa: F401
 from . import contrib  # noqa: F401
 from . import util  # noqa: F401
+from .util import (is_np_shape, set_np_shape, np_shape, use_np_shape,  # noqa: F401
+                   is_np_array, np_array, use_np_array, use_np)
 from . import numpy  # noqa: F401
 from . import numpy_extension  # noqa: F401
 

@@ -1,6 +1,5 @@
 """The data and environment helpers of ``mx.test_utils``: ``download``, the MNIST and
-CIFAR-10 getters, model downloads, the run-environment checks and the hybridize
-consistency check.
+CIFAR-10 getters, model downloads and the run-environment checks.
 
 Every getter first looks for the files where MXNet's would leave them (the current
 directory, or ``data/``) and downloads only what is missing, so on a machine without
@@ -19,8 +18,7 @@ import numpy as np
 
 __all__ = ["download", "download_model", "get_mnist", "get_mnist_pkl", "get_mnist_ubyte",
            "get_cifar10", "get_mnist_iterator", "get_zip_data", "get_bz2_data",
-           "get_im2rec_path", "is_cd_run", "is_aarch64_run", "has_tvm_ops", "is_op_runnable",
-           "check_gluon_hybridize_consistency"]
+           "get_im2rec_path", "is_cd_run", "is_aarch64_run", "has_tvm_ops", "is_op_runnable"]
 
 _DATA_URL = "http://data.mxnet.io/"
 _MODEL_URL = _DATA_URL + "models/"
@@ -213,53 +211,3 @@ def is_op_runnable():
     operators with compute-capability limits)."""
     return True
 
-
-def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
-                                      rtol=1e-4, atol=1e-4):
-    """Check that a HybridBlock gives the same outputs (and input gradients, with
-    ``test_grad``) with and without ``hybridize()``, and those of ``numpy_func`` when
-    given. ``net_builder(prefix=...)`` builds the block; every build gets the parameter
-    values of the first. The block must not draw random numbers."""
-    from . import autograd, initializer
-    from .test_utils import assert_almost_equal
-
-    class _Values(initializer.Initializer):
-        def __init__(self, values):
-            super().__init__()
-            self._values = values
-
-        def _init_weight(self, name, arr):
-            arr[:] = self._values[name]
-
-    saved_out = saved_grads = init = None
-    for hybridize in (False, True):
-        for use_autograd in ((False, True) if test_grad else (False,)):
-            net = net_builder(prefix="net_")
-            net.initialize(init) if init is not None else net.initialize()
-            if hybridize:
-                net.hybridize()
-            inputs = [x.copy() for x in data_l]
-            if use_autograd:
-                for x in inputs:
-                    x.attach_grad()
-                with autograd.record():
-                    out = net(*inputs)
-                out.backward(out)
-            else:
-                out = net(*inputs)
-            if init is None:
-                init = _Values({k: v.data().asnumpy() for k, v in net.collect_params().items()})
-            if saved_out is None:
-                saved_out = out.asnumpy()
-            else:
-                assert_almost_equal(out.asnumpy(), saved_out, rtol=rtol, atol=atol)
-            if use_autograd:
-                grads = [x.grad.asnumpy() for x in inputs]
-                if saved_grads is None:
-                    saved_grads = grads
-                else:
-                    for g, saved in zip(grads, saved_grads):
-                        assert_almost_equal(g, saved, rtol=rtol, atol=atol)
-    if numpy_func is not None:
-        assert_almost_equal(saved_out, numpy_func(*[x.asnumpy() for x in data_l]),
-                            rtol=rtol, atol=atol)

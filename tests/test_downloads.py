@@ -163,21 +163,3 @@ def test_environment_helpers(monkeypatch):
     assert tu.has_tvm_ops() is False and tu.is_op_runnable() is True
     with pytest.raises(IOError, match="im2rec"):
         tu.get_im2rec_path()
-
-
-def test_check_gluon_hybridize_consistency():
-    def build(prefix):
-        net = mx.gluon.nn.HybridSequential(prefix=prefix)
-        with net.name_scope():
-            net.add(mx.gluon.nn.Dense(4, activation="tanh"), mx.gluon.nn.Dense(2))
-        return net
-    x = mx.nd.array(np.random.rand(3, 5))
-    tu.check_gluon_hybridize_consistency(build, [x])
-
-    class Inconsistent(mx.gluon.HybridBlock):
-        def hybrid_forward(self, F, x):
-            return x * (2 if F is mx.nd else 3)
-    with pytest.raises(AssertionError):
-        tu.check_gluon_hybridize_consistency(lambda prefix: Inconsistent(prefix=prefix), [x])
-    with pytest.raises(AssertionError):
-        tu.check_gluon_hybridize_consistency(build, [x], numpy_func=lambda a: a[:, :2])

@@ -1,94 +1,17 @@
-"""Functions of ``mxnet.ndarray`` that are not operators: ``CachedOp``, DLPack
-exchange, the legacy ``imdecode`` and the indexing helpers MXNet exposes."""
+"""Functions of ``mxnet.ndarray`` that are not operators: the legacy ``imdecode`` and
+the indexing helpers MXNet exposes."""
 import numpy as np
 
 from ..base import MXNetError, integer_types
-from .ndarray import NDArray, array, _wrap
+from .ndarray import NDArray, array
 
-__all__ = ["CachedOp", "to_dlpack_for_read", "to_dlpack_for_write", "from_dlpack", "imdecode",
-           "get_indexing_dispatch_code", "indexing_key_expand_implicit_axes",
+__all__ = ["imdecode", "get_indexing_dispatch_code", "indexing_key_expand_implicit_axes",
            "get_oshape_of_gather_nd_op"]
 
 _NDARRAY_UNSUPPORTED_INDEXING = -1
 _NDARRAY_BASIC_INDEXING = 0
 _NDARRAY_ADVANCED_INDEXING = 1
 _NDARRAY_EMPTY_TUPLE_INDEXING = 2
-
-
-class CachedOp:
-    """A Symbol run as one function: ``op(*inputs)`` feeds the inputs in the order of
-    ``sym.list_inputs()`` and returns the output (a list for several), recorded by
-    autograd like any op.
-
-    >>> x = mx.sym.var('x')
-    >>> op = mx.nd.CachedOp(2 * x + 1)
-    >>> op(mx.nd.array([1, 2]))
-    <BLANKLINE>
-    [3. 5.]
-    <NDArray 2 @cpu(0)>
-    """
-
-    def __init__(self, sym, flags=()):
-        self._symbol = sym
-        self._flags = dict(flags)
-        self._inputs = sym.list_inputs()
-        self._nodes = sym._nodes()
-
-    def __call__(self, *args, out=None, default_ctx=None):
-        from ..symbol.executor import run_graph
-        if len(args) != len(self._inputs):
-            raise MXNetError("CachedOp: got %d inputs, the symbol takes %d (%s)"
-                             % (len(args), len(self._inputs), self._inputs))
-        for name, a in zip(self._inputs, args):
-            if not isinstance(a, NDArray):
-                raise TypeError("CachedOp: input %r must be an NDArray, got %s"
-                                % (name, type(a).__name__))
-        outs = run_graph(self._symbol, self._nodes, dict(zip(self._inputs, args)))
-        if out is not None:
-            targets = out if isinstance(out, (list, tuple)) else [out]
-            for t, y in zip(targets, outs):
-                y.copyto(t)
-            return out
-        return outs[0] if len(outs) == 1 else outs
-
-
-class _DLPack:
-    """A capsule with the ``__dlpack__`` protocol NumPy's ``from_dlpack`` asks for."""
-
-    def __init__(self, capsule):
-        self._capsule = capsule
-
-    def __dlpack__(self, stream=None, **kwargs):
-        return self._capsule
-
-    def __dlpack_device__(self):
-        return (1, 0)           # kDLCPU, device 0
-
-
-def to_dlpack_for_read(data):
-    """A DLPack capsule sharing ``data``'s memory (waits for pending writes first)."""
-    data.wait_to_read()
-    return np.asarray(data._data).__dlpack__()
-
-
-def to_dlpack_for_write(data):
-    """A DLPack capsule sharing ``data``'s memory, for a consumer that writes into it
-    (a versioned capsule, which says that the memory is writable)."""
-    data.wait_to_read()
-    host = data._data
-    if not isinstance(host, np.ndarray):
-        raise MXNetError("to_dlpack_for_write: only cpu arrays can be shared, got %s"
-                         % data.context)
-    return host.__dlpack__(max_version=(1, 0))
-
-
-def from_dlpack(dlpack):
-    """An NDArray sharing the memory of a DLPack capsule (or of an object with
-    ``__dlpack__``, such as a torch or NumPy array). A capsule of the first DLPack
-    version does not say whether its memory may be written: the array is read-only."""
-    from ..context import cpu
-    obj = dlpack if hasattr(dlpack, "__dlpack__") else _DLPack(dlpack)
-    return _wrap(np.from_dlpack(obj), cpu())
 
 
 def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):

@@ -1,4 +1,5 @@
 """``mx.sym``: Symbols built from the same operator registry as ``mx.nd``."""
+from ..util import np_submodules as _np_submodules
 from .symbol import Symbol, Variable, var, Group, load, load_json  # noqa: F401
 from .executor import Executor  # noqa: F401
 from .functions import *  # noqa: F401,F403
@@ -78,13 +79,5 @@ _randn.__name__, _shuffle.__name__ = "randn", "shuffle"
 random.randn, random.shuffle = _randn, _shuffle
 pow = power  # noqa: A001,F405 (MXNet's mx.sym.pow)
 
-
-def __getattr__(name):
-    # ``mx.sym.np``/``mx.sym.npx`` load on first use (they import mx.np, which loads later).
-    if name in ("np", "npx", "numpy", "numpy_extension"):
-        import importlib
-        full = "numpy" if name in ("np", "numpy") else "numpy_extension"
-        mod = importlib.import_module(__name__ + "." + full)
-        globals()[name] = mod
-        return mod
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+# ``mx.nd.np``/``mx.nd.npx`` (``mx.sym.np``/``mx.sym.npx``) load on first use.
+__getattr__ = _np_submodules(__name__, globals())
