@@ -68,3 +68,42 @@ def test_passthrough_and_errors():
                                out_type="int4")
     with pytest.raises(mx.MXNetError, match="all zero"):
         mx.nd.contrib.quantize(mx.nd.ones((2,)), mx.nd.array([0]), mx.nd.array([0]))
+
+
+OPS_GOLD = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
+                                "quantized_ops_mxnet191.npz"))
+OPS_CASES = json.loads(str(OPS_GOLD["cases"]))
+
+
+@pytest.mark.parametrize("case", sorted(OPS_CASES))
+def test_quantized_ops_match_mxnet(case):
+    n = sum(1 for k in OPS_GOLD.files if k.startswith(case + "/in"))
+    ins = [OPS_GOLD["%s/in%d" % (case, i)] for i in range(n)]
+    spec = OPS_CASES[case]
+    outs = getattr(mx.nd.contrib, spec["op"])(*[mx.nd.array(a, dtype=a.dtype) for a in ins],
+                                              **spec["params"])
+    for i, y in enumerate(outs):
+        want = OPS_GOLD["%s/out%d" % (case, i)]
+        assert y.dtype == want.dtype and y.shape == want.shape, (case, i)
+        assert np.allclose(y.asnumpy().astype(np.float64), want.astype(np.float64),
+                           rtol=1e-6), (case, i)
+
+
+def test_quantized_fully_connected_dequantizes_to_the_float_product():
+    x = mx.nd.array(np.random.uniform(-1, 1, (3, 8)))
+    w = mx.nd.array(np.random.uniform(-1, 1, (4, 8)))
+    qx, qw = mx.nd.contrib.quantize_v2(x), mx.nd.contrib.quantize_v2(w)
+    y, lo, hi = mx.nd.contrib.quantized_fully_connected(qx[0], qw[0], qx[1], qx[2], qw[1],
+                                                        qw[2], num_hidden=4, no_bias=True)
+    approx = y.asnumpy() * hi.asscalar() / 2147483647.0
+    assert np.allclose(approx, x.asnumpy() @ w.asnumpy().T, atol=0.05)
+    sym = mx.sym.contrib.quantized_fully_connected(
+        *[mx.sym.var(n) for n in ("d", "w", "dmin", "dmax", "wmin", "wmax")], num_hidden=4,
+        no_bias=True)
+    assert sym.infer_shape(d=(3, 8), w=(4, 8), dmin=(1,), dmax=(1,), wmin=(1,),
+                           wmax=(1,))[1] == [(3, 4), (1,), (1,)]
+    with pytest.raises(mx.MXNetError, match="weight has shape"):
+        mx.nd.contrib.quantized_fully_connected(qx[0], qw[0], qx[1], qx[2], qw[1], qw[2],
+                                                num_hidden=5, no_bias=True)
+    with pytest.raises(mx.MXNetError, match="only act_type='relu'"):
+        mx.nd.contrib.quantized_act(*qx, act_type="tanh")

@@ -1,0 +1,166 @@
+"""int8/uint8 compute ops of MXNet's quantization (``_contrib_quantized_flatten``,
+``_contrib_quantized_act``, ``_contrib_quantized_pooling``, ``_contrib_quantized_embedding``,
+``_contrib_quantized_fully_connected``), with the numbers of MXNet 1.9.1's CPU build.
+
+Each takes quantized arrays with the float ranges they stand for (``min_*``/``max_*``,
+(1,) arrays) and returns its result with its range. ``quantized_fully_connected`` sums
+int8 products exactly into int32; its range is MXNet's: one int32 step is one data step
+times one weight step (steps of ``range / 127``, ``/ 255`` for uint8 data). Not
+differentiable, as in MXNet.
+"""
+import numpy as np
+
+from ...base import MXNetError, parse_bool, parse_int
+from ..registry import OPS, Param, register_op
+from .quantize import _F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar
+from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
+
+_INT8_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _check_quantized(x, name, op):
+    if x.dtype not in _INT8_TYPES:
+        raise MXNetError("%s: %s must be int8 or uint8, got %s" % (op, name, x.dtype))
+
+
+def _ranged(p, shapes):
+    return [shapes[0], (1,), (1,)]
+
+
+def _same_range_types(p, dtypes):
+    return [dtypes[0], np.dtype(_F32), np.dtype(_F32)]
+
+
+def _declare(name, compute, inputs, params, doc, infer_shape, infer_type=_same_range_types):
+    register_op(name, compute, inputs=inputs, params=params, num_outputs=3,
+                infer_shape=infer_shape, infer_type=infer_type, doc=doc)
+
+
+# -- flatten, act ----------------------------------------------------------------------------
+
+def _flatten(p, xp, x, lo, hi):
+    _check_quantized(x, "data", "quantized_flatten")
+    return x.reshape(x.shape[0], -1).copy(), lo.copy(), hi.copy()
+
+
+_declare("_contrib_quantized_flatten", _flatten, ("data", "min_data", "max_data"), [],
+         "Flatten quantized data to (N, -1); the range is unchanged.",
+         lambda p, shapes: (shapes, [(shapes[0][0], int(np.prod(shapes[0][1:]))), (1,),
+                                     (1,)]))
+
+
+def _act(p, xp, x, lo, hi):
+    _check_quantized(x, "data", "quantized_act")
+    if p.act_type != "relu":
+        raise MXNetError("quantized_act: only act_type='relu' is supported (as in MXNet), "
+                         "got %r" % p.act_type)
+    return xp.maximum(x, x.dtype.type(0)), lo.copy(), hi.copy()
+
+
+_declare("_contrib_quantized_act", _act, ("data", "min_data", "max_data"),
+         [Param("act_type", choices=("relu", "sigmoid", "tanh", "softrelu", "softsign"),
+                doc="Activation; MXNet's quantized kernel runs 'relu' only.")],
+         "ReLU of quantized data; the range is unchanged.",
+         lambda p, shapes: (shapes, _ranged(p, shapes)))
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+def _pooling(p, xp, x, lo, hi):
+    _check_quantized(x, "data", "quantized_pooling")
+    if p.pool_type not in ("max", "avg"):
+        raise MXNetError("quantized_pooling: pool_type must be 'max' or 'avg', got %r"
+                         % p.pool_type)
+    y = OPS["Pooling"].compute(p, xp, x.astype(_F32))
+    if p.pool_type == "avg":
+        y = xp.rint(y)          # NOTE: MKL-DNN rounds the mean half to even
+    return y.astype(x.dtype), lo.copy(), hi.copy()
+
+
+def _pooling_shape(p, shapes):
+    _, out = OPS["Pooling"].infer_shape(p, [shapes[0]])
+    return shapes, None if out is None else [out[0], (1,), (1,)]
+
+
+_declare("_contrib_quantized_pooling", _pooling, ("data", "min_data", "max_data"),
+         list(OPS["Pooling"].params.values()),
+         "Max or average pooling of quantized NCHW data (the params of Pooling); averages "
+         "are rounded to the nearest integer; the range is unchanged.", _pooling_shape)
+
+
+# -- embedding -------------------------------------------------------------------------------
+
+def _embedding(p, xp, idx, w, lo, hi):
+    _check_quantized(w, "weight", "quantized_embedding")
+    rows = xp.clip(idx.astype(np.int64), 0, p.input_dim - 1)
+    return w[rows], lo.copy(), hi.copy()
+
+
+def _embedding_shape(p, shapes):
+    return shapes, [tuple(shapes[0]) + (p.output_dim,), (1,), (1,)]
+
+
+_declare("_contrib_quantized_embedding", _embedding,
+         ("data", "weight", "min_weight", "max_weight"),
+         [Param("input_dim", parse_int, doc="Vocabulary size.", low=1),
+          Param("output_dim", parse_int, doc="Embedding size.", low=1),
+          Param("dtype", choices=("float32", "float64", "float16", "uint8", "int8", "int32",
+                                  "int64"), default="float32", doc="Ignored (int8 rows)."),
+          Param("sparse_grad", parse_bool, False, "Ignored (no gradient).")],
+         "Rows of a quantized weight for the indices in data (clipped to the vocabulary); "
+         "the range is the weight's.", _embedding_shape,
+         lambda p, dtypes: [dtypes[1], np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- fully connected -------------------------------------------------------------------------
+
+def _fc_inputs(p):
+    if p.no_bias:
+        return ("data", "weight", "min_data", "max_data", "min_weight", "max_weight")
+    return ("data", "weight", "bias", "min_data", "max_data", "min_weight", "max_weight",
+            "min_bias", "max_bias")
+
+
+def _fully_connected(p, xp, *args):
+    op = "quantized_fully_connected"
+    if p.no_bias:
+        x, w, dlo, dhi, wlo, whi = args
+    else:
+        x, w, b, dlo, dhi, wlo, whi, blo, bhi = args
+    _check_quantized(x, "data", op)
+    if w.dtype != np.int8:
+        raise MXNetError("%s: weight must be int8, got %s" % (op, w.dtype))
+    d_real = _max_abs(_scalar(xp, dlo, "min_data", op), _scalar(xp, dhi, "max_data", op))
+    w_real = _max_abs(_scalar(xp, wlo, "min_weight", op), _scalar(xp, whi, "max_weight", op))
+    x2 = x.reshape(x.shape[0], -1) if p.flatten else x
+    if x2.shape[-1] != w.shape[1] or w.shape[0] != p.num_hidden:
+        raise MXNetError("%s: weight has shape %s, expected %s for data of shape %s"
+                         % (op, tuple(w.shape), (p.num_hidden, x2.shape[-1]), tuple(x.shape)))
+    y = x2.astype(np.int64) @ w.astype(np.int64).T
+    unsigned = x.dtype == np.uint8
+    if not p.no_bias:
+        b_real = _max_abs(_scalar(xp, blo, "min_bias", op), _scalar(xp, bhi, "max_bias", op))
+        rescale = (_F32((_UINT8_RANGE if unsigned else _INT8_RANGE) / d_real)
+                   * _F32(_INT8_RANGE / w_real) * _F32(b_real) / _F32(_INT8_RANGE))
+        y = y + xp.trunc(b.astype(_F32) * rescale).astype(np.int64)   # C++ float -> int
+    step = (d_real / (255.0 if unsigned else 127.0)) * (w_real / 127.0)
+    top = float(_F32(step) * _F32(_INT32_RANGE))
+    return y.astype(np.int32), xp.asarray([-top], dtype=_F32), xp.asarray([top], dtype=_F32)
+
+
+def _fc_shape(p, shapes):
+    x = shapes[0]
+    if x is None:
+        return shapes, None
+    lead = (x[0],) if p.flatten else tuple(x[:-1])
+    return shapes, [lead + (p.num_hidden,), (1,), (1,)]
+
+
+_declare("_contrib_quantized_fully_connected", _fully_connected, _fc_inputs,
+         [Param("num_hidden", parse_int, doc="Output units.", low=1),
+          Param("no_bias", parse_bool, False, "Whether there is no bias."),
+          Param("flatten", parse_bool, True, "Flatten the data to (N, -1) first.")],
+         "int32 ``data @ weight.T`` (+ the int8 bias rescaled to the product's step, "
+         "truncated) of quantized data (int8 or uint8) and int8 weights, with the range "
+         "of one int32 step times 2**31 - 1.", _fc_shape,
+         lambda p, dtypes: [np.dtype(np.int32), np.dtype(_F32), np.dtype(_F32)])

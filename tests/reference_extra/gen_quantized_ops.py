@@ -1,0 +1,41 @@
+"""Golden data for mxlite's int8 compute ops from real MXNet 1.9.1's CPU build (run with its
+interpreter): quantized_flatten, quantized_act, quantized_pooling, quantized_embedding and
+quantized_fully_connected. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
+import json
+import os
+
+import mxnet as mx
+import numpy as np
+
+np.random.seed(0)
+C = mx.nd.contrib
+out, cases = {}, {}
+def qv2(shape, lo=-1.0, hi=1.0, **kw):
+    return [a.asnumpy() for a in C.quantize_v2(mx.nd.array(np.random.uniform(lo, hi, shape).astype('float32')), **kw)]
+def run(name, op, inputs, params):
+    res = getattr(C, op)(*[mx.nd.array(a, dtype=a.dtype) for a in inputs], **params)
+    res = res if isinstance(res, (list, tuple)) else [res]
+    for i, a in enumerate(inputs): out['%s/in%d' % (name, i)] = a
+    for i, r in enumerate(res): out['%s/out%d' % (name, i)] = r.asnumpy()
+    cases[name] = {'op': op, 'params': params}
+d4 = qv2((2, 3, 6, 6))
+run('flatten', 'quantized_flatten', d4, {})
+run('act_relu', 'quantized_act', d4, dict(act_type='relu'))
+run('pool_max', 'quantized_pooling', d4, dict(kernel=(2, 2), stride=(2, 2), pool_type='max'))
+run('pool_max_pad', 'quantized_pooling', d4, dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type='max'))
+run('pool_avg', 'quantized_pooling', d4, dict(kernel=(2, 2), stride=(2, 2), pool_type='avg'))
+run('pool_avg3', 'quantized_pooling', d4, dict(kernel=(3, 3), stride=(1, 1), pool_type='avg'))
+run('pool_global', 'quantized_pooling', d4, dict(kernel=(1, 1), global_pool=True, pool_type='avg'))
+u4 = qv2((2, 3, 6, 6), 0.0, 1.0, out_type='uint8')
+run('pool_max_u8', 'quantized_pooling', u4, dict(kernel=(2, 2), stride=(2, 2), pool_type='max'))
+w = qv2((7, 5))
+run('embedding', 'quantized_embedding', [np.array([[0, 6], [3, 1]], 'float32')] + w, dict(input_dim=7, output_dim=5))
+x = qv2((4, 12)); wf = qv2((6, 12)); bf = qv2((6,))
+run('fc', 'quantized_fully_connected', [x[0], wf[0], bf[0], x[1], x[2], wf[1], wf[2], bf[1], bf[2]], dict(num_hidden=6))
+run('fc_nobias', 'quantized_fully_connected', [x[0], wf[0], x[1], x[2], wf[1], wf[2]], dict(num_hidden=6, no_bias=True))
+xu = qv2((4, 12), 0.0, 2.0, out_type='uint8')
+run('fc_u8', 'quantized_fully_connected', [xu[0], wf[0], bf[0], xu[1], xu[2], wf[1], wf[2], bf[1], bf[2]], dict(num_hidden=6))
+x3 = qv2((2, 3, 4)); w3 = qv2((5, 12)); b3 = qv2((5,))
+run('fc_flatten', 'quantized_fully_connected', [x3[0], w3[0], b3[0], x3[1], x3[2], w3[1], w3[2], b3[1], b3[2]], dict(num_hidden=5))
+out['cases'] = np.array(json.dumps(cases))
+np.savez_compressed(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'quantized_ops_mxnet191.npz'), **out)
