@@ -1,6 +1,6 @@
 """Golden data for mxlite's int8 compute ops from real MXNet 1.9.1's CPU build (run with its
-interpreter): quantized_flatten, quantized_act, quantized_pooling, quantized_embedding and
-quantized_fully_connected. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
+interpreter): quantized_flatten, quantized_act, quantized_pooling, quantized_embedding,
+quantized_fully_connected and quantized_conv. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
 import json
 import os
 
@@ -37,5 +37,9 @@ xu = qv2((4, 12), 0.0, 2.0, out_type='uint8')
 run('fc_u8', 'quantized_fully_connected', [xu[0], wf[0], bf[0], xu[1], xu[2], wf[1], wf[2], bf[1], bf[2]], dict(num_hidden=6))
 x3 = qv2((2, 3, 4)); w3 = qv2((5, 12)); b3 = qv2((5,))
 run('fc_flatten', 'quantized_fully_connected', [x3[0], w3[0], b3[0], x3[1], x3[2], w3[1], w3[2], b3[1], b3[2]], dict(num_hidden=5))
+xu8 = qv2((2, 4, 6, 6), 0.0, 1.0, out_type='uint8'); cw = qv2((6, 4, 3, 3)); cb = qv2((6,))
+run('conv', 'quantized_conv', [xu8[0], cw[0], cb[0], xu8[1], xu8[2], cw[1], cw[2], cb[1], cb[2]], dict(kernel=(3, 3), num_filter=6, pad=(1, 1)))
+run('conv_nobias_stride', 'quantized_conv', [xu8[0], cw[0], xu8[1], xu8[2], cw[1], cw[2]], dict(kernel=(3, 3), num_filter=6, stride=(2, 2), no_bias=True))
+run('conv_dilate', 'quantized_conv', [xu8[0], cw[0], cb[0], xu8[1], xu8[2], cw[1], cw[2], cb[1], cb[2]], dict(kernel=(3, 3), num_filter=6, dilate=(2, 2), pad=(2, 2)))
 out['cases'] = np.array(json.dumps(cases))
 np.savez_compressed(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'quantized_ops_mxnet191.npz'), **out)

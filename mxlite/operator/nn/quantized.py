@@ -164,3 +164,49 @@ _declare("_contrib_quantized_fully_connected", _fully_connected, _fc_inputs,
          "truncated) of quantized data (int8 or uint8) and int8 weights, with the range "
          "of one int32 step times 2**31 - 1.", _fc_shape,
          lambda p, dtypes: [np.dtype(np.int32), np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- convolution -----------------------------------------------------------------------------
+
+def _conv(p, xp, *args):
+    op = "quantized_conv"
+    if p.no_bias:
+        x, w, dlo, dhi, wlo, whi = args
+    else:
+        x, w, b, dlo, dhi, wlo, whi = args[:7]
+    _check_quantized(x, "data", op)
+    if w.dtype != np.int8:
+        raise MXNetError("%s: weight must be int8, got %s" % (op, w.dtype))
+    if p.num_group != 1:
+        raise MXNetError("%s: only num_group=1 is supported (as in MXNet), got %d"
+                         % (op, p.num_group))
+    # NOTE: exact integer sums, computed in float64 (exact below 2**53).
+    conv = OPS["Convolution"]
+    y = conv.compute(conv.parse_params(dict(p.items(), no_bias=True)), xp,
+                     x.astype(np.float64), w.astype(np.float64))
+    if not p.no_bias:
+        # MXNet's CPU kernel adds the int8 bias as it is (no rescaling to the product's step)
+        y = y + b.astype(np.float64).reshape((1, -1) + (1,) * (y.ndim - 2))
+    d_real = _max_abs(_scalar(xp, dlo, "min_data", op), _scalar(xp, dhi, "max_data", op))
+    w_real = _max_abs(_scalar(xp, wlo, "min_weight", op), _scalar(xp, whi, "max_weight", op))
+    top = float(_F32((d_real / 127.0) * (w_real / 127.0)) * _F32(_INT32_RANGE))
+    return (xp.rint(y).astype(np.int32), xp.asarray([-top], dtype=_F32),
+            xp.asarray([top], dtype=_F32))
+
+
+def _conv_shape(p, shapes):
+    conv = OPS["Convolution"]
+    n = 2 if p.no_bias else 3
+    ins, out = conv.infer_shape(p, list(shapes[:n]))
+    if out is None:
+        return list(ins) + list(shapes[n:]), None
+    return list(ins) + list(shapes[n:]), [out[0], (1,), (1,)]
+
+
+_declare("_contrib_quantized_conv", _conv, _fc_inputs,
+         list(OPS["Convolution"].params.values()),
+         "int32 convolution (the params of Convolution, one group) of quantized data "
+         "(uint8 as MXNet's CPU kernel takes, or int8) with int8 weights, plus the int8 bias "
+         "as it is; the range is one data step (range / 127) times one weight step times "
+         "2**31 - 1, as MXNet computes it.", _conv_shape,
+         lambda p, dtypes: [np.dtype(np.int32), np.dtype(_F32), np.dtype(_F32)])
