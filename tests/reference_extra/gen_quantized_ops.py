@@ -1,6 +1,6 @@
 """Golden data for mxlite's int8 compute ops from real MXNet 1.9.1's CPU build (run with its
 interpreter): quantized_flatten, quantized_act, quantized_pooling, quantized_embedding,
-quantized_fully_connected and quantized_conv. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
+quantized_fully_connected, quantized_conv and quantized_elemwise_add. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
 import json
 import os
 
@@ -41,5 +41,13 @@ xu8 = qv2((2, 4, 6, 6), 0.0, 1.0, out_type='uint8'); cw = qv2((6, 4, 3, 3)); cb 
 run('conv', 'quantized_conv', [xu8[0], cw[0], cb[0], xu8[1], xu8[2], cw[1], cw[2], cb[1], cb[2]], dict(kernel=(3, 3), num_filter=6, pad=(1, 1)))
 run('conv_nobias_stride', 'quantized_conv', [xu8[0], cw[0], xu8[1], xu8[2], cw[1], cw[2]], dict(kernel=(3, 3), num_filter=6, stride=(2, 2), no_bias=True))
 run('conv_dilate', 'quantized_conv', [xu8[0], cw[0], cb[0], xu8[1], xu8[2], cw[1], cw[2], cb[1], cb[2]], dict(kernel=(3, 3), num_filter=6, dilate=(2, 2), pad=(2, 2)))
+a = qv2((2, 3, 4)); b = qv2((2, 3, 4), -3, 2)
+u = qv2((2, 3, 4), 0, 2, out_type='uint8'); u2 = qv2((2, 3, 4), 0, 1, out_type='uint8')
+run('add_i8', 'quantized_elemwise_add', [a[0], b[0], a[1], a[2], b[1], b[2]], {})
+run('add_calib', 'quantized_elemwise_add', [a[0], b[0], a[1], a[2], b[1], b[2]], dict(min_calib_range=-3.0, max_calib_range=3.0))
+run('add_u8', 'quantized_elemwise_add', [u[0], u2[0], u[1], u[2], u2[1], u2[2]], {})
+run('add_u8_calib', 'quantized_elemwise_add', [u[0], u2[0], u[1], u[2], u2[1], u2[2]], dict(min_calib_range=0.0, max_calib_range=3.0))
+run('add_mixed', 'quantized_elemwise_add', [a[0], u[0], a[1], a[2], u[1], u[2]], {})
+run('add_mixed2', 'quantized_elemwise_add', [u[0], b[0], u[1], u[2], b[1], b[2]], dict(min_calib_range=-2.0, max_calib_range=4.0))
 out['cases'] = np.array(json.dumps(cases))
 np.savez_compressed(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'quantized_ops_mxnet191.npz'), **out)

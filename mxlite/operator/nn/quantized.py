@@ -10,7 +10,7 @@ differentiable, as in MXNet.
 """
 import numpy as np
 
-from ...base import MXNetError, parse_bool, parse_int
+from ...base import MXNetError, optional, parse_bool, parse_float, parse_int
 from ..registry import OPS, Param, register_op
 from .quantize import _F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar
 from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
@@ -210,3 +210,73 @@ _declare("_contrib_quantized_conv", _conv, _fc_inputs,
          "as it is; the range is one data step (range / 127) times one weight step times "
          "2**31 - 1, as MXNet computes it.", _conv_shape,
          lambda p, dtypes: [np.dtype(np.int32), np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- elementwise add -------------------------------------------------------------------------
+
+_LIMITS_ALL = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255),
+               np.dtype(np.int32): (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _steps(dtype):
+    return _INT8_RANGE if dtype == np.int8 else _UINT8_RANGE
+
+
+def _add_out_dtype(p, a_dtype, b_dtype):
+    if p.min_calib_range is None or p.max_calib_range is None:
+        return np.dtype(np.int32)
+    return np.dtype(a_dtype) if a_dtype == b_dtype else np.dtype(np.int8)
+
+
+def _saturate(xp, y, dtype):
+    lo, hi = _LIMITS_ALL[np.dtype(dtype)]
+    return xp.clip(xp.rint(y.astype(np.float64)), lo, hi).astype(dtype)
+
+
+def _elemwise_add(p, xp, a, b, alo, ahi, blo, bhi):
+    op = "quantized_elemwise_add"
+    _check_quantized(a, "lhs", op)
+    _check_quantized(b, "rhs", op)
+    if a.shape != b.shape:
+        raise MXNetError("%s: lhs has shape %s but rhs %s" % (op, a.shape, b.shape))
+    # NOTE: every scale is computed in float32, step by step, as MXNet's kernel does: the
+    # int32 sums then agree to the last unit.
+    a_abs = _F32(_max_abs(_scalar(xp, alo, "lhs_min", op), _scalar(xp, ahi, "lhs_max", op)))
+    b_abs = _F32(_max_abs(_scalar(xp, blo, "rhs_min", op), _scalar(xp, bhi, "rhs_max", op)))
+    out_dtype = _add_out_dtype(p, a.dtype, b.dtype)
+    out_steps = _F32({np.dtype(np.int8): _INT8_RANGE, np.dtype(np.uint8): _UINT8_RANGE}.get(
+        out_dtype, _INT32_RANGE))
+    a_steps, b_steps = _F32(_steps(a.dtype)), _F32(_steps(b.dtype))
+    if p.min_calib_range is not None and p.max_calib_range is not None:
+        lo, hi = p.min_calib_range, p.max_calib_range
+        out_scale = out_steps / _F32(_max_abs(lo, hi))
+        sa, sb = out_scale / (a_steps / a_abs), out_scale / (b_steps / b_abs)
+    else:
+        total = a_abs + b_abs
+        hi, lo = float(total), -float(total)
+        # NOTE: as MXNet, with equal dtypes both scales divide by the lhs's steps
+        sa = (a_abs * out_steps) / (total * a_steps)
+        sb = (b_abs * out_steps) / (total * (a_steps if a.dtype == b.dtype else b_steps))
+    if a.dtype != b.dtype:
+        # MXNet first requantizes the uint8 side to int8 (rounded, saturated), then adds it
+        # with scale 1.
+        if a.dtype == np.uint8:
+            a, sa = _saturate(xp, a.astype(_F32) * sa, np.int8), _F32(1)
+        else:
+            b, sb = _saturate(xp, b.astype(_F32) * sb, np.int8), _F32(1)
+    y = a.astype(_F32) * sa + b.astype(_F32) * sb
+    return (_saturate(xp, y, out_dtype), xp.asarray([lo], dtype=_F32),
+            xp.asarray([hi], dtype=_F32))
+
+
+_declare("_contrib_quantized_elemwise_add", _elemwise_add,
+         ("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+         [Param("min_calib_range", optional(parse_float), None,
+                "Calibrated minimum of the sum; with max_calib_range the output is int8/uint8 "
+                "over that range."),
+          Param("max_calib_range", optional(parse_float), None, "Calibrated maximum.")],
+         "Sum of two quantized arrays: int32 over the range ±(|lhs range| + |rhs range|), "
+         "or int8/uint8 over the calibrated range.",
+         lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
+         lambda p, dtypes: [_add_out_dtype(p, dtypes[0], dtypes[1]), np.dtype(_F32),
+                            np.dtype(_F32)])
