@@ -107,3 +107,16 @@ def test_quantized_fully_connected_dequantizes_to_the_float_product():
                                                 num_hidden=5, no_bias=True)
     with pytest.raises(mx.MXNetError, match="only act_type='relu'"):
         mx.nd.contrib.quantized_act(*qx, act_type="tanh")
+
+
+def test_calibrate_entropy_matches_mxnet():
+    g = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
+                             "calibrate_entropy_mxnet191.npz"))
+    for k in range(3):
+        t, d = mx.nd.contrib.calibrate_entropy(mx.nd.array(g["c%d/hist" % k]),
+                                               mx.nd.array(g["c%d/edges" % k]),
+                                               num_quantized_bins=int(g["c%d/nqb" % k]))
+        assert t.asnumpy()[0] == g["c%d/t" % k][0]
+        assert np.allclose(d.asnumpy(), g["c%d/d" % k], rtol=1e-6)
+    with pytest.raises(mx.MXNetError, match="hist_edges must have"):
+        mx.nd.contrib.calibrate_entropy(mx.nd.ones(5), mx.nd.ones(5), num_quantized_bins=3)

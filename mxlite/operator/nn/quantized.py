@@ -280,3 +280,83 @@ _declare("_contrib_quantized_elemwise_add", _elemwise_add,
          lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
          lambda p, dtypes: [_add_out_dtype(p, dtypes[0], dtypes[1]), np.dtype(_F32),
                             np.dtype(_F32)])
+
+
+# -- entropy calibration ---------------------------------------------------------------------
+# float32 sums in MXNet's order: np.cumsum accumulates sequentially, as std::accumulate.
+
+def _seq_sum(v):
+    return v.astype(_F32).cumsum(dtype=_F32)[-1] if v.size else _F32(0)
+
+
+def _smooth(p, eps=_F32(0.0001)):
+    zeros = p == 0
+    n_zeros = int(zeros.sum())
+    n_nonzeros = p.size - n_zeros
+    if not n_nonzeros:
+        return None
+    eps1 = eps * _F32(n_zeros) / _F32(n_nonzeros)
+    if eps1 >= 1.0:
+        return None
+    return (p + np.where(zeros, eps, -eps1).astype(_F32)).astype(_F32)
+
+
+def _kl(p, q):
+    p = (p / _seq_sum(p)).astype(_F32)
+    q = (q / _seq_sum(q)).astype(_F32)
+    return _seq_sum(p * np.log(p / q, dtype=_F32))
+
+
+def _divergence(hist, start, stop, nqb):
+    """KL divergence of the histogram clipped to bins [start, stop) from its quantization
+    to ``nqb`` bins (MXNet's calibrate_entropy for one threshold)."""
+    length = stop - start
+    p = np.zeros(length, dtype=_F32)
+    p[1:-1] = hist[start + 1:stop - 1]
+    p[0] = _seq_sum(hist[:start + 1])
+    p[-1] = _seq_sum(np.concatenate([hist[stop - 1:stop], hist[stop:]]))
+    counts = np.zeros(length, dtype=np.int64)
+    counts[1:] = hist[start + 1:stop].astype(np.int64)     # C++ float -> size_t
+    merged = length // nqb                  # >= 1: the window has at least nqb bins
+    first = np.arange(nqb) * merged         # the last group also takes the remainder
+    bins = np.add.reduceat(counts, first).astype(_F32)
+    norm = np.add.reduceat((counts != 0).astype(np.int64), first)
+    group = np.minimum(np.arange(length) // merged, nqb - 1)
+    value = np.where(norm > 0, bins / np.maximum(norm, 1).astype(_F32), 0).astype(_F32)
+    q = np.where((p != 0) & (norm[group] > 0), value[group], 0).astype(_F32)
+    p, q = _smooth(p), _smooth(q)
+    if q is None or p is None:
+        return _F32(np.inf)
+    return _kl(p, q)
+
+
+def _calibrate(p, xp, hist, edges):
+    hist = np.asarray(hist, dtype=_F32)
+    edges = np.asarray(edges, dtype=_F32)
+    n = hist.size
+    if edges.size != n + 1:
+        raise MXNetError("calibrate_entropy: hist_edges must have %d values for %d bins, got %d"
+                         % (n + 1, n, edges.size))
+    nqb, zero = p.num_quantized_bins, n // 2
+    best, best_t = _F32(np.finfo(_F32).max), None
+    for i in range(nqb // 2, zero + 1):
+        d = _divergence(hist, zero - i, zero + i + 1, nqb)
+        if best_t is None:
+            best_t = edges[zero + i + 1]
+        if d < best:
+            best, best_t = d, edges[zero + i + 1]
+    if best_t is None:
+        raise MXNetError("calibrate_entropy: %d bins are fewer than num_quantized_bins=%d"
+                         % (n, nqb))
+    return xp.asarray([best_t], dtype=_F32), xp.asarray([best], dtype=_F32)
+
+
+register_op("_contrib_calibrate_entropy", _calibrate, inputs=("hist", "hist_edges"),
+            params=[Param("num_quantized_bins", parse_int, 255,
+                          "Bins of the quantized distribution (odd, 255 for int8).", low=1)],
+            num_outputs=2, infer_shape=lambda p, shapes: (shapes, [(1,), (1,)]),
+            infer_type=lambda p, dtypes: [np.dtype(_F32), np.dtype(_F32)],
+            doc="The threshold (a histogram edge) that minimises the KL divergence between "
+                "the histogram clipped to ±threshold and its quantization to "
+                "num_quantized_bins bins, and that divergence (TensorRT's entropy "
+                "calibration, as MXNet's quantization uses it).")
