@@ -1,6 +1,7 @@
 """Golden data for mxlite's int8 compute ops from real MXNet 1.9.1's CPU build (run with its
 interpreter): quantized_flatten, quantized_act, quantized_pooling, quantized_embedding,
-quantized_fully_connected, quantized_conv and quantized_elemwise_add. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
+quantized_fully_connected, quantized_conv, quantized_elemwise_add and
+quantized_batch_norm. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
 import json
 import os
 
@@ -49,5 +50,10 @@ run('add_u8', 'quantized_elemwise_add', [u[0], u2[0], u[1], u[2], u2[1], u2[2]],
 run('add_u8_calib', 'quantized_elemwise_add', [u[0], u2[0], u[1], u[2], u2[1], u2[2]], dict(min_calib_range=0.0, max_calib_range=3.0))
 run('add_mixed', 'quantized_elemwise_add', [a[0], u[0], a[1], a[2], u[1], u[2]], {})
 run('add_mixed2', 'quantized_elemwise_add', [u[0], b[0], u[1], u[2], b[1], b[2]], dict(min_calib_range=-2.0, max_calib_range=4.0))
+d = qv2((2, 3, 4, 4), -2, 2); u = qv2((2, 3, 4, 4), 0, 2, out_type='uint8')
+g = np.random.uniform(0.5, 1.5, 3).astype('float32'); b = np.random.uniform(-0.5, 0.5, 3).astype('float32')
+mm = np.random.uniform(-0.2, 0.2, 3).astype('float32'); mv = np.random.uniform(0.5, 2, 3).astype('float32')
+run('bn', 'quantized_batch_norm', [d[0], g, b, mm, mv, d[1], d[2]], dict(eps=1e-3, min_calib_range=-3.0, max_calib_range=3.0))
+run('bn_u8', 'quantized_batch_norm', [u[0], g, b, mm, mv, u[1], u[2]], dict(eps=1e-5, min_calib_range=-2.5, max_calib_range=2.0, fix_gamma=False))
 out['cases'] = np.array(json.dumps(cases))
 np.savez_compressed(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'quantized_ops_mxnet191.npz'), **out)

@@ -214,6 +214,11 @@ _declare("_contrib_quantized_conv", _conv, _fc_inputs,
 
 # -- elementwise add -------------------------------------------------------------------------
 
+_CALIB_PARAMS = [Param("min_calib_range", optional(parse_float), None,
+                       "Calibrated minimum of the output; with max_calib_range the output is "
+                       "int8/uint8 over that range."),
+                 Param("max_calib_range", optional(parse_float), None, "Calibrated maximum.")]
+
 _LIMITS_ALL = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255),
                np.dtype(np.int32): (-2 ** 31, 2 ** 31 - 1)}
 
@@ -271,10 +276,7 @@ def _elemwise_add(p, xp, a, b, alo, ahi, blo, bhi):
 
 _declare("_contrib_quantized_elemwise_add", _elemwise_add,
          ("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
-         [Param("min_calib_range", optional(parse_float), None,
-                "Calibrated minimum of the sum; with max_calib_range the output is int8/uint8 "
-                "over that range."),
-          Param("max_calib_range", optional(parse_float), None, "Calibrated maximum.")],
+         _CALIB_PARAMS,
          "Sum of two quantized arrays: int32 over the range ±(|lhs range| + |rhs range|), "
          "or int8/uint8 over the calibrated range.",
          lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
@@ -360,3 +362,40 @@ register_op("_contrib_calibrate_entropy", _calibrate, inputs=("hist", "hist_edge
                 "the histogram clipped to ±threshold and its quantization to "
                 "num_quantized_bins bins, and that divergence (TensorRT's entropy "
                 "calibration, as MXNet's quantization uses it).")
+
+
+# -- batch norm ------------------------------------------------------------------------------
+
+def _batch_norm(p, xp, x, gamma, beta, mean, var, lo, hi):
+    op = "quantized_batch_norm"
+    _check_quantized(x, "data", op)
+    if p.min_calib_range is None or p.max_calib_range is None:
+        raise MXNetError("%s: min_calib_range and max_calib_range are required (MXNet's kernel "
+                         "has no uncalibrated mode)" % op)
+    d_abs = _F32(_max_abs(_scalar(xp, lo, "min_data", op), _scalar(xp, hi, "max_data", op)))
+    o_abs = _F32(_max_abs(p.min_calib_range, p.max_calib_range))
+    if x.dtype == np.uint8:         # first to int8, as MXNet's kernel does
+        x = _saturate(xp, x.astype(_F32) * (_F32(_INT8_RANGE) / _F32(_UINT8_RANGE)), np.int8)
+    axis = p.axis % x.ndim
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    invstd = (_F32(1.0) / xp.sqrt(var.astype(_F32) + _F32(p.eps))).astype(_F32)
+    g = gamma.astype(_F32)          # NOTE: as MXNet's kernel, fix_gamma is not applied
+    scale = (g * invstd * d_abs / o_abs).astype(_F32)
+    shift = ((beta.astype(_F32) - mean.astype(_F32) * g * invstd) * _F32(_INT8_RANGE)
+             / o_abs).astype(_F32)
+    # NOTE: MXNet runs its float kernel with the mean 0 and variance 1 in place of the
+    # moving statistics, and that kernel still adds eps: x / sqrt(1 + eps).
+    norm = x.astype(_F32) / xp.sqrt(_F32(1.0) + _F32(p.eps))
+    y = norm * scale.reshape(shape) + shift.reshape(shape)
+    return (_saturate(xp, y, np.int8), xp.asarray([p.min_calib_range], dtype=_F32),
+            xp.asarray([p.max_calib_range], dtype=_F32))
+
+
+_declare("_contrib_quantized_batch_norm", _batch_norm,
+         ("data", "gamma", "beta", "moving_mean", "moving_var", "min_data", "max_data"),
+         list(OPS["BatchNorm"].params.values()),
+         "Inference batch normalization (moving statistics) of quantized data, requantized "
+         "to int8 over the calibrated output range.",
+         lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
+         lambda p, dtypes: [np.dtype(np.int8), np.dtype(_F32), np.dtype(_F32)])
