@@ -180,7 +180,7 @@ class Trainer:
 
     def _init_params(self):
         """Put context 0's value in the kvstore and on every context (kvstore.broadcast)."""
-        waiting = []
+        waiting, new = [], []
         for param in self._params_to_init:
             if param._deferred_init:
                 waiting.append(param)
@@ -196,7 +196,11 @@ class Trainer:
                     self._kvstore._assign(idx, arrays[0])
                     self._kvstore.pull(idx, out=arrays)
                 else:
-                    self._kvstore.broadcast(idx, arrays[0], out=arrays)
+                    new.append((idx, arrays))
+        if new:
+            # one call for all: a distributed store makes one broadcast of them
+            self._kvstore.broadcast([i for i, _ in new], [a[0] for _, a in new],
+                                    out=[a for _, a in new])
         self._params_to_init = waiting
 
     def _ensure_kv(self):
