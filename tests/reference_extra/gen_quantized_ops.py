@@ -1,7 +1,7 @@
 """Golden data for mxlite's int8 compute ops from real MXNet 1.9.1's CPU build (run with its
 interpreter): quantized_flatten, quantized_act, quantized_pooling, quantized_embedding,
-quantized_fully_connected, quantized_conv, quantized_elemwise_add and
-quantized_batch_norm. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
+quantized_fully_connected, quantized_conv, quantized_elemwise_add, quantized_batch_norm and
+quantized_elemwise_mul. Keys: <case>/in<i>, <case>/out<i>; params in `cases`."""
 import json
 import os
 
@@ -55,5 +55,16 @@ g = np.random.uniform(0.5, 1.5, 3).astype('float32'); b = np.random.uniform(-0.5
 mm = np.random.uniform(-0.2, 0.2, 3).astype('float32'); mv = np.random.uniform(0.5, 2, 3).astype('float32')
 run('bn', 'quantized_batch_norm', [d[0], g, b, mm, mv, d[1], d[2]], dict(eps=1e-3, min_calib_range=-3.0, max_calib_range=3.0))
 run('bn_u8', 'quantized_batch_norm', [u[0], g, b, mm, mv, u[1], u[2]], dict(eps=1e-5, min_calib_range=-2.5, max_calib_range=2.0, fix_gamma=False))
+# quantized_elemwise_mul fails when called imperatively in MXNet 1.9.1: run it bound
+a = qv2((3, 5)); b = qv2((3, 5), -2, 2)
+names = ['lhs', 'rhs', 'lhs_min', 'lhs_max', 'rhs_min', 'rhs_max']
+vals = [a[0], b[0], a[1], a[2], b[1], b[2]]
+for name, params in (('mul', {}), ('mul_calib', dict(min_calib_range=-1.0, max_calib_range=1.5)),
+                     ('mul_float', dict(enable_float_output=True))):
+    s = mx.sym.contrib.quantized_elemwise_mul(*[mx.sym.var(n) for n in names], **params)
+    res = s.bind(mx.cpu(), {n: mx.nd.array(v, dtype=v.dtype) for n, v in zip(names, vals)}).forward()
+    for i, v in enumerate(vals): out['%s/in%d' % (name, i)] = v
+    for i, r in enumerate(res): out['%s/out%d' % (name, i)] = r.asnumpy()
+    cases[name] = {'op': 'quantized_elemwise_mul', 'params': params}
 out['cases'] = np.array(json.dumps(cases))
 np.savez_compressed(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'quantized_ops_mxnet191.npz'), **out)

@@ -399,3 +399,51 @@ _declare("_contrib_quantized_batch_norm", _batch_norm,
          "to int8 over the calibrated output range.",
          lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
          lambda p, dtypes: [np.dtype(np.int8), np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- elementwise multiply --------------------------------------------------------------------
+
+def _elemwise_mul(p, xp, a, b, alo, ahi, blo, bhi):
+    op = "quantized_elemwise_mul"
+    for x, name in ((a, "lhs"), (b, "rhs")):
+        if x.dtype != np.int8:
+            raise MXNetError("%s: %s must be int8, got %s" % (op, name, x.dtype))
+    if a.shape != b.shape:
+        raise MXNetError("%s: lhs has shape %s but rhs %s" % (op, a.shape, b.shape))
+    a_abs = _F32(_max_abs(_scalar(xp, alo, "lhs_min", op), _scalar(xp, ahi, "lhs_max", op)))
+    b_abs = _F32(_max_abs(_scalar(xp, blo, "rhs_min", op), _scalar(xp, bhi, "rhs_max", op)))
+    a_scale, b_scale = _F32(_INT8_RANGE) / a_abs, _F32(_INT8_RANGE) / b_abs
+    prod = a.astype(np.int32) * b.astype(np.int32)
+    if p.enable_float_output:
+        return (prod * (_F32(1.0) / a_scale / b_scale)).astype(_F32)
+    if p.min_calib_range is not None and p.max_calib_range is not None:
+        lo, hi = p.min_calib_range, p.max_calib_range
+        out_scale = _F32(_INT8_RANGE) / _F32(_max_abs(lo, hi)) / a_scale / b_scale
+        # NOTE: as MXNet's kernel (a C++ float -> int8 cast): truncated, and a value out of
+        # the int8 range wraps around instead of saturating.
+        y = xp.trunc(prod * out_scale).astype(np.int32).astype(np.int8)
+    else:
+        top = float(_F32((float(a_abs) / 127.0) * (float(b_abs) / 127.0)) * _F32(_INT32_RANGE))
+        lo, hi, y = -top, top, prod
+    return y, xp.asarray([lo], dtype=_F32), xp.asarray([hi], dtype=_F32)
+
+
+def _mul_types(p, dtypes):
+    if p.enable_float_output:
+        return [np.dtype(_F32)]
+    calibrated = p.min_calib_range is not None and p.max_calib_range is not None
+    return [np.dtype(np.int8 if calibrated else np.int32), np.dtype(_F32), np.dtype(_F32)]
+
+
+register_op("_contrib_quantized_elemwise_mul", _elemwise_mul,
+            inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+            params=_CALIB_PARAMS + [Param("enable_float_output", parse_bool, False,
+                                          "Return the float32 product (and no range).")],
+            num_outputs=lambda p: 1 if p.enable_float_output else 3,
+            output_names=lambda p: (("output",) if p.enable_float_output
+                                    else ("output", "min_output", "max_output")),
+            infer_shape=lambda p, shapes: (shapes, [shapes[0]] if p.enable_float_output
+                                           else [shapes[0], (1,), (1,)]),
+            infer_type=_mul_types,
+            doc="Product of two int8 arrays: int32 over the product of their ranges, int8 "
+                "over the calibrated range, or float32 with enable_float_output.")
