@@ -75,9 +75,10 @@ npx = numpy_extension
 
 # MXNet's top-level switches of its NumPy interface (they live in mx.util).
 from ._lazy import exports as _exports  # noqa: E402
-__getattr__, __dir__ = _exports(__name__, {
-    n: "mxlite.util" for n in ("is_np_array", "is_np_shape", "np_array", "np_shape",
-                               "set_np_shape", "use_np", "use_np_array", "use_np_shape")})
+__getattr__, __dir__ = _exports(__name__, dict(
+    {n: "mxlite.util" for n in ("is_np_array", "is_np_shape", "np_array", "np_shape",
+                                "set_np_shape", "use_np", "use_np_array", "use_np_shape")},
+    np_symbol="mxlite.symbol.numpy._symbol:"))
 
 
 def install_as_mxnet():

@@ -1190,4 +1190,4 @@ from ._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
     "getenv": "mxlite.util", "setenv": "mxlite.util", "use_np": "mxlite.util",
     "get_cuda_compute_capability": "mxlite.util",
-    "np_symbol": "mxlite.symbol.numpy:_Symbol"})
+    "np_symbol": "mxlite.symbol.numpy._symbol:_Symbol"})
