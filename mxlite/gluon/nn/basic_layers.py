@@ -201,7 +201,7 @@ class _NormBase(HybridBlock):
                              % (type(self).__name__, axis, tuple(x.shape)))
         channels = x.shape[axis]
         for p in self._reg_params.values():
-            if p.shape is not None and len(p.shape) == 1 and p.shape[0] == 0:
+            if p._shape is not None and len(p._shape) == 1 and p._shape[0] == 0:
                 p.shape = (channels,)
 
     def _content(self):
