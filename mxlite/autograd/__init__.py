@@ -415,35 +415,38 @@ def node_backward(op, p, x, y, gy, need, ctx):
     None where no gradient came. Rules that only take NDArrays (``op.gradient_on_raw``
     false: user extensions) get them wrapped on ``ctx`` (zeros for the missing ``gy``)
     and give raw arrays back; so do rules on integer data, where Python's operators on
-    raw arrays would follow NumPy (``/`` is true division) instead of MXNet. Errors are named after the op; a needed gradient of the
-    wrong shape is an error. Returns one gradient per input (None where ``need`` is
-    false or the input has none).
+    raw arrays would follow NumPy (``/`` is true division) instead of MXNet. Errors are
+    named after the op; a needed gradient of the wrong shape is an error. Returns one
+    gradient per input (None where ``need`` is false or the input has none).
     """
-    NDArray = (_nd or _nd_module()).NDArray
-    wrapped = type(x[0]) is not NDArray and (
-        not op.gradient_on_raw or x[0].dtype.kind != "f")
-    if wrapped:
-        _wrap = _nd.ndarray._wrap
-        x = [_wrap(a, ctx) for a in x]
-        y = [_wrap(a, ctx) for a in y]
-        gy = [_nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
-    elif not op.gradient_on_raw:
-        gy = [_nd.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
-    st = _state
-    raw_scope = not st.raw and type(x[0]) is not NDArray     # called outside a backward
+    nd = _nd or _nd_module()
+    x0 = x[0]
+    if type(x0) is nd.NDArray:
+        if not op.gradient_on_raw:
+            gy = [nd.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
+        return _run_rule(op, p, x, y, gy, need)
+    if op.gradient_on_raw and x0.dtype.kind == "f":
+        if _state.raw:
+            return _run_rule(op, p, x, y, gy, need)
+        _state.raw = True       # called outside a backward: nd functions take raw arrays
+        try:
+            return _run_rule(op, p, x, y, gy, need)
+        finally:
+            _state.raw = False
+    _wrap = nd.ndarray._wrap
+    y = [_wrap(a, ctx) for a in y]
+    gy = [nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
+    gx = _run_rule(op, p, [_wrap(a, ctx) for a in x], y, gy, need)
+    return [None if g is None else g._data for g in gx]
+
+
+def _run_rule(op, p, x, y, gy, need):
     try:
-        if raw_scope:
-            st.raw = True
         gx = op.gradient(p, x, y, gy, need)
     except MXNetError as e:
         if str(e).startswith(op.name):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
-    finally:
-        if raw_scope:
-            st.raw = False
-    if wrapped:
-        gx = [None if g is None else g._data for g in gx]
     for xi, gi, want in zip(x, gx, need):
         if gi is not None and want and gi.shape != xi.shape:
             raise MXNetError("%s (backward): gradient has shape %s, expected %s"
