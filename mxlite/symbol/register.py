@@ -95,7 +95,9 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
                         % (op.name, len(names), ", ".join(names), len(args)))
     node.inputs = inputs
     _default_var_inits(op, inputs)
-    return Symbol([(node, i) for i in range(node.num_visible())])
+    # The result has the class of the first input Symbol (an np Symbol stays one).
+    cls = next((type(a) for a in args if isinstance(a, Symbol)), Symbol)
+    return cls([(node, i) for i in range(node.num_visible())])
 
 
 # MXNet's FSetInputVarAttrOnCompose: a variable read by these inputs (by index) gets
