@@ -121,3 +121,39 @@ def test_np_semantics_switches_at_top_level():
         assert mx.is_np_shape()
     assert not mx.is_np_shape()
     assert mx.test_utils.use_np is mx.util.use_np
+
+
+def test_teststore_sums_without_an_optimizer():
+    kv = mx.kv.create("teststore")
+    assert kv.type == "teststore" and not kv.is_capable(mx.kv.KVStoreBase.OPTIMIZER)
+    a, b = mx.nd.ones((2,)), mx.nd.ones((2,)) * 2
+    kv.pushpull(0, [a, b])
+    np.testing.assert_array_equal(a.asnumpy(), [3, 3])
+    np.testing.assert_array_equal(b.asnumpy(), [3, 3])
+    x = mx.gluon.Parameter("x", shape=(3,))
+    x.initialize(ctx=[mx.cpu(0), mx.cpu(1)], init="zeros")
+    trainer = mx.gluon.Trainer([x], "sgd", {"learning_rate": 1.0}, kvstore=kv)
+    with mx.autograd.record():
+        for w in x.list_data():
+            (w + 1).backward()
+    trainer.step(1)
+    assert trainer._update_on_kvstore is False
+    np.testing.assert_array_equal(x.data(mx.cpu(1)).asnumpy(), [-2, -2, -2])
+    bad = mx.gluon.Trainer([x], "sgd", kvstore=kv, update_on_kvstore=True)
+    with pytest.raises(ValueError, match="update_on_kvstore=False"):
+        bad._init_kvstore()
+
+
+def test_sparse_parameter_takes_one_trainer():
+    x = mx.gluon.Parameter("x", shape=(4,), stype="row_sparse")
+    x.initialize()
+    t0 = mx.gluon.Trainer([x], "sgd")
+    assert x._trainer is t0
+    x._set_trainer(None)
+    x._set_trainer(t0)
+    with pytest.raises(RuntimeError, match="More than one trainers"):
+        mx.gluon.Trainer([x], "sgd")
+    dense = mx.gluon.Parameter("d", shape=(4,))
+    dense.initialize()
+    mx.gluon.Trainer([dense], "sgd")
+    mx.gluon.Trainer([dense], "sgd")            # a dense one may change trainers
