@@ -87,3 +87,37 @@ def test_symbol_has_the_ndarray_methods():
     assert x.as_nd_ndarray() is x
     assert x.as_np_ndarray().list_arguments() == ["x"]
     assert x.flatten().list_arguments() == ["x"]
+
+
+def test_symbol_block_refuses_row_sparse_weights():
+    data = mx.sym.var("data")
+    weight = mx.sym.var("weight", stype="row_sparse")
+    out = mx.sym.dot(data, weight)
+    with pytest.raises(AssertionError, match="row_sparse"):
+        gluon.SymbolBlock(out, data)
+
+
+def test_nested_symbol_block_saves_and_loads_by_structure(tmp_path):
+    x = mx.sym.var("data")
+    sym = mx.sym.FullyConnected(x, num_hidden=3, name="feat_fc")
+
+    class Outer(gluon.Block):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.feat = gluon.SymbolBlock(sym, x)
+                self.out = gluon.nn.Dense(2)
+
+        def forward(self, a):
+            return self.out(self.feat(a))
+
+    net = Outer()
+    net.initialize()
+    a = mx.nd.ones((2, 4))
+    y = net(a)
+    f = str(tmp_path / "outer.params")
+    net.save_parameters(f)
+    assert sorted(mx.nd.load(f)) == ["feat.bias", "feat.weight", "out.bias", "out.weight"]
+    other = Outer()
+    other.load_parameters(f)
+    np.testing.assert_allclose(other(a).asnumpy(), y.asnumpy(), rtol=1e-6)

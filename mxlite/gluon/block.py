@@ -944,6 +944,10 @@ class SymbolBlock(HybridBlock):
                 raise ValueError("SymbolBlock: inputs must be variables (mx.sym.var), got %r" % s)
             names.append(s.name)
         out = Group(outputs) if isinstance(outputs, (list, tuple)) else outputs
+        for node in out._nodes():
+            if node.op is None and node.attrs.get("__storage_type__") == "1":
+                raise AssertionError("SymbolBlock doesn't support Parameter '%s' because its "
+                                     "storage type is 'row_sparse'." % node.name)
         missing = [n for n in names if n not in out.list_inputs()]
         if missing:
             raise ValueError("SymbolBlock: input(s) %s are not used by the graph, whose inputs "
@@ -954,6 +958,11 @@ class SymbolBlock(HybridBlock):
         for name in out.list_auxiliary_states():
             if name not in names:
                 self.params.get(name, grad_req="null", allow_deferred_init=True)
+        # As MXNet: registered under their names less the common prefix, so that a
+        # SymbolBlock inside another block saves and loads its parameters by structure.
+        import os
+        cut = len(os.path.commonprefix(list(self.params.keys())))
+        self._reg_params = {key[cut:]: p for key, p in self.params.items()}
         self._sym = out
         self._input_names = names
         self._multi = isinstance(outputs, (list, tuple)) or len(out) > 1

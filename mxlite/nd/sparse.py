@@ -121,9 +121,10 @@ def _as_stype(data, ctx, stype):
         raise ValueError("unknown storage type %r; expected 'default', 'row_sparse' or 'csr'"
                          % (stype,))
     if stype == "csr" and data.ndim != 2:
-        raise MXNetError("csr storage needs a 2-D array, got shape %s" % (data.shape,))
+        raise MXNetError("stype 'csr' (compressed sparse rows) needs a 2-D array, got shape %s"
+                         % (data.shape,))
     if stype == "row_sparse" and data.ndim == 0:
-        raise MXNetError("row_sparse storage needs at least one dimension")
+        raise MXNetError("stype 'row_sparse' needs an array with at least one dimension")
     a = object.__new__(cls)
     a._data, a._ctx, a._entry, a._version, a._grad = data, ctx, None, None, None
     return a
