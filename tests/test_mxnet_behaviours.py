@@ -157,3 +157,20 @@ def test_sparse_parameter_takes_one_trainer():
     dense.initialize()
     mx.gluon.Trainer([dense], "sgd")
     mx.gluon.Trainer([dense], "sgd")            # a dense one may change trainers
+
+
+def test_zeros_like_dtype_is_ignored_with_a_warning_in_nd_and_sym():
+    x = mx.nd.ones((2,), dtype="float16")
+    with pytest.warns(UserWarning, match="ones_like takes no parameters"):
+        y = mx.nd.ones_like(x, dtype="int32")
+    assert y.dtype == np.float16                  # MXNet keeps the input's dtype
+    with pytest.warns(UserWarning, match="zeros_like takes no parameters"):
+        s = mx.sym.zeros_like(mx.sym.var("a"), dtype="int32")
+    assert s.list_arguments() == ["a"]
+
+
+def test_variable_attribute_holding_an_initializer_serialises_with_dumps():
+    v = mx.sym.Variable("w", attr={"__init__": mx.init.Xavier(magnitude=2)})
+    assert json.loads(v.attr("__init__"))[0] == "xavier"
+    node = json.loads(v.tojson())["nodes"][0]
+    assert node["attrs"]["__init__"] == mx.init.Xavier(magnitude=2).dumps()

@@ -11,6 +11,14 @@ from ..nd.ndarray import NDArray, array
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "ResizeIter"]
 
 
+def ignore_unknown_args(where, unknown):
+    """MXNet's C++ data iterators ignore keywords they do not know (``data_shape`` given
+    to ``MNISTIter``); so do mxlite's, with one warning naming them."""
+    if unknown:
+        warnings.warn("%s: MXNet ignores the argument(s) %s, and so does mxlite"
+                      % (where, ", ".join(sorted(unknown))), stacklevel=3)
+
+
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
     """Name, shape, dtype and layout of one input of a model.
 

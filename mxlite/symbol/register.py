@@ -67,6 +67,13 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
             raw[pname] = v
     params = {k: _attr_string(v) for k, v in raw.items()}
     unknown = [k for k in params if k not in op.params]
+    if unknown and not op.params and op.custom_parse is None:
+        # As MXNet (no parser for an op without params): such keywords are ignored.
+        from ..nd.register import warn_ignored
+        for k in unknown:
+            warn_ignored(op, k)
+            del params[k]
+        unknown = []
     if unknown and op.custom_parse is None:
         raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                         % (op.name, unknown[0], ", ".join(op.arg_names())))

@@ -725,6 +725,11 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
             attrs[k] = str(v)
         else:
             raise ValueError("Variable: attribute %r must be of the form __%s__" % (k, k))
+    for k, v in attrs.items():
+        if hasattr(v, "dumps") and not isinstance(v, str):
+            attrs[k] = v.dumps()        # an Initializer: its JSON, as init= stores it
+        elif not isinstance(v, str):
+            attrs[k] = str(v)
     return Symbol([(SymNode(None, name, attrs=with_hidden_keys(attrs)), 0)])
 
 
