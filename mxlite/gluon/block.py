@@ -797,7 +797,7 @@ class HybridBlock(Block):
         """The input arrays flattened, their nesting format, and which flattened
         positions hold None (empty when none do)."""
         from .cached_graph import flatten
-        if not args and type(x) is NDArray:     # the common call: one array
+        if not args and isinstance(x, NDArray):     # the common call: one array
             return [x], (0,), ()
         flat, fmt = flatten((x,) + args)
         for a in flat:
