@@ -115,6 +115,13 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
     ((2, 9, 6, 7), (3, 2), (2, 1), (1, 2), (1, 0), 4, 1),
     ((1, 8, 5), (3,), (2,), (1,), (1,), 3, 1),
     ((1, 8, 3, 4, 3), (2, 2, 2), (1, 1, 2), (1, 1, 1), (0, 1, 1), 2, 1),
+    # 1x1: plain products (strided: every other position; deconv with adj 1 and 0)
+    ((2, 6, 4, 5), (1, 1), (1, 1), (1, 1), (0, 0), 3, 1),
+    ((2, 5, 6, 7), (1, 1), (2, 2), (1, 1), (0, 0), 4, 1),
+    # stride 1: deconv as the correlation with flipped weights (grouped and dilated;
+    # a pad beyond the dilated kernel crops)
+    ((2, 4, 8, 8), (3, 3), (1, 1), (2, 2), (2, 2), 6, 2),
+    ((1, 3, 6, 6), (3, 3), (1, 1), (1, 1), (3, 3), 4, 1),
 ]
 
 

@@ -112,7 +112,9 @@ def transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups):
     """Stride-1 transposed convolution of ``x`` (N, Cin, *S) with ``w`` (Cin, F/G, *k):
     the correlation of ``x``, padded by ``d * (k - 1) - pad`` (plus ``adj`` after),
     with the flipped, transposed weights: a forward convolution's columns and one
-    product, instead of scattering columns back onto the output."""
+    product, instead of scattering columns back onto the output. Its products run
+    over every output position (the scatter's over every input position): the
+    caller picks it where the output is not much larger than the input."""
     cin, fg = w.shape[:2]
     nsp = len(kernel)
     cg = cin // groups

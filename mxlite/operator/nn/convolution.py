@@ -179,7 +179,7 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.transposed_pointwise(xp, x, w, stride, out)
-    if all(s == 1 for s in stride):
+    if all(s == 1 for s in stride) and 4 * _prod(out) <= 5 * _prod(x.shape[2:]):
         return kern.transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
     if _use_rows(groups, x.shape[2:], fg, kernel):
