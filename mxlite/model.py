@@ -1,6 +1,9 @@
 """``mx.model``: checkpoints of a Symbol and its parameters in MXNet's file layout
 (``prefix-symbol.json`` and ``prefix-%04d.params`` with ``arg:``/``aux:`` keys)."""
+import os
 from collections import namedtuple
+
+import numpy as np
 
 from .base import MXNetError
 
@@ -17,6 +20,34 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     save_dict = {("arg:%s" % k): v.as_in_context(_cpu()) for k, v in arg_params.items()}
     save_dict.update({("aux:%s" % k): v.as_in_context(_cpu()) for k, v in aux_params.items()})
     nd.save("%s-%04d.params" % (prefix, epoch), save_dict)
+
+
+def _create_kvstore(kvstore, num_device, arg_params):
+    """``(store or None, update_on_kvstore)`` for a ``kvstore`` argument, as MXNet.
+
+    A store instance is always used; a local type name gives no store with one
+    device; a distributed name always gives its store. ``update_on_kvstore`` is
+    ``MXNET_UPDATE_ON_KVSTORE`` (default 1), off for a ``'local'`` store holding a
+    parameter of more than 16M elements and for stores without optimizer support.
+    ``arg_params`` maps names to arrays or Parameters (anything with ``shape``).
+    """
+    from . import kvstore as kvs
+    update = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+    if kvstore is None:
+        return None, False
+    if isinstance(kvstore, kvs.KVStoreBase):
+        kv = kvstore
+    elif isinstance(kvstore, str):
+        if num_device == 1 and "dist" not in kvstore:
+            return None, False
+        kv = kvs.create(kvstore)
+        largest = max((int(np.prod(p.shape)) for p in arg_params.values() if p.shape),
+                      default=0)
+        if kvstore == "local" and largest > 1024 * 1024 * 16:
+            update = False
+    else:
+        raise TypeError("kvstore must be KVStore, str or None, got %s" % type(kvstore).__name__)
+    return kv, update and kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
 
 
 def _cpu():

@@ -1,6 +1,8 @@
 """mx.kv: create, init/push/pull/pushpull/broadcast/row_sparse_pull, optimizers on the
 store, states files, errors; and the Trainer on a store. Expected values are NumPy's,
 and a few behaviours and bytes observed from MXNet 1.9.1."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -31,9 +33,17 @@ def test_create_local_types(name):
     assert mx.kvstore is mx.kv and mx.kv.create().type == "local"
 
 
-@pytest.mark.parametrize("name", ["dist_sync", "dist_async", "dist_device_sync"])
-def test_create_distributed_is_refused(name):
-    with pytest.raises(mx.MXNetError, match="distributed training is not supported"):
+@pytest.fixture
+def no_mpi4py(monkeypatch):
+    """A process where ``import mpi4py`` fails (and no MPI world exists yet)."""
+    from mxlite.kvstore import _mpi
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    monkeypatch.setattr(_mpi, "_WORLD", None)
+
+
+@pytest.mark.parametrize("name", ["dist_sync", "dist_async", "dist_device_sync", "dist"])
+def test_create_distributed_without_mpi4py_says_how_to_install(name, no_mpi4py):
+    with pytest.raises(mx.MXNetError, match=r"mpi4py, which is not installed.*mxlite\[dist\]"):
         mx.kv.create(name)
 
 
@@ -397,12 +407,12 @@ def test_trainer_without_store_updates_each_context_alone():
     assert [d.asscalar() for d in w.list_data()] == pytest.approx([0.9, 0.7])
 
 
-def test_trainer_store_errors():
+def test_trainer_store_errors(no_mpi4py):
     ctxs = [mx.cpu(0), mx.cpu(1)]
     w = _param("w", [1.0], ctxs)
     _backward([w])
-    with pytest.raises(mx.MXNetError, match="'dist_sync' is distributed"):
-        gluon.Trainer([w], "sgd", kvstore="dist_sync").step(1)
+    with pytest.raises(mx.MXNetError, match=r"pip install 'mxlite\[dist\]'"):
+        gluon.Trainer([w], "sgd", kvstore="dist_sync")
     with pytest.raises(TypeError, match="kvstore must be KVStore, str or None, got int"):
         gluon.Trainer([w], "sgd", kvstore=3).step(1)
     with pytest.raises(mx.MXNetError, match="Gradient compression is not supported"):

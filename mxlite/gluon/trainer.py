@@ -19,22 +19,23 @@ Differences from MXNet, on purpose:
 * all gradients go to the kvstore in one ``pushpull``, which checks every key and
   creates every optimizer state before changing any weight;
 * a ``set_data`` on a parameter updated on a store that the caller passed in puts
-  the new value in that store (MXNet fails on the duplicate key).
+  the new value in that store (MXNet fails on the duplicate key);
+* with a distributed store (``kvstore='dist_sync'``, ...) the parameters are
+  broadcast from rank 0 when the Trainer is created (MXNet: at the first step), and
+  every step pushes every trainable parameter, stale or not, so that all workers make
+  the same collective calls.
 
 A gradient is *fresh* when ``backward`` has written it since the Trainer last
 used it: MXNet's ``_fresh_grad`` flag of the parameter's data array, set by
 ``backward`` and cleared by the update. ``zero_grad`` or a write into ``.grad``
 does not make it fresh; reducing it over contexts does not either.
 """
-import os
-
-import numpy as np
-
-from .. import kvstore as kvs
 from .. import optimizer as opt
 from ..autograd import is_fresh, set_fresh
 from ..base import MXNetError
-from ..kvstore.base import KVStoreBase, LOCAL_TYPES
+from ..kvstore.base import KVStoreBase
+from ..kvstore.dist import is_async, is_dist
+from ..model import _create_kvstore
 from .parameter import Parameter
 
 __all__ = ["Trainer"]
@@ -54,11 +55,12 @@ class Trainer:
         ``{'learning_rate': 0.1}``.
     kvstore : str, KVStore or None, default 'device'
         How gradients are reduced over contexts: a store type for :func:`mx.kv.create`
-        (used only with several contexts; 'dist_*' raises, mxlite runs in one
-        process), a store instance (always used), or None.
+        (a local type is used only with several contexts; ``'dist_sync'`` and the
+        other distributed types sum over the workers of an MPI job), a store
+        instance (always used), or None.
     compression_params : dict, optional
-        Passed to the store's ``set_gradient_compression``: checked, but gradients
-        are never compressed here.
+        Passed to the store's ``set_gradient_compression`` (a local store checks
+        them and does not compress; ``'dist_sync'`` compresses).
     update_on_kvstore : bool, optional
         Update on the kvstore's copy of the weights (MXNet's default with several
         contexts) or on every context. Environment variable ``MXNET_UPDATE_ON_KVSTORE``
@@ -92,7 +94,11 @@ class Trainer:
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kvstore = None
         self._reset_kvstore()
+        if _is_dist(kvstore):
+            # Every worker starts from rank 0's parameters, before any forward pass.
+            self._ensure_kv()
 
     @staticmethod
     def _param_list(params):
@@ -129,6 +135,9 @@ class Trainer:
 
     # -- the kvstore ------------------------------------------------------------------
     def _reset_kvstore(self):
+        if self._kvstore is not None and _is_dist(self._kvstore):
+            raise RuntimeError("Cannot reset distributed KVStore: set the parameters' data "
+                               "before creating the Trainer")
         self._kv_initialized = False
         self._kvstore = None
         self._distributed = False
@@ -138,9 +147,15 @@ class Trainer:
     def _init_kvstore(self):
         """Create (or take) the kvstore and decide ``update_on_kvstore``, as MXNet does."""
         config = self._kvstore_params
-        kvstore, update = self._create_kvstore(config["kvstore"])
+        kvstore, update = _create_kvstore(config["kvstore"], len(self._contexts),
+                                          {p.name: p for p in self._params})
         if config["update_on_kvstore"] is not None:
             update = bool(config["update_on_kvstore"])
+        if _is_dist(kvstore) and is_async(kvstore.type):
+            if config["update_on_kvstore"] is False:
+                raise ValueError("Please set update_on_kvstore=True when training in async "
+                                 "mode (kvstore %r)" % kvstore.type)
+            update = True
         if kvstore is None:
             if update:
                 raise ValueError("Cannot set update_on_kvstore=True without a kvstore: the "
@@ -160,35 +175,6 @@ class Trainer:
             self._kvstore = kvstore
             self._update_on_kvstore = update
         self._kv_initialized = True
-
-    def _create_kvstore(self, kvstore):
-        """``(store or None, update_on_kvstore default)`` (MXNet's ``model._create_kvstore``).
-
-        A store given as an instance is always used; a name gives no store when the
-        parameters live on one context.
-        """
-        update = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
-        if kvstore is None:
-            return None, False
-        if isinstance(kvstore, KVStoreBase):
-            kv = kvstore
-        elif isinstance(kvstore, str):
-            if "dist" in kvstore:
-                raise MXNetError("Trainer: kvstore %r is distributed; mxlite runs in one process "
-                                 "and supports only local kvstores (%s)"
-                                 % (kvstore, ", ".join(LOCAL_TYPES)))
-            if len(self._contexts) == 1:
-                return None, False
-            kv = kvs.create(kvstore)
-            if kvstore == "local" and self._largest_param() > 1024 * 1024 * 16:
-                update = False
-        else:
-            raise TypeError("kvstore must be KVStore, str or None, got %s"
-                            % type(kvstore).__name__)
-        return kv, update and kv.is_capable(KVStoreBase.OPTIMIZER)
-
-    def _largest_param(self):
-        return max((int(np.prod(p.shape)) for p in self._params if p.shape), default=0)
 
     def _init_params(self):
         """Put context 0's value in the kvstore and on every context (kvstore.broadcast)."""
@@ -347,8 +333,9 @@ class Trainer:
             plan = [(i, param, param.list_data(), param.list_grad(), None)
                     for i, param in enumerate(self._params) if param.grad_req != "null"]
         keys, grads, datas = [], [], []
+        dist = _is_dist(self._kvstore)
         for i, _, pdatas, pgrads, flags in plan:
-            if flags is not None and not any(flags):
+            if flags is not None and not any(flags) and not dist:
                 continue
             keys.append(i)
             grads.append(pgrads)
@@ -394,3 +381,15 @@ def _check_update_pair(param, arr, grad):
     if grad.dtype != arr.dtype:
         raise MXNetError("Trainer: gradient of Parameter '%s' has dtype %s but its data has "
                          "dtype %s" % (param.name, grad.dtype, arr.dtype))
+
+
+def _is_dist(kvstore):
+    """Whether ``kvstore`` (a type name or a store) is distributed."""
+    if isinstance(kvstore, str):
+        return is_dist(kvstore)
+    if not isinstance(kvstore, KVStoreBase):
+        return False
+    try:
+        return is_dist(str(kvstore.type))
+    except NotImplementedError:     # a registered store that does not name its type
+        return False

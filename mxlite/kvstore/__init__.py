@@ -3,7 +3,9 @@
 As MXNet 1.x's single-machine stores (``local``, ``device``, ``nccl``, ...), in one
 process: values pushed from several contexts are summed, an optimizer set with
 ``set_optimizer`` updates the stored value on push, and ``pull`` broadcasts it to
-arrays on any context. Distributed stores (``dist_*``) are not supported.
+arrays on any context. The distributed stores (``dist_sync``, ``dist_async``, ...) run
+on MPI ranks through ``mpi4py`` (``mxlite.kvstore.dist``), imported only when one is
+created.
 
 >>> kv = mx.kv.create('local')
 >>> kv.init(3, mx.nd.ones((2, 3)) * 2)
@@ -13,5 +15,8 @@ array([4., 4., 4.], dtype=float32)
 """
 from .base import KVStoreBase, create  # noqa: F401
 from .kvstore import KVStore  # noqa: F401
+from .kvstore_server import _init_kvstore_server_module
+
+_init_kvstore_server_module()
 
 __all__ = ["KVStoreBase", "KVStore", "create"]

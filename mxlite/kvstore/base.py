@@ -2,11 +2,13 @@
 
 from ..base import MXNetError, register_class
 
-__all__ = ["KVStoreBase", "create", "LOCAL_TYPES"]
+__all__ = ["KVStoreBase", "create", "LOCAL_TYPES", "DIST_TYPES"]
 
 #: The single-machine store types; in one process they all behave the same.
 LOCAL_TYPES = ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
                "local_allreduce_device")
+#: The distributed store types (on MPI): every name containing 'dist' is one, as in MXNet.
+DIST_TYPES = ("dist_sync", "dist_device_sync", "dist", "dist_async", "dist_device_async")
 
 
 class KVStoreBase:
@@ -83,8 +85,10 @@ def create(name="local"):
     name : str, default 'local'
         One of ``'local'``, ``'device'``, ``'nccl'``, ``'local_update_cpu'``,
         ``'local_allreduce_cpu'``, ``'local_allreduce_device'`` (all the same
-        in-process store here), or the name of a class registered with
-        :meth:`KVStoreBase.register`.
+        in-process store here), ``'dist_sync'``, ``'dist_device_sync'``, ``'dist'``
+        (synchronous data-parallel training over MPI ranks), ``'dist_async'``,
+        ``'dist_device_async'`` (asynchronous, experimental), or the name of a class
+        registered with :meth:`KVStoreBase.register`.
 
     Returns
     -------
@@ -93,8 +97,8 @@ def create(name="local"):
     Raises
     ------
     MXNetError
-        For distributed stores (``'dist_sync'``, ``'dist_async'``, ...) and unknown names.
-        (MXNet accepts any unknown name as a local store; mxlite names the valid ones.)
+        For unknown names (MXNet accepts any unknown name as a local store; mxlite
+        names the valid ones), and for a distributed store when ``mpi4py`` is missing.
 
     Examples
     --------
@@ -108,11 +112,14 @@ def create(name="local"):
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
     if "dist" in name:
-        raise MXNetError("kvstore.create: %r is a distributed kvstore; distributed training is "
-                         "not supported by mxlite, which runs in one process (use one of %s)"
-                         % (name, ", ".join(LOCAL_TYPES)))
+        from .dist import DistKVStore, is_async
+        if is_async(name):
+            from .dist_async import DistAsyncKVStore
+            return DistAsyncKVStore(name)
+        return DistKVStore(name)
     if name not in LOCAL_TYPES:
         raise MXNetError("kvstore.create: unknown kvstore type %r; expected one of %s"
-                         % (name, ", ".join(LOCAL_TYPES + tuple(KVStoreBase.kv_registry))))
+                         % (name, ", ".join(LOCAL_TYPES + DIST_TYPES
+                                            + tuple(KVStoreBase.kv_registry))))
     from .kvstore import KVStore
     return KVStore(name)

@@ -319,6 +319,7 @@ class BucketingModule(BaseModule):
         module._optimizer = owner._optimizer
         module._updater = _SharedUpdater(owner._updater,
                                          [index[n] for n in module._param_names])
+        module._kvstore, module._update_on_kvstore = owner._kvstore, owner._update_on_kvstore
         module.optimizer_initialized = True
 
     def prepare(self, data_batch, sparse_row_id_fn=None):

@@ -8,6 +8,9 @@ import numpy as np
 from ..base import MXNetError
 from ..context import cpu, Context
 from ..io import DataDesc
+from ..kvstore.base import KVStoreBase
+from ..kvstore.dist import is_async, is_dist
+from ..model import _create_kvstore
 from .base_module import BaseModule
 
 __all__ = ["Module"]
@@ -75,6 +78,8 @@ class Module(BaseModule):
         self._execs = []
         self._optimizer = None
         self._updater = None
+        self._kvstore = None
+        self._update_on_kvstore = False
         self._preload_opt_states = None
         self._data_shapes = self._label_shapes = None
 
@@ -240,14 +245,29 @@ class Module(BaseModule):
     # -- optimizer -------------------------------------------------------------------------
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
-        """Create the optimizer; ``rescale_grad`` defaults to 1/batch_size."""
+        """Create the optimizer; ``rescale_grad`` defaults to 1/batch_size.
+
+        With a distributed ``kvstore`` (``'dist_sync'``, ...) the parameters are
+        broadcast from rank 0 and the gradients summed over the workers; as in MXNet,
+        a ``*_sync`` store makes the default ``rescale_grad`` 1/(batch_size x
+        num_workers). A local store name keeps the in-process reduction over devices.
+        """
         from .. import optimizer as _opt
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
         if not self.params_initialized:
             raise MXNetError("init_optimizer: call init_params() first")
+        self._kvstore, self._update_on_kvstore = None, False
+        if isinstance(kvstore, KVStoreBase) or (isinstance(kvstore, str) and is_dist(kvstore)):
+            self._kvstore, self._update_on_kvstore = _create_kvstore(
+                kvstore, len(self._context), self._arg_params)
+            if is_dist(self._kvstore.type) and is_async(self._kvstore.type):
+                self._update_on_kvstore = True
         batch_size = self._data_shapes[0].shape[0]
+        if self._kvstore is not None and "dist" in self._kvstore.type \
+                and "_sync" in self._kvstore.type:
+            batch_size *= self._kvstore.num_workers
         idx2name = {i: n for i, n in enumerate(self._param_names)}
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
@@ -256,10 +276,24 @@ class Module(BaseModule):
                                     **params)
         self._optimizer = optimizer
         self._updater = _opt.get_updater(optimizer)
+        if self._kvstore is not None:
+            self._init_kvstore()
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self._updater.set_states(self._preload_opt_states)
             self._preload_opt_states = None
+
+    def _init_kvstore(self):
+        """Rank 0's parameters on every worker and device (MXNet's ``_initialize_kvstore``,
+        which broadcasts only when updating on the store; mxlite always does)."""
+        kv = self._kvstore
+        if self._update_on_kvstore:
+            kv.set_optimizer(self._optimizer)
+        for name in self._param_names:
+            kv.broadcast(name, self._execs[0].arg_dict[name],
+                         out=[ex.arg_dict[name] for ex in self._execs])
+        for name in self._param_names:
+            self._arg_params[name][:] = self._execs[0].arg_dict[name].as_in_context(cpu())
 
     # -- computation -----------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
@@ -294,6 +328,9 @@ class Module(BaseModule):
         """Apply the optimizer: gradients are summed over devices, weights copied back."""
         if not self.optimizer_initialized:
             raise MXNetError("update: call init_optimizer() first")
+        if self._kvstore is not None:
+            self._update_with_kvstore()
+            return
         first = self._execs[0]
         for i, name in enumerate(self._param_names):
             if name not in first.grad_dict:
@@ -305,6 +342,24 @@ class Module(BaseModule):
                 for ex in self._execs[1:]:
                     grad += ex.grad_dict[name].as_in_context(weight.context)
             self._updater(i, grad, weight)
+            for ex in self._execs[1:]:
+                weight.copyto(ex.arg_dict[name])
+
+    def _update_with_kvstore(self):
+        """Push every gradient to the store in one call; pull the updated weights, or the
+        sums that this worker's optimizer then applies (as MXNet's ``_update_params``)."""
+        first = self._execs[0]
+        names = [n for n in self._param_names if n in first.grad_dict]
+        grads = [[ex.grad_dict[n] for ex in self._execs] for n in names]
+        if self._update_on_kvstore:
+            self._kvstore.pushpull(names, grads, out=[[ex.arg_dict[n] for ex in self._execs]
+                                                      for n in names])
+            return
+        self._kvstore.pushpull(names, grads)
+        index = {n: i for i, n in enumerate(self._param_names)}
+        for name in names:
+            weight = first.arg_dict[name]
+            self._updater(index[name], first.grad_dict[name], weight)
             for ex in self._execs[1:]:
                 weight.copyto(ex.arg_dict[name])
 
@@ -359,12 +414,18 @@ class Module(BaseModule):
     def save_optimizer_states(self, fname):
         if not self.optimizer_initialized:
             raise MXNetError("save_optimizer_states: no optimizer yet")
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname)
+            return
         with open(fname, "wb") as f:
             f.write(self._updater.get_states())
 
     def load_optimizer_states(self, fname):
         if not self.optimizer_initialized:
             raise MXNetError("load_optimizer_states: call init_optimizer() first")
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            return
         with open(fname, "rb") as f:
             self._updater.set_states(f.read())
 
