@@ -24,6 +24,7 @@ from . import autograd
 from . import context as _context
 from ._test_checks import *  # noqa: F401,F403
 from ._test_checks import _sorted_dict, _sorted_items  # noqa: F401
+from ._np_test_utils import *  # noqa: F401,F403
 from .base import MXNetError
 from .context import Context, current_context, num_gpus  # noqa: F401
 from .io import DataIter

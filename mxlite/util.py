@@ -5,6 +5,7 @@ unknown dimension) and NumPy array semantics (Gluon hands out ``mx.np.ndarray``)
 ``reset_np()`` turns both off. The state is per thread, as in MXNet.
 """
 import functools
+import inspect
 import os
 import threading
 
@@ -105,11 +106,21 @@ def np_array(active=True):
 
 def _decorate(scope_factory, func):
     if isinstance(func, type):
-        # A class (a Block): every method runs with the semantics on.
-        for name, attr in list(vars(func).items()):
-            if callable(attr) and not isinstance(attr, type) and (
-                    not name.startswith("__") or name in ("__init__", "__call__")):
-                setattr(func, name, scope_factory()(attr))
+        # A class (a Block): every method, inherited ones too, and every property runs
+        # with the semantics on (as MXNet's decorators do).
+        for name, member in inspect.getmembers(
+                func, lambda f: inspect.isfunction(f) or isinstance(f, property)):
+            static = inspect.getattr_static(func, name)
+            if isinstance(static, (staticmethod, classmethod)):
+                continue
+            if isinstance(member, property):
+                wrap = scope_factory()
+                setattr(func, name, property(
+                    wrap(member.fget) if member.fget else None,
+                    wrap(member.fset) if member.fset else None,
+                    wrap(member.fdel) if member.fdel else None, member.__doc__))
+            else:
+                setattr(func, name, scope_factory()(member))
         return func
     if callable(func):
         return scope_factory()(func)
@@ -138,6 +149,20 @@ def use_np(func):
     ...         return F.np.sum(x)
     """
     return _decorate(lambda: _Scope(shape=True, array=True), func)
+
+
+def np_submodules(package, namespace):
+    """A module ``__getattr__`` giving ``package.np``/``package.npx`` (``mx.nd.np``,
+    ``mx.sym.np``) on first use: they import ``mx.np``, which loads after them."""
+    def __getattr__(name):
+        if name in ("np", "npx", "numpy", "numpy_extension"):
+            import importlib
+            full = "numpy" if name in ("np", "numpy") else "numpy_extension"
+            mod = importlib.import_module(package + "." + full)
+            namespace[name] = mod
+            return mod
+        raise AttributeError("module %r has no attribute %r" % (package, name))
+    return __getattr__
 
 
 # -- small helpers MXNet keeps in mx.util ----------------------------------------

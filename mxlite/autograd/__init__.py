@@ -175,7 +175,10 @@ def _record(op, p, inputs, outs):
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    node = Node(op, p, [x._entry for x in inputs], [x._data for x in inputs],
+    # As MXNet: an array whose graph a backward has freed is a constant to new records.
+    parents = [None if e is not None and getattr(e[0], "freed", False) else e
+               for e in (x._entry for x in inputs)]
+    node = Node(op, p, parents, [x._data for x in inputs],
                 [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx, checks)
     i = 0
     for y in outs:
@@ -280,8 +283,11 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                     "run the computation inside `with autograd.record():` and call "
                     "attach_grad() on the inputs you want gradients for")
             node, i = h._entry
+            if g is not None and getattr(g, "_np", False):
+                g = g.as_nd_ndarray()   # rules run on legacy arrays (same data and graph slot)
             if g is None and create_graph:
-                g = nd.ones_like(h)     # recorded: keeps higher derivatives in the graph
+                # recorded: keeps higher derivatives in the graph
+                g = nd.ones_like(h.as_nd_ndarray() if h._np else h)
             elif g is None:
                 ctx = h._ctx
                 g = nd.ndarray._wrap((ctx.xp or ctx.array_module()).ones(h.shape, h._data.dtype),

@@ -22,7 +22,7 @@ from .. import initializer
 from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
-from .np_face import face_of, check_outputs, check_inputs, _retype_np
+from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle, shape_is_known
 
@@ -472,6 +472,7 @@ class _Deferred:
     (the op's ``infer_shape`` rule), creates it and passes the real array on.
     """
     __slots__ = ("param", "ctx")
+    _deferred_param = True
 
     def __init__(self, param, ctx):
         self.param = param
@@ -487,6 +488,8 @@ class _Deferred:
     __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __getitem__ = _unusable
 
     def __getattr__(self, name):
+        if name == "_np":       # an np-style call site: resolved by the op (mx.np.apply)
+            return False
         self._unusable()
 
 
@@ -706,14 +709,23 @@ class HybridBlock(Block):
         from .. import symbol
         from .cached_graph import CachedGraph, flatten, regroup
         names = ["data"] if n_inputs == 1 else ["data%d" % i for i in range(n_inputs)]
-        inputs = [symbol.var(n) for n in names]
+        inputs = [np_symbol(symbol.var(n)) for n in names]
         grouped, _ = regroup(inputs, fmt)
         try:
             out = self._symbol_forward(*grouped)
             outs, out_fmt = flatten(out if isinstance(out, (list, tuple)) else [out])
+            if _np_state.array:
+                check_outputs(self, outs)
             sym = symbol.Group(outs)
             params = {p.name: p for p in self.collect_params().values()}
             graph = CachedGraph(sym, names, params)
+        except TypeError as e:
+            if str(e).startswith("Block's output"):
+                raise
+            self._trace_failed = True
+            warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
+                          % (type(self).__name__, type(e).__name__, e), stacklevel=3)
+            return None
         except Exception as e:  # noqa: BLE001 (any failure means: run imperatively)
             self._trace_failed = True
             warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
@@ -820,7 +832,7 @@ class HybridBlock(Block):
     def _symbol_forward(self, x, *args):
         from .. import symbol
         from ..name import Prefix
-        params = {k: v.var() for k, v in self._reg_params.items()}
+        params = {k: np_symbol(v.var()) for k, v in self._reg_params.items()}
         with self.name_scope(), Prefix(self.prefix):
             return self.hybrid_forward(face_of(symbol), x, *args, **params)
 
@@ -895,6 +907,8 @@ class SymbolBlock(HybridBlock):
         ctx = flat[0].context
         self._finish_shapes(flat)
         outs = self._graph(flat, ctx)
+        if flat[0]._np:         # np inputs give np outputs (MXNet under set_np)
+            outs = _retype_np(outs)
         return outs if self._multi else outs[0]
 
     def _finish_shapes(self, flat):

@@ -93,8 +93,21 @@ def face_of(module):
     return face
 
 
+def np_symbol(s):
+    """Symbol ``s`` as an np ``_Symbol`` under NumPy semantics (itself otherwise)."""
+    if not _np_state.array:
+        return s
+    from ..symbol.numpy._np_symbol import _Symbol
+    return _Symbol(s._outputs)
+
+
 def check_outputs(block, out):
     """MXNet's rule under NumPy semantics: a Block gives np arrays, not legacy ones."""
+    if type(out).__name__ == "Symbol":
+        raise TypeError(
+            "Block's output ndarrays/symbols must be of type `mxnet.numpy.ndarray` or "
+            "`mxnet.symbol.numpy._Symbol`, while got output type %s (in %s)"
+            % (type(out), type(block).__name__))
     if isinstance(out, NDArray):
         if not out._np:
             raise TypeError(

@@ -5,7 +5,9 @@ appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
 ``_random_*`` and ``_image_*`` ops also in ``mx.nd.linalg``, ``mx.nd.contrib``,
 ``mx.nd.random``, ``mx.nd.image``).
 """
-from .ndarray import NDArray, array, empty, from_numpy
+from ..util import np_submodules as _np_submodules
+from .ndarray import NDArray, array, empty, from_numpy  # noqa: F401
+from .ndarray import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: F401
 from . import ndarray, linalg, contrib, random, image, _internal
 from .functions import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer  # noqa: F401
@@ -38,3 +40,7 @@ def _attach_registry():
     for op_decl in list(_registry.OPS.values()):
         _add_op(op_decl)
     _registry._listeners.append(_add_op)
+
+
+# ``mx.nd.np``/``mx.nd.npx`` (``mx.sym.np``/``mx.sym.npx``) load on first use.
+__getattr__ = _np_submodules(__name__, globals())

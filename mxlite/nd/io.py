@@ -41,7 +41,9 @@ _NUM_AUX = {0: 0, 1: 1, 2: 2}  # aux arrays per storage type: row_sparse idx; cs
 
 def _record(arr):
     """The bytes of one v2 dense record for NDArray ``arr``."""
-    data = np.ascontiguousarray(arr.asnumpy())
+    data = arr.asnumpy()
+    if not data.flags["C_CONTIGUOUS"]:      # (ascontiguousarray makes 0-d arrays 1-d)
+        data = np.ascontiguousarray(data)
     dt = data.dtype
     if dt not in DTYPE_TO_FLAG:
         raise MXNetError("save: cannot store dtype %s; MXNet files hold %s"

@@ -10,7 +10,8 @@ from ..base import MXNetError, np_dtype
 from ..context import Context, current_context
 from .. import autograd as _autograd
 
-__all__ = ["NDArray", "array", "empty"]
+__all__ = ["NDArray", "array", "empty", "from_dlpack", "to_dlpack_for_read",
+           "to_dlpack_for_write"]
 
 py_slice = slice    # MXNet's name for the built-in slice (its module shadows ``slice``)
 
@@ -259,17 +260,80 @@ class NDArray:
 
     # -- shape -----------------------------------------------------------------
     def reshape(self, *shape, **kwargs):
-        """Reshape, with MXNet's special codes 0, -1, -2, -3, -4 and ``reverse``.
+        """A view of the data with a new shape, with MXNet's special codes 0, -1, -2,
+        -3, -4 and ``reverse``.
 
         ``x.reshape(2, 3)``, ``x.reshape((2, 3))`` and ``x.reshape(shape=(2, 3))`` agree.
+        A shape with another number of elements raises ValueError.
         """
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
             shape = shape[0]
+        unknown = [k for k in kwargs if k not in ("shape", "reverse")]
+        if unknown:
+            raise TypeError("Got unknown keywords in reshape: %s. Accepted keyword arguments "
+                            "are 'shape' and 'reverse'." % ", ".join(unknown))
         if shape:
             if "shape" in kwargs:
                 raise TypeError("reshape: shape given both positionally and as a keyword")
             kwargs["shape"] = tuple(shape)
+        if kwargs.get("shape") is not None:
+            from ..operator.tensor.shape import ReshapeSizeError, infer_reshape
+            try:
+                infer_reshape(self.shape, tuple(kwargs["shape"]), kwargs.get("reverse", False))
+            except ReshapeSizeError as e:      # a ValueError, as in MXNet
+                raise ReshapeSizeError("Cannot reshape array of size %d into shape %s: %s"
+                                 % (self.size, tuple(kwargs["shape"]), e)) from None
         return _invoke("Reshape", (self,), kwargs)
+
+    def _reshaped(self, op_name, kwargs, inplace):
+        """``op_name``'s result: a view of this array with ``inplace``, else a copy."""
+        y = _invoke(op_name, (self,), kwargs)
+        return self.reshape(y.shape) if inplace else y.copy()
+
+    def flatten(self, inplace=False):
+        """Shape ``(d0, d1*...*dk)``: a copy, or with ``inplace`` a view of this array."""
+        return self._reshaped("Flatten", None, inplace)
+
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of size 1 at ``axis``: a copy, or with ``inplace`` a view."""
+        return self._reshaped("expand_dims", {"axis": axis}, inplace)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Axes of size 1 removed (all of them when ``axis`` is None): a copy, or with
+        ``inplace`` a view."""
+        return self._reshaped("squeeze", {"axis": axis}, inplace)
+
+    def slice_assign(self, rhs, begin, end, step):
+        """Write NDArray ``rhs`` into ``self[begin:end:step]`` (per axis); returns self."""
+        return _invoke("_slice_assign", (self, rhs),
+                       {"begin": begin, "end": end, "step": step}, out=self)
+
+    def slice_assign_scalar(self, value, begin, end, step):
+        """Write the number ``value`` into ``self[begin:end:step]``; returns self."""
+        return _invoke("_slice_assign_scalar", (self,),
+                       {"scalar": value, "begin": begin, "end": end, "step": step}, out=self)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether slicing an array of ``shape`` with ``slc_key`` (one slice per axis)
+        selects one contiguous block of its (row-major) memory.
+
+        Going from the last axis to the first: once an axis keeps a proper subset,
+        every axis before it must keep at most one element; an axis keeping several
+        elements must have step 1.
+        """
+        if len(slc_key) != len(shape):
+            raise ValueError("_basic_indexing_slice_is_contiguous: %d slices for %d axes"
+                             % (len(slc_key), len(shape)))
+        lens = [len(range(*slc.indices(n))) for slc, n in zip(slc_key, shape)]
+        if int(np.prod(lens)) <= 1:
+            return True
+        subset = False
+        for slc, n, k in reversed(list(zip(slc_key, shape, lens))):
+            if k > 1 and (slc.indices(n)[2] != 1 or subset):
+                return False
+            subset = subset or k < n
+        return True
 
     def __len__(self):
         if self.ndim == 0:
@@ -300,6 +364,34 @@ class NDArray:
 
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), self._ctx))
+
+    def __getstate__(self):
+        """``{'handle': bytearray}``: the array as one MXNet raw record."""
+        from .io import _serialize_ndarray
+        return {"handle": bytearray(_serialize_ndarray(self))}
+
+    def __setstate__(self, state):
+        """Take the data of a ``__getstate__`` record (MXNet's too; one saved on a GPU
+        loads on the CPU when there is no GPU)."""
+        from .io import _deserialize_ndarray
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise ValueError("NDArray.__setstate__: expected {'handle': bytes}, got %r"
+                             % (state,))
+        src = _deserialize_ndarray(bytes(handle))
+        self._data, self._ctx = src._data, src._ctx
+        self._entry = self._version = self._grad = None
+
+    # -- DLPack ------------------------------------------------------------------
+    def to_dlpack_for_read(self):
+        """A DLPack capsule sharing this array's memory, for reading."""
+        self.wait_to_read()
+        return _dlpack_capsule(self._data)
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule sharing this array's memory, for writing."""
+        self.wait_to_write()
+        return _dlpack_capsule(self._data)
 
     def __hash__(self):
         return id(self) // 16
@@ -471,8 +563,9 @@ def _default_params_table():
 def _index_key(key, shape):
     """Normalise an index into NumPy form; tell whether MXNet returns a view.
 
-    MXNet returns a view for an integer or a step-1 slice on the first axis (a
-    contiguous block) and a copy for every other index; mxlite does the same.
+    As MXNet: basic indexing (ints, slices, None, Ellipsis) gives a view when the
+    selected elements form one contiguous block of memory, and every other index a
+    copy.
     """
     if isinstance(key, NDArray):
         key = _index_array(key)
@@ -483,11 +576,51 @@ def _index_key(key, shape):
         key = np.asarray(key)
     if isinstance(key, np.ndarray) and key.dtype.kind == "f":
         key = key.astype(np.int64)
-    view = isinstance(key, (int, np.integer)) or (isinstance(key, slice) and key.step in (None, 1))
-    if isinstance(key, tuple) and len(key) == 1:
-        k = key[0]
-        view = isinstance(k, (int, np.integer)) or (isinstance(k, slice) and k.step in (None, 1))
-    return key, view
+    return key, _basic_view(key, shape)
+
+
+def _basic_view(key, shape):
+    """Whether basic index ``key`` selects a contiguous block (False for advanced ones)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
+               and not isinstance(k, (bool, np.bool_)) for k in items):
+        return False
+    items = [k for k in items if k is not None]
+    if items.count(Ellipsis) > 1 or len(items) - items.count(Ellipsis) > len(shape):
+        return False
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (len(shape) - len(items) + 1)
+    items += [slice(None)] * (len(shape) - len(items))
+    slices = []
+    for k, n in zip(items, shape):
+        if isinstance(k, slice):
+            slices.append(k)
+        elif -n <= k < n:
+            slices.append(slice(int(k) % n, int(k) % n + 1))
+        else:
+            return False            # out of range: NumPy raises the error
+    return NDArray._basic_indexing_slice_is_contiguous(slices, shape)
+
+
+def _dlpack_capsule(data):
+    try:
+        return data.__dlpack__(max_version=(1, 0))   # writable when the data is
+    except TypeError:
+        return data.__dlpack__()                      # NumPy before 2.1: legacy capsule
+
+
+class _Capsule:
+    """A DLPack capsule dressed as an exporter for ``numpy.from_dlpack``."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
 
 
 def _fit_value(target_shape, v):
@@ -550,12 +683,47 @@ def from_numpy(ndarray, zero_copy=True):
         return array(ndarray, dtype=ndarray.dtype)
     if not ndarray.flags["C_CONTIGUOUS"]:
         raise ValueError("Only c-contiguous arrays are supported for zero-copy")
-    # NOTE: the view is taken before the source is locked, so it stays writable.
+    # NOTE: the view is taken before the source is locked, so it stays writable;
+    # a source locked by an earlier from_numpy is unlocked for that moment.
+    if not ndarray.flags["WRITEABLE"]:
+        try:
+            ndarray.flags["WRITEABLE"] = True
+        except ValueError:
+            pass                    # memory that is read-only at its origin stays so
     data = ndarray.view()
     if data.ndim == 0:
         data = data.reshape(1)      # MXNet 1.x has no 0-d arrays
     ndarray.flags["WRITEABLE"] = False
     return _wrap(data, Context("cpu", 0))
+
+
+def to_dlpack_for_read(data):
+    """A DLPack capsule sharing NDArray ``data``'s memory, for reading."""
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data):
+    """A DLPack capsule sharing NDArray ``data``'s memory, for writing."""
+    return data.to_dlpack_for_write()
+
+
+def from_dlpack(dlpack):
+    """An NDArray sharing the memory of a DLPack capsule (from ``to_dlpack_for_*`` or
+    another framework) or of an object with ``__dlpack__``.
+
+    A read-only capsule (DLPack before 1.0 cannot say otherwise) is copied, so that
+    the NDArray stays writable.
+    """
+    src = _Capsule(dlpack) if type(dlpack).__name__ == "PyCapsule" else dlpack
+    try:
+        data, ctx = np.from_dlpack(src), Context("cpu", 0)
+    except (BufferError, RuntimeError, ValueError, TypeError):
+        # Not host memory: GPU memory, read through CuPy (which raises if absent).
+        data = Context("gpu", 0).array_module().from_dlpack(dlpack)
+        ctx = Context("gpu", data.device.id)
+    if not data.flags.writeable:
+        data = data.copy()
+    return _wrap(data, ctx)
 
 
 def empty(shape, ctx=None, dtype=None):
@@ -572,10 +740,10 @@ def empty(shape, ctx=None, dtype=None):
 FLUENT_METHODS = (
     "abs arccos arccosh arcsin arcsinh arctan arctanh argmax argmax_channel argmin argsort "
     "broadcast_axes broadcast_like broadcast_to cbrt ceil clip cos cosh degrees depth_to_space "
-    "diag exp expand_dims expm1 fix flatten flip floor log log10 log1p log2 log_softmax max mean "
+    "diag exp expm1 fix flip floor log log10 log1p log2 log_softmax max mean "
     "min nanprod nansum norm one_hot ones_like pad pick prod radians rcbrt reciprocal relu "
     "repeat reshape_like rint round rsqrt shape_array sigmoid sign sin sinh size_array slice "
-    "slice_axis slice_like softmax softmin sort space_to_depth split sqrt square squeeze sum "
+    "slice_axis slice_like softmax softmin sort space_to_depth split split_v2 sqrt square sum "
     "swapaxes take tan tanh tile topk transpose trunc zeros_like"
 ).split()
 

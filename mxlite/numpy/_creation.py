@@ -94,6 +94,11 @@ def from_numpy(ndarray_, zero_copy=True):
     return _make(onp.array(ndarray_, copy=not zero_copy or None), None)
 
 
+def _check_order(order, where):
+    if order != "C":
+        raise NotImplementedError("%s: only order='C' is supported, got %r" % (where, order))
+
+
 def _shape(shape):
     if isinstance(shape, (int, onp.integer)):
         return (int(shape),)
@@ -102,16 +107,19 @@ def _shape(shape):
 
 def empty(shape, dtype=None, order="C", ctx=None):
     """A new array of ``shape`` (zero-filled: mxlite never hands out stale memory)."""
+    _check_order(order, "empty")
     return zeros(shape, dtype, order, ctx)
 
 
 def zeros(shape, dtype=None, order="C", ctx=None):
     """An array of zeros; float32 unless ``dtype``."""
+    _check_order(order, "zeros")
     return _make(onp.zeros(_shape(shape), _dtype(dtype, "zeros")), ctx)
 
 
 def ones(shape, dtype=None, order="C", ctx=None):
     """An array of ones; float32 unless ``dtype``."""
+    _check_order(order, "ones")
     return _make(onp.ones(_shape(shape), _dtype(dtype, "ones")), ctx)
 
 

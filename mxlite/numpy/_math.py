@@ -100,7 +100,7 @@ def _binary(name, op_name, scalar, rscalar):
             raise np_error(op_name, name)
         if _is_symbol(x1) or _is_symbol(x2):
             if not _is_symbol(x2):
-                return apply(rscalar or scalar, (x1,), {"scalar": x2}, py_name=name)
+                return apply(scalar, (x1,), {"scalar": x2}, py_name=name)
             if not _is_symbol(x1):
                 return apply(rscalar or scalar, (x2,), {"scalar": x1}, py_name=name)
             return apply(op_name, (x1, x2), py_name=name)

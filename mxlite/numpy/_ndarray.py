@@ -56,6 +56,12 @@ def apply(name, inputs, params=None, out=None, py_name=None):
         return op_call(op, list(inputs), dict(params or {}), hint=py_name or name)
     for a in inputs:
         if type(a) is not ndarray:
+            if getattr(a, "_deferred_param", False):
+                # A Parameter of unknown shape in a first forward: the op's shape rule
+                # creates it from the other inputs (as Gluon's F.<op> calls do).
+                from ..gluon.block import _resolve
+                inputs, _ = _resolve(op, tuple(inputs), dict(params or {}))
+                break
             check_np(name, (a,), py_name)
     p = op.parse_params(params) if params else op.default_params
     return invoke(op, inputs, p, out)
@@ -113,6 +119,14 @@ class ndarray(NDArray):
 
     def __str__(self):
         return str(self.asnumpy())
+
+    def __format__(self, fmt):
+        """A 0-d array formats as its value; others only with an empty spec (NumPy's rule)."""
+        if self.ndim == 0:
+            return self.item().__format__(fmt)
+        if fmt:
+            raise TypeError("unsupported format string passed to ndarray.__format__")
+        return str(self)
 
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), self._ctx))
@@ -217,6 +231,9 @@ class ndarray(NDArray):
         return apply("_np_reshape", (self,), {"newshape": (-1,)})
 
     def copy(self, order="C"):
+        if order != "C":
+            raise NotImplementedError("ndarray.copy: only order='C' is supported, got %r"
+                                      % (order,))
         return apply("_np_copy", (self,))
 
     def broadcast_to(self, shape):

@@ -20,7 +20,8 @@ __all__ = ["reshape", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_di
 
 
 def _np(x):
-    if isinstance(x, NDArray) or type(x).__name__ in ("Symbol", "_Symbol"):
+    if isinstance(x, NDArray) or type(x).__name__ in ("Symbol", "_Symbol") or \
+            getattr(x, "_deferred_param", False):
         return x
     from ._creation import array
     return array(x)
@@ -161,7 +162,11 @@ def split(ary, indices_or_sections, axis=0):
     else:
         params = {"indices": (0,) + tuple(indices_or_sections), "axis": axis}
     out = apply("_npi_split", (ary,), params, py_name="split")
-    return list(out) if isinstance(out, (list, tuple)) else [out]
+    if isinstance(out, (list, tuple)):
+        return list(out)
+    if not isinstance(out, NDArray):        # a Symbol: one Symbol per output
+        return list(out)
+    return [out]
 
 
 def array_split(ary, indices_or_sections, axis=0):

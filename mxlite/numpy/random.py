@@ -53,12 +53,18 @@ def _size(size):
 
 
 def _sampler(name, params, float_out=True):
-    def fn(*args, size=None, dtype=None, ctx=None, out=None, **kwargs):
-        vals = dict(zip(params, args))
+    names = params + ("size", "dtype", "ctx", "out")
+
+    def fn(*args, **kwargs):
+        if len(args) > len(names):
+            raise TypeError("%s() takes at most %d arguments (%d given)"
+                            % (name, len(names), len(args)))
+        vals = dict(zip(names, args))
         for k, v in kwargs.items():
-            if k not in params:
-                raise TypeError("%s() got an unexpected keyword argument %r" % (name, k))
+            if k not in names or k in vals:
+                raise TypeError("%s() got an unexpected or repeated argument %r" % (name, k))
             vals[k] = v
+        size, dtype, ctx, out = (vals.pop(k, None) for k in names[-4:])
         c = _ctx(ctx, *vals.values())
         gen = _random.get_generator(c)
         y = getattr(gen, name)(**{k: _val(v) for k, v in vals.items()}, size=_size(size))
@@ -108,7 +114,14 @@ def rand(*size, **kwargs):
 def multinomial(n, pvals, size=None):
     """Counts of ``n`` draws over categories with probabilities ``pvals`` (int64)."""
     c = current_context()
-    y = _random.get_generator(c).multinomial(n, _val(pvals), size=_size(size))
+    p = onp.asarray(_val(pvals), dtype=onp.float64)
+    if p.size == 0:         # no categories: an empty sample of the requested batch shape
+        shape = (() if size is None else _size(size)) + (0,)
+        return _out(onp.zeros(shape, onp.int64), onp.int64, c)
+    total = p.sum()
+    if total > 1.0 and total - 1.0 < 1e-5:      # float32 rounding of probabilities
+        p = p / total
+    y = _random.get_generator(c).multinomial(n, p, size=_size(size))
     return _out(y, onp.int64, c)
 
 

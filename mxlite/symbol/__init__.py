@@ -1,4 +1,5 @@
 """``mx.sym``: Symbols built from the same operator registry as ``mx.nd``."""
+from ..util import np_submodules as _np_submodules
 from .symbol import Symbol, Variable, var, Group, load, load_json  # noqa: F401
 from .executor import Executor  # noqa: F401
 from .functions import *  # noqa: F401,F403
@@ -52,12 +53,5 @@ for _name in _control_flow.__all__:
     setattr(contrib, _name, getattr(_control_flow, _name))
 
 
-def __getattr__(name):
-    # ``mx.sym.np``/``mx.sym.npx`` load on first use (they import mx.np, which loads later).
-    if name in ("np", "npx", "numpy", "numpy_extension"):
-        import importlib
-        full = "numpy" if name in ("np", "numpy") else "numpy_extension"
-        mod = importlib.import_module(__name__ + "." + full)
-        globals()[name] = mod
-        return mod
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+# ``mx.nd.np``/``mx.nd.npx`` (``mx.sym.np``/``mx.sym.npx``) load on first use.
+__getattr__ = _np_submodules(__name__, globals())

@@ -82,7 +82,9 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
         raise TypeError("%s takes %d input(s) (%s), got %d"
                         % (op.name, len(names), ", ".join(names), len(args)))
     node.inputs = inputs
-    return Symbol([(node, i) for i in range(node.num_visible())])
+    # The result has the class of the first input Symbol (an np Symbol stays one).
+    cls = next((type(a) for a in args if isinstance(a, Symbol)), Symbol)
+    return cls([(node, i) for i in range(node.num_visible())])
 
 
 def make_function(op, fname, hint=None):

@@ -193,7 +193,7 @@ class Symbol:
         return len(self._outputs)
 
     def __iter__(self):
-        return (Symbol([o]) for o in self._outputs)
+        return (type(self)([o]) for o in self._outputs)
 
     def __getitem__(self, index):
         if isinstance(index, str):
@@ -202,13 +202,13 @@ class Symbol:
                 raise ValueError("Symbol: no output named %r; outputs are %s" % (index, names))
             if names.count(index) > 1:
                 raise ValueError("Symbol: more than one output named %r" % index)
-            return Symbol([self._outputs[names.index(index)]])
+            return type(self)([self._outputs[names.index(index)]])
         if isinstance(index, slice):
-            return Symbol(self._outputs[index])
+            return type(self)(self._outputs[index])
         if not -len(self._outputs) <= index < len(self._outputs):
             raise IndexError("Symbol: output index %d out of range for %d outputs"
                              % (index, len(self._outputs)))
-        return Symbol([self._outputs[index]])
+        return type(self)([self._outputs[index]])
 
     def __repr__(self):
         if len(self._outputs) == 1:

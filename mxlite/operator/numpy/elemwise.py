@@ -13,6 +13,7 @@ what differs is MXNet's NumPy dtype rules:
 import numpy as onp
 
 from ..registry import OPS, register_op
+from ..util import zeros_grad
 
 F32 = onp.dtype(onp.float32)
 BOOL = onp.dtype(onp.bool_)
@@ -124,8 +125,10 @@ _COMPARE = [("equal", "broadcast_equal", lambda xp, a, b: a == b),
             ("logical_and", "broadcast_logical_and", lambda xp, a, b: xp.logical_and(a, b)),
             ("logical_or", "broadcast_logical_or", lambda xp, a, b: xp.logical_or(a, b)),
             ("logical_xor", "broadcast_logical_xor", lambda xp, a, b: xp.logical_xor(a, b))]
+# NOTE: MXNet records comparisons and gives their inputs zero gradients (a comparison
+# in a recorded graph does not stop backward), so they have the zero rule.
 for _n, _base, _k in _COMPARE:
-    derive("_npi_" + _n, _base, _binary_compute(_k, promote, BOOL), gradient=None,
+    derive("_npi_" + _n, _base, _binary_compute(_k, promote, BOOL), gradient=zeros_grad,
            raw_gradient=None, infer_type=lambda p, dtypes: [BOOL],
            doc="Elementwise %s of two arrays with broadcasting, as bool." % _n)
 
@@ -201,7 +204,7 @@ def _compare_scalar_compute(base):
 
 
 for _n, _base in _SCALAR_COMPARE:
-    derive("_npi_" + _n, _base, _compare_scalar_compute(_base), gradient=None,
+    derive("_npi_" + _n, _base, _compare_scalar_compute(_base), gradient=zeros_grad,
            raw_gradient=None, infer_type=lambda p, dtypes: [BOOL])
 
 

@@ -7,6 +7,7 @@ NumPy shapes) is an op of its own.
 """
 from ...base import MXNetError, parse_bool, parse_shape
 from ..registry import OPS, register_op, Param
+from .shape import reshape_to
 
 _ALIASES = {
     "relu": "_npx_relu", "sigmoid": "_npx_sigmoid", "softmax": "_npx_softmax",
@@ -102,7 +103,7 @@ def npx_reshape_shape(src, codes, reverse=False):
 register_op("_npx_reshape",
             lambda p, xp, x: x.reshape(npx_reshape_shape(x.shape, p.newshape, p.reverse)),
             inputs=("a",), is_view=True, saves="",
-            gradient=lambda p, x, y, gy: [gy[0].reshape(x[0].shape)],
+            gradient=lambda p, x, y, gy: [reshape_to(gy[0], x[0].shape)],
             params=[Param("newshape", parse_shape), Param("reverse", parse_bool, False),
                     Param("order", str, "C")],
             doc="Reshape with MXNet's codes (-1 infer, -2 copy, -3 drop, -4 rest, -5 merge, "

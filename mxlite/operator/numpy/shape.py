@@ -44,8 +44,18 @@ def _reshape(p, xp, x):
     return x.reshape(np_shape(p.newshape, x.size))
 
 
+def reshape_to(g, shape):
+    """``g`` reshaped to ``shape`` with NumPy's rule, differentiably: gradients of np ops
+    use it because the legacy ``reshape`` reads 0 as "copy this dimension"."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    op = OPS["_np_reshape"]
+    return invoke(op, (g,), op.parse_params({"newshape": shape}))
+
+
 def _as_input_shape(p, x, y, gy):
-    return [gy[0].reshape(x[0].shape)]
+    return [reshape_to(gy[0], x[0].shape)]
 
 
 register_op("_np_reshape", _reshape, inputs=("a",), is_view=True, gradient=_as_input_shape,
@@ -148,7 +158,7 @@ def _concat_grad(p, x, y, gy):
     out, start = [], 0
     for xi in x:
         n = xi.size if p.axis is None else xi.shape[axis]
-        out.append(nd.slice_axis(g, axis=axis, begin=start, end=start + n).reshape(xi.shape))
+        out.append(reshape_to(nd.slice_axis(g, axis=axis, begin=start, end=start + n), xi.shape))
         start += n
     return out
 
@@ -165,7 +175,7 @@ def _stack(p, xp, *xs):
 
 def _stack_grad(p, x, y, gy):
     axis = norm_axis(p.axis, x[0].ndim + 1)
-    return [nd.slice_axis(gy[0], axis=axis, begin=i, end=i + 1).reshape(xi.shape)
+    return [reshape_to(nd.slice_axis(gy[0], axis=axis, begin=i, end=i + 1), xi.shape)
             for i, xi in enumerate(x)]
 
 
@@ -194,10 +204,7 @@ def _split(p, xp, x):
 
 def _split_grad(p, x, y, gy):
     axis = norm_axis(p.axis, x[0].ndim)
-    parts = [g.reshape(yi.shape[:axis] + (-1,) + yi.shape[axis + 1:]) if p.squeeze_axis
-             else g for g, yi in zip(gy, y)]
-    if p.squeeze_axis:
-        parts = [nd.expand_dims(g, axis=axis) for g in gy]
+    parts = [nd.expand_dims(g, axis=axis) for g in gy] if p.squeeze_axis else list(gy)
     return [nd.concat(*parts, dim=axis)]
 
 
@@ -303,7 +310,24 @@ def _dot_grad(p, x, y, gy):
     return [ga, gb]
 
 
+def _contract_infer_shape(b_axis):
+    """Shape rule of dot/matmul: a weight's unknown contracted dimension (0) is the
+    other operand's (for Gluon's deferred initialisation)."""
+    def infer(p, shapes):
+        a, b = shapes
+        if a is None or b is None or not a or len(b) < 2:
+            return shapes
+        a, b = list(a), list(b)
+        if b[b_axis] == 0 and a[-1] != 0:
+            b[b_axis] = a[-1]
+        elif a[-1] == 0 and b[b_axis] != 0:
+            a[-1] = b[b_axis]
+        return [tuple(a), tuple(b)]
+    return infer
+
+
 register_op("_np_dot", _dot, inputs=("a", "b"), gradient=_dot_grad, saves="x",
+            infer_shape=_contract_infer_shape(0),
             doc="NumPy's dot: inner product of 1-D, matrix product of 2-D arrays.")
 
 
@@ -331,6 +355,7 @@ def _matmul_grad(p, x, y, gy):
 
 
 register_op("_npi_matmul", _matmul, inputs=("a", "b"), gradient=_matmul_grad, saves="x",
+            infer_shape=_contract_infer_shape(-2),
             doc="Matrix product with NumPy's broadcasting of stacked matrices (``@``).")
 
 # -- indexing ---------------------------------------------------------------------------

@@ -429,10 +429,21 @@ register_op("slice_axis", lambda p, xp, x: _sliced(xp, x, _axis_key(p, x.shape))
 
 
 def _like_key(p, shape, like):
-    if len(like) != len(shape):
-        raise MXNetError("shape_like has %d dimensions but data has %d"
-                         % (len(like), len(shape)))
-    axes = range(len(shape)) if not p.axes else [norm_axis(a, len(shape)) for a in p.axes]
+    """The slice of ``data`` (``shape``) that ``slice_like`` keeps. Without ``axes``
+    the ranks must agree; with them, each axis (negative ones counted from data's
+    rank) only has to exist in both inputs, as in MXNet."""
+    if not p.axes:
+        if len(like) != len(shape):
+            raise MXNetError("shape_like has %d dimensions but data has %d; with different "
+                             "ranks, name the axes to slice in axes="
+                             % (len(like), len(shape)))
+        axes = range(len(shape))
+    else:
+        axes = [norm_axis(a, len(shape)) for a in p.axes]
+        for a, given in zip(axes, p.axes):
+            if a >= len(like):
+                raise MXNetError("axes: axis %d exceeds the %d dimensions of shape_like %s"
+                                 % (given, len(like), like))
     key = [slice(None)] * len(shape)
     for a in axes:
         if like[a] > shape[a]:

@@ -11,6 +11,11 @@ from ..registry import register_op, Param, Params, invoke, OPS
 from ..util import norm_axis, norm_axes
 
 
+class ReshapeSizeError(MXNetError, ValueError):
+    """A reshape to a shape with another number of elements (``NDArray.reshape`` raises
+    it as a ValueError, the ``Reshape`` op as an MXNetError)."""
+
+
 def infer_reshape(src, spec, reverse=False):
     """The target shape of MXNet's ``reshape(shape=spec)`` for an input of shape ``src``.
 
@@ -75,7 +80,7 @@ def infer_reshape(src, spec, reverse=False):
                              "shape %s" % (spec, src[::-1] if reverse else src))
         out[infer_at] = total // known
     if int(np.prod(out, dtype=np.int64)) != total:
-        raise MXNetError("Reshape: target shape %s has %d elements but the input of shape %s "
+        raise ReshapeSizeError("Reshape: target shape %s has %d elements but the input of shape %s "
                          "has %d" % (tuple(out[::-1] if reverse else out), int(np.prod(out)),
                                      src[::-1] if reverse else src, total))
     return tuple(out[::-1]) if reverse else tuple(out)
@@ -532,11 +537,14 @@ register_op("broadcast_axis", _broadcast_axis, gradient=_broadcast_grad, saves="
 
 
 def _like_shape(p, xs, ls):
-    if p.lhs_axes is None and p.rhs_axes is None:
+    if p.lhs_axes is None or p.rhs_axes is None:
         return ls
-    la, ra = p.lhs_axes or (), p.rhs_axes or ()
+    la, ra = p.lhs_axes, p.rhs_axes
     if len(la) != len(ra):
         raise MXNetError("lhs_axes %s and rhs_axes %s must have the same length" % (la, ra))
+    if not la:
+        raise MXNetError("lhs_axes and rhs_axes: an empty tuple of axes is not allowed; "
+                         "leave both out to broadcast to rhs's whole shape")
     shape = list(xs)
     for a, b in zip(la, ra):
         shape[norm_axis(a, len(xs), "lhs_axes")] = ls[norm_axis(b, len(ls), "rhs_axes")]
