@@ -13,7 +13,9 @@ allreduce and the 2-rank MLP, 1 rank for the 1-rank MLP. Reported:
 - the step (forward, backward, ``trainer.step``) of an MLP 784-512-512-10 at batch 64
   per worker with ``kvstore='dist_sync'``: on 2 ranks every step also sums 0.67M
   gradients (2.7 MB, in fused buffers of ``MXLITE_KVSTORE_FUSION_BYTES``, default
-  4 MiB: one allreduce per step), against the same step on 1 rank.
+  4 MiB: one allreduce per step), against the same step on 1 rank; then the 2-rank
+  step with fused buffers of 256 KiB to 64 MiB (an array at least that large goes
+  alone, in place).
 
 Each rank runs BLAS on one thread (unless ``OMP_NUM_THREADS`` etc. say otherwise).
 Timings are medians over repeats; on a shared 2-core machine two ranks compete with
@@ -89,6 +91,9 @@ def _mlp_step(kv, quick):
     return _median_time(step, reps, kv._barrier)
 
 
+FUSION = [256 << 10, 1 << 20, 4 << 20, 64 << 20]
+
+
 def worker(quick):
     import mxlite as mx
     kv = mx.kv.create("dist_sync")
@@ -96,6 +101,12 @@ def worker(quick):
     if kv.num_workers > 1:
         out["allreduce"] = _allreduce(kv, quick)
     out["mlp"] = _mlp_step(mx.kv.create("dist_sync"), quick)
+    if kv.num_workers > 1:
+        default, out["mlp_fusion"] = kv._world.fusion_bytes, {}
+        for size in FUSION:
+            kv._world.fusion_bytes = size
+            out["mlp_fusion"][size] = _mlp_step(mx.kv.create("dist_sync"), quick)
+        kv._world.fusion_bytes = default
     if kv.rank == 0:
         print("RESULT %r" % (out,), flush=True)
 
@@ -134,6 +145,8 @@ def main():
         print("%10d %14.1f %14.1f %8.2f" % (nbytes, t_raw * 1e6, t_kv * 1e6, t_kv / t_raw))
     print("MLP 784-512-512-10, batch 64 per worker: step %.2f ms on 1 rank, %.2f ms on 2 "
           "ranks (%.2fx)" % (one["mlp"] * 1e3, two["mlp"] * 1e3, two["mlp"] / one["mlp"]))
+    print("  2 ranks by fused-buffer size: " + ", ".join(
+        "%d KiB %.2f ms" % (size >> 10, t * 1e3) for size, t in two["mlp_fusion"].items()))
 
 
 if __name__ == "__main__":

@@ -176,6 +176,31 @@ def np_dtype(dtype, where="dtype"):
     return dt
 
 
+def memory_bytes():
+    """This machine's physical memory in bytes: more than any one allocation can get."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):      # not POSIX: assume 1 TiB
+        return 1 << 40
+
+
+def _human(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return ("%d %s" if unit == "bytes" else "%.1f %s") % (n, unit)
+        n /= 1024.0
+
+
+def check_nbytes(where, what, nbytes):
+    """Raise an MXNetError naming ``where`` and ``what`` (the param or the declared shape
+    responsible) when ``nbytes`` exceeds this machine's memory: fail at once, not after
+    minutes of swapping or with a bare MemoryError."""
+    limit = memory_bytes()
+    if nbytes > limit:
+        raise MXNetError("%s: %s needs %s, more than this machine's memory (%s)"
+                         % (where, what, _human(nbytes), _human(limit)))
+
+
 def dtype_name(dtype):
     """The MXNet attribute spelling of a dtype (``'float32'``)."""
     return np.dtype(dtype).name

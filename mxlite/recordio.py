@@ -186,9 +186,12 @@ def _read_record(f, uri):
             raise ValueError("Invalid RecordIO file %s: bad magic number 0x%08x at offset %d"
                              % (uri, magic, f.tell() - 8))
         cflag, length = lrec >> 29, lrec & _LEN_MASK
+        left = os.fstat(f.fileno()).st_size - f.tell()
+        if length > left:       # checked before reading: the header could claim 512 MB
+            raise ValueError("Invalid RecordIO file %s: a record at offset %d declares %d "
+                             "bytes but only %d remain (truncated record)"
+                             % (uri, f.tell() - 8, length, left))
         data = f.read(length + _pad4(length))
-        if len(data) < length:
-            raise ValueError("Invalid RecordIO file %s: truncated record" % uri)
         out.append(data[:length])
         if cflag in (0, 3):
             return _MAGIC_BYTES.join(out)
@@ -229,13 +232,22 @@ class MXIndexedRecordIO(MXRecordIO):
         self.keys = []
         self.fidx = open(self.idx_path, self.flag)
         if not self.writable:
-            for line in self.fidx:
+            size = os.fstat(self._file.fileno()).st_size
+            for n, line in enumerate(self.fidx, 1):
                 line = line.strip()
                 if not line:
                     continue
                 fields = line.split("\t")
-                key = self.key_type(fields[0])
-                self.idx[key] = int(fields[1])
+                try:
+                    key, pos = self.key_type(fields[0]), int(fields[1])
+                except (IndexError, ValueError):
+                    raise ValueError("Invalid index file %s: line %d is %r, expected "
+                                     "'key<TAB>offset'" % (self.idx_path, n, line)) from None
+                if not 0 <= pos < size:
+                    raise ValueError("Invalid index file %s: line %d gives offset %d, outside "
+                                     "the %d bytes of %s" % (self.idx_path, n, pos, size,
+                                                             self.uri))
+                self.idx[key] = pos
                 self.keys.append(key)
 
     def close(self):
@@ -322,6 +334,10 @@ def unpack(s):
     header = IRHeader(*struct.unpack(_IR_FORMAT, s[:_IR_SIZE]))
     s = s[_IR_SIZE:]
     if header.flag > 0:
+        if header.flag * 4 > len(s):
+            raise ValueError("unpack: the header declares %d float labels (%d bytes) but the "
+                             "record has %d bytes after it" % (header.flag, header.flag * 4,
+                                                                len(s)))
         header = header._replace(label=np.frombuffer(s, np.float32, header.flag))
         s = s[header.flag * 4:]
     return header, s

@@ -123,10 +123,17 @@ def test_module_fit_dist_sync_matches_one_process(tmp_path):
     common.write_idx(str(tmp_path), x, y)
     rc, out, _ = launch(2, "equiv_module.py", tmp_path)
     _ok(rc, out, "module done")
-    ranks = [dict(np.load(tmp_path / ("module_rank%d.npz" % r))) for r in (0, 1)]
-    finals = [k for k in ranks[0] if k.startswith("final/")]
-    for k in finals:
-        assert np.array_equal(ranks[0][k], ranks[1][k]), k
+    for mode in ("on", "off"):
+        ranks = [dict(np.load(tmp_path / ("module_%s_rank%d.npz" % (mode, r)))) for r in (0, 1)]
+        for k in ranks[0]:
+            if k.startswith("final/"):
+                assert np.array_equal(ranks[0][k], ranks[1][k]), (mode, k)
+        _check_module_reference(x, y, ranks[0], mode)
+
+
+def _check_module_reference(x, y, rank0, mode):
+    n = len(x)
+    finals = [k for k in rank0 if k.startswith("final/")]
     # one process: batch t holds worker 0's and worker 1's batch t (MNISTIter parts are
     # the two halves of the file), rescale_grad 1/(2 * BATCH) as fit on 2 workers
     half = n // 2
@@ -137,14 +144,14 @@ def test_module_fit_dist_sync_matches_one_process(tmp_path):
                            y[order].astype(np.float32), batch_size=2 * common.BATCH,
                            label_name="softmax_label")
     mod = mx.mod.Module(common.mlp_symbol(mx), context=mx.cpu())
-    init = {k[5:]: mx.nd.array(v) for k, v in ranks[0].items() if k.startswith("init/")}
+    init = {k[5:]: mx.nd.array(v) for k, v in rank0.items() if k.startswith("init/")}
     mod.fit(it, kvstore="local", optimizer="sgd", num_epoch=2, arg_params=init,
             optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
     want, _ = mod.get_params()
     for k in finals:
-        assert not np.array_equal(ranks[0][k], ranks[0]["init/" + k[6:]])
-        np.testing.assert_allclose(ranks[0][k], want[k[6:]].asnumpy(), rtol=0, atol=1e-6,
-                                   err_msg=k)
+        assert not np.array_equal(rank0[k], rank0["init/" + k[6:]])
+        np.testing.assert_allclose(rank0[k], want[k[6:]].asnumpy(), rtol=0, atol=1e-6,
+                                   err_msg=mode + " " + k)
 
 
 def test_dist_async_workers_at_different_speeds_converge():
@@ -214,3 +221,31 @@ def test_server_and_scheduler_roles_exit_0_and_explain(role):
 def test_horovod_api_and_dist_sync_on_4_oversubscribed_ranks():
     rc, out, _ = launch(4, "horovod4.py")
     _ok(rc, out, "horovod ok", n=4)
+
+
+def test_one_process_without_mpirun():
+    # a plain `python script.py`: a dist store of one worker; a process that MXNet's
+    # launcher meant as one of several workers is told how to launch with MPI
+    code = """if True:
+        import os, sys
+        import mxlite as mx
+        assert "mpi4py" not in sys.modules         # only a dist store imports it
+        kv = mx.kv.create("dist_sync")
+        assert "mpi4py" in sys.modules and (kv.rank, kv.num_workers) == (0, 1)
+        kv.init(0, mx.nd.ones((2,)))
+        out = mx.nd.zeros((2,))
+        kv.pushpull(0, mx.nd.ones((2,)) * 3, out=out)
+        assert (out.asnumpy() == 3).all()
+        os.environ["DMLC_NUM_WORKER"] = "2"
+        from mxlite.kvstore import _mpi
+        try:
+            _mpi.World()
+            raise AssertionError("DMLC_NUM_WORKER=2 in one process was accepted")
+        except mx.MXNetError as err:
+            assert "mpirun -n 2" in str(err), err
+        print("single ok")
+    """
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=60)
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0 and "single ok" in out, out

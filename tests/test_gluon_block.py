@@ -476,3 +476,11 @@ def test_forward_restores_current_context():
     net.initialize(ctx=mx.cpu(1))
     net(mx.nd.ones((1, 3), ctx=mx.cpu(1)))
     assert mx.current_context() == mx.cpu(0)
+
+
+def test_batchnorm_axis_out_of_range_names_it():
+    bn = nn.BatchNorm(axis=5)
+    bn.initialize()
+    with pytest.raises(mx.MXNetError, match=r"BatchNorm: axis=5 is out of range for input of "
+                                            r"shape \(2, 3, 4, 4\)"):
+        bn(mx.nd.ones((2, 3, 4, 4)))

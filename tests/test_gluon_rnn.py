@@ -659,3 +659,11 @@ def test_cell_numeric_gradient(mode):
                 numeric[i] += sign * float(loss().asscalar()) / (2 * eps)
             arr[:] = flat.reshape(arr.shape)
         np.testing.assert_allclose(grad.asnumpy().ravel(), numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_sizes_no_machine_holds_fail_at_once():
+    with pytest.raises(mx.MXNetError, match=r"LSTM: num_layers=1000000000 with hidden_size=10 "
+                                            r"needs .* more than this machine's memory"):
+        rnn.LSTM(10, num_layers=10 ** 9)
+    with pytest.raises(ValueError, match="GRU: num_layers must be a positive integer, got 0"):
+        rnn.GRU(10, num_layers=0)

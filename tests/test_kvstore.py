@@ -558,3 +558,10 @@ def test_trainer_states_roundtrip_on_the_store(tmp_path):
         tr.step(1)
     for da, db in zip(w_a.list_data(), w_b.list_data()):
         np.testing.assert_array_equal(da.asnumpy(), db.asnumpy())
+
+
+def test_kvstore_server_has_nothing_to_serve(capsys):
+    server = mx.kv.KVStoreServer(mx.kv.create("local"))
+    assert server.kvstore.type == "local"
+    assert server.run() is None
+    assert "need no servers" in capsys.readouterr().err

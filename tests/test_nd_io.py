@@ -302,3 +302,26 @@ def test_pickle_nested_and_empty():
     obj = {"w": mx.nd.zeros((0, 4)), "l": [mx.nd.ones((1,), dtype="float16")]}
     back = pickle.loads(pickle.dumps(obj, protocol=4))
     assert back["w"].shape == (0, 4) and back["l"][0].dtype == np.float16
+
+
+def _sparse_file(shape):
+    """A row_sparse record with no rows stored: a few bytes declaring a dense ``shape``."""
+    rec = struct.pack("<Ii", ndio.V2_MAGIC, 1) + struct.pack("<iq", 1, 0)
+    rec += struct.pack("<i%dq" % len(shape), len(shape), *shape)
+    rec += struct.pack("<iii", 1, 0, 0) + struct.pack("<iiq", 6, 1, 0)
+    return struct.pack("<QQQ", ndio.LIST_MAGIC, 0, 1) + rec + struct.pack("<Q", 0)
+
+
+def test_declared_sizes_are_checked_before_allocating():
+    # a dense record must bring its bytes; a sparse one (stored densely by mxlite) may
+    # declare no more than the machine holds
+    assert mx.nd.load_frombuffer(_sparse_file((3, 4)))[0].shape == (3, 4)
+    with pytest.raises(mx.MXNetError, match=r"array 0 \(sparse, dense shape \(10000000, "
+                                            r"10000000\)\) needs .* more than this machine"):
+        mx.nd.load_frombuffer(_sparse_file((10 ** 7, 10 ** 7)))
+    dense = mx.nd.ones((2,))
+    buf = bytearray(ndio._save_tobuffer([dense]))
+    pos = buf.index(struct.pack("<q", 2))
+    buf[pos:pos + 8] = struct.pack("<q", 16000 * 16000)
+    with pytest.raises(mx.MXNetError, match="needs 1024000000 bytes .*truncated"):
+        mx.nd.load_frombuffer(bytes(buf))

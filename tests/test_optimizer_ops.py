@@ -149,3 +149,29 @@ def test_adamw_takes_a_number_or_an_array_for_rescale_grad():
         np.testing.assert_allclose(m.asnumpy(), [0.05000001] * 3, rtol=1e-7)
         results.append(w.asnumpy())
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def _wrong_shape_rows():
+    rows = []
+    for c in MANIFEST:
+        shapes = [Z["%s/x%d" % (c["name"], i)].shape for i in range(c["n_in"])]
+        stride = c["stride"] or c["n_in"]
+        for i in range(1, c["n_in"]):
+            if shapes[i] == shapes[i - i % stride] and len(shapes[i]) and shapes[i][0] > 1:
+                rows.append((c, i))
+    return rows
+
+
+@pytest.mark.parametrize("c,bad", _wrong_shape_rows(),
+                         ids=["%s-x%d" % (c["name"], i) for c, i in _wrong_shape_rows()])
+def test_wrong_shaped_grad_or_state_raises_before_any_write(c, bad):
+    # MXNet raises; NumPy would broadcast (a wrong update) or fail after writing the
+    # states before the bad one.
+    xs = _inputs(c)
+    xs[bad] = xs[bad][1:]
+    before = [x.asnumpy().copy() for x in xs]
+    with pytest.raises(mx.MXNetError, match=r"^_?%s: \w+ has shape .*expected .*the weight's"
+                       % c["op"].split(".")[-1]):
+        _call(c, xs)
+    for x, b in zip(xs, before):
+        np.testing.assert_array_equal(x.asnumpy(), b)

@@ -158,3 +158,24 @@ def test_png_with_the_default_quality_uses_the_highest_compression_level():
     s = recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), img, img_fmt=".png")
     _, back = recordio.unpack_img(s)
     np.testing.assert_array_equal(back, img)
+
+
+def test_declared_lengths_are_checked_against_the_file(tmp_path):
+    rec = str(tmp_path / "x.rec")
+    with open(rec, "wb") as f:      # a header declaring a 512 MB record, then 4 bytes
+        f.write(struct.pack("<II", 0xced7230a, (1 << 29) - 1) + b"abcd")
+    r = recordio.MXRecordIO(rec, "r")
+    with pytest.raises(ValueError, match=r"declares 536870911 bytes but only 4 remain"):
+        r.read()
+    r.close()
+    w = recordio.MXIndexedRecordIO(str(tmp_path / "y.idx"), str(tmp_path / "y.rec"), "w")
+    w.write_idx(0, b"hello")
+    w.close()
+    for line, msg in (("0\t4096\n", r"line 1 gives offset 4096, outside the 16 bytes"),
+                      ("0 12\n", r"line 1 is '0 12', expected 'key<TAB>offset'")):
+        (tmp_path / "y.idx").write_text(line)
+        with pytest.raises(ValueError, match=msg):
+            recordio.MXIndexedRecordIO(str(tmp_path / "y.idx"), str(tmp_path / "y.rec"), "r")
+    header = struct.pack(recordio._IR_FORMAT, 1000, 0.0, 0, 0)   # 1000 labels, 8 bytes
+    with pytest.raises(ValueError, match="declares 1000 float labels .* has 8 bytes"):
+        recordio.unpack(header + b"x" * 8)

@@ -492,3 +492,29 @@ def test_executor_backward_after_predict_forward_and_twice():
                                rtol=1e-4, atol=1e-4)
     ex.backward(g)
     assert np.array_equal(ex.grad_dict["data"].asnumpy(), first)
+
+
+def _mlp_graph():
+    x = mx.sym.var("x")
+    return json.loads(mx.sym.relu(mx.sym.FullyConnected(x, num_hidden=3, name="fc"),
+                                  name="r").tojson())
+
+
+@pytest.mark.parametrize("change,msg", [
+    (lambda d: d.update(heads=[[99, 0, 0]]), r"head 0 takes input from node 99, which does "
+                                             r"not exist \(the graph has 5 nodes\)"),
+    (lambda d: d.update(heads=[[4, 5, 0]]), r"head 0 takes output 5 of node 4 \(r\), which "
+                                            r"has 1 output"),
+    (lambda d: d["nodes"][4].update(inputs=[[4, 0, 0]]),
+     r"node 4 \(r\) takes input from node 4, which comes later \(a cycle"),
+    (lambda d: d["nodes"][4].update(inputs=[[3, 7, 0]]),
+     r"node 4 \(r\) takes output 7 of node 3 \(fc\)"),
+    (lambda d: d["nodes"][4].pop("op"), r"node 4 is .*expected an object with string 'op' "
+                                        r"and 'name'"),
+    (lambda d: d["nodes"][4].update(inputs=[["a"]]), r"node 4 \(r\) has entry \['a'\]"),
+])
+def test_malformed_json_names_the_node(change, msg):
+    graph = _mlp_graph()
+    change(graph)
+    with pytest.raises(MXNetError, match="load_json: not a valid symbol JSON graph: " + msg):
+        mx.sym.load_json(json.dumps(graph))

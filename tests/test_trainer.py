@@ -262,6 +262,47 @@ def test_bad_states_file(tmp_path):
     assert isinstance(tr.optimizer, mx.optimizer.SGD) and tr._updaters[0].optimizer is tr.optimizer
 
 
+class _RunsCode:
+    """What a hostile states file holds: unpickling it would call ``os.system``."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, ("touch %s" % self.path,))
+
+
+@pytest.mark.parametrize("payload,msg", [
+    ("code", r"refers to (posix|nt|os)\.system, which is not a type that optimizer states "
+             r"hold.*refusing"),
+    ([1, 2], "the file holds list, expected a dict of optimizer states"),
+    (({0: None}, "sgd"), "the file holds str where the optimizer should be"),
+    ("module", r"refers to mxnet\.gluon\.utils\.download, which is not a type"),
+])
+def test_load_states_runs_no_code_and_changes_nothing(tmp_path, payload, msg):
+    # MXNet unpickles states files as they are; mxlite admits only what states hold.
+    w = _param("w", [1.0, 2.0])
+    tr = gluon.Trainer([w], "sgd", {"learning_rate": 0.1, "momentum": 0.9})
+    _backward([w], [1.0])
+    tr.step(1)
+    states, opt = dict(tr._updaters[0].states), tr.optimizer
+    marker = tmp_path / "ran"
+    if payload == "code":
+        blob = pickle.dumps(({0: _RunsCode(marker)}, None), protocol=4)
+    elif payload == "module":    # an mxlite function under MXNet's name: not a type either
+        blob = b"\x80\x04" + b"".join(b"\x8c" + bytes([len(t)]) + t
+                                       for t in (b"mxnet.gluon.utils", b"download")) + b"\x93."
+    else:
+        blob = pickle.dumps(payload, protocol=4)
+    (tmp_path / "x.states").write_bytes(blob)
+    with pytest.raises(mx.MXNetError, match=msg):
+        tr.load_states(str(tmp_path / "x.states"))
+    assert not marker.exists()
+    assert tr.optimizer is opt and tr._updaters[0].optimizer is opt
+    assert tr._updaters[0].states.keys() == states.keys()
+    assert all(tr._updaters[0].states[k] is v for k, v in states.items())
+
+
 def test_only_backward_makes_a_gradient_fresh_as_mxnet():
     # MXNet 1.9.1 (checked): _fresh_grad is set by backward and cleared by the update;
     # zero_grad or writing into .grad does not make a gradient fresh.
@@ -291,3 +332,16 @@ def test_only_backward_makes_a_gradient_fresh_as_mxnet():
     for p in net.collect_params().values():  # MXNet's setter, as some scripts use it
         p.data()._fresh_grad = True
     tr.step(2)
+
+
+def test_step_with_batch_size_zero_names_it_and_changes_nothing():
+    w = _param("w", [1.0, 2.0])
+    tr = gluon.Trainer([w], "sgd", {"learning_rate": 0.1})
+    _backward([w], [1.0])
+    for bad in (0, -2):     # MXNet: a raw ZeroDivisionError (or a flipped step)
+        with pytest.raises(ValueError, match="Trainer.step: batch_size must be a positive "
+                                             "number, got %d" % bad):
+            tr.step(bad)
+    np.testing.assert_array_equal(w.data().asnumpy(), [1.0, 2.0])
+    tr.step(1)
+    np.testing.assert_allclose(w.data().asnumpy(), [0.8, 1.6], rtol=1e-6)

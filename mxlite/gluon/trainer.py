@@ -30,6 +30,8 @@ used it: MXNet's ``_fresh_grad`` flag of the parameter's data array, set by
 ``backward`` and cleared by the update. ``zero_grad`` or a write into ``.grad``
 does not make it fresh; reducing it over contexts does not either.
 """
+import numbers
+
 from .. import optimizer as opt
 from ..autograd import is_fresh, set_fresh
 from ..base import MXNetError
@@ -178,7 +180,7 @@ class Trainer:
 
     def _init_params(self):
         """Put context 0's value in the kvstore and on every context (kvstore.broadcast)."""
-        waiting = []
+        waiting, new = [], []
         for param in self._params_to_init:
             if param._deferred_init:
                 waiting.append(param)
@@ -194,7 +196,11 @@ class Trainer:
                     self._kvstore._assign(idx, arrays[0])
                     self._kvstore.pull(idx, out=arrays)
                 else:
-                    self._kvstore.broadcast(idx, arrays[0], out=arrays)
+                    new.append((idx, arrays))
+        if new:
+            # one call for all: a distributed store makes one broadcast of them
+            self._kvstore.broadcast([i for i, _ in new], [a[0] for _, a in new],
+                                    out=[a for _, a in new])
         self._params_to_init = waiting
 
     def _ensure_kv(self):
@@ -237,7 +243,7 @@ class Trainer:
             Skip parameters whose gradient has not been written by ``backward``
             since the last step, instead of raising.
         """
-        self._optimizer.rescale_grad = self._scale / batch_size
+        self._optimizer.rescale_grad = self._rescale(batch_size, "step")
         self._ensure_kv()
         fresh = self._freshness(ignore_stale_grad)
         self._allreduce_grads(fresh)
@@ -263,8 +269,16 @@ class Trainer:
             raise AssertionError("update() when parameters are updated on kvstore "
                                  "is not supported. Try setting `update_on_kvstore` "
                                  "to False when creating trainer.")
-        self._optimizer.rescale_grad = self._scale / batch_size
+        self._optimizer.rescale_grad = self._rescale(batch_size, "update")
         self._update(self._freshness(ignore_stale_grad))
+
+    def _rescale(self, batch_size, method):
+        # NOTE: MXNet divides by zero here (a raw ZeroDivisionError); mxlite names it.
+        if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Real) \
+                or not batch_size > 0:
+            raise ValueError("Trainer.%s: batch_size must be a positive number, got %r"
+                             % (method, batch_size))
+        return self._scale / batch_size
 
     def save_states(self, fname):
         """Save the optimizer and its states in MXNet's format (a pickle MXNet loads).

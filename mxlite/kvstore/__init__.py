@@ -15,8 +15,8 @@ array([4., 4., 4.], dtype=float32)
 """
 from .base import KVStoreBase, create  # noqa: F401
 from .kvstore import KVStore  # noqa: F401
-from .kvstore_server import _init_kvstore_server_module
+from .kvstore_server import KVStoreServer, _init_kvstore_server_module  # noqa: F401
 
 _init_kvstore_server_module()
 
-__all__ = ["KVStoreBase", "KVStore", "create"]
+__all__ = ["KVStoreBase", "KVStore", "KVStoreServer", "create"]

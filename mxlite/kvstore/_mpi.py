@@ -76,6 +76,9 @@ class World:
         self._seq = 0
         self._departed = None           # (rank, seq, seen at) of an ended rank
         self._exiting = False
+        # Probing for departed ranks from the watchdog thread needs MPI_THREAD_MULTIPLE
+        # (mpi4py's default); with less only the timeout is watched.
+        self._probe = MPI.Query_thread() == MPI.THREAD_MULTIPLE
         self._lock = threading.Lock()
         if self.size > 1:
             self._install_hooks()
@@ -117,7 +120,7 @@ class World:
                 continue
             seq, op, key, start = current
             now = time.monotonic()
-            if not exiting:
+            if not exiting and self._probe:
                 self._poll_departures(seq, now)
                 departed = self._departed
                 if departed is not None and departed[1] == seq and \

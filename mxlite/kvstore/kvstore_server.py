@@ -9,7 +9,30 @@ when it imports mxlite; the workers carry on.
 import os
 import sys
 
-__all__ = []
+__all__ = ["KVStoreServer"]
+
+
+class KVStoreServer:
+    """MXNet's server loop, which mxlite does not need.
+
+    MXNet runs one in each ``DMLC_ROLE=server`` process. mxlite's distributed stores
+    reduce among the workers themselves, so :meth:`run` has nothing to serve: it
+    says so and returns at once.
+
+    Parameters
+    ----------
+    kvstore : KVStoreBase
+        The store it would serve (kept as ``kvstore``).
+    """
+
+    def __init__(self, kvstore):
+        self.kvstore = kvstore
+        self.init_logginig = False        # (sic) MXNet's attribute name
+
+    def run(self):
+        """Return at once: there are no server processes in mxlite."""
+        sys.stderr.write("mxlite: KVStoreServer.run() has nothing to serve; mxlite's "
+                         "distributed kvstores need no servers\n")
 
 
 def _init_kvstore_server_module():

@@ -15,12 +15,13 @@ dims), and row_sparse / csr records, which become dense arrays (mxlite stores
 every array dense). Anything malformed raises :class:`MXNetError` naming the
 source and the problem; nothing is read past the end of the data.
 """
+import math
 import os
 import struct
 
 import numpy as np
 
-from ..base import MXNetError, FLAG_TO_DTYPE, DTYPE_TO_FLAG
+from ..base import MXNetError, FLAG_TO_DTYPE, DTYPE_TO_FLAG, check_nbytes
 from ..context import Context, cpu, num_gpus
 from .ndarray import NDArray, _wrap
 from .. import util as _util
@@ -245,6 +246,10 @@ def _read_legacy(r, i, magic):
 
 
 def _densify(r, i, stype, shape, values, aux):
+    # NOTE: mxlite stores sparse arrays densely; a few bytes of file can declare a dense
+    # shape of terabytes.
+    check_nbytes("load", "array %d (sparse, dense shape %s)" % (i, shape),
+                 math.prod(shape) * values.dtype.itemsize)
     dense = np.zeros(shape, values.dtype)
     if stype == 1:                      # row_sparse: aux[0] = row indices
         idx = aux[0].astype(np.int64)

@@ -126,8 +126,18 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, raw_gradient=None, raw_hidden_grads=True, same_shape=None,
-                 infer_shape_back=None):
+                 infer_shape_back=None, check=None):
         self.name = name
+        # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
+        # they fail. It runs before the kernel wherever the kernel runs (imperative,
+        # hybridized, symbolic), so an op that writes in place raises before its first
+        # write and a wrong rank or dtype is named instead of failing deep in NumPy.
+        self.check = check
+        self.kernel = kernel = compute      # compute without the check
+        if check is not None:
+            def compute(p, xp, *x):
+                check(p, *x)
+                return kernel(p, xp, *x)
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
         self.params = {prm.name: prm for prm in params}

@@ -7,9 +7,15 @@ bytearray(record)})`` where ``record`` is one serialized array (the record of
 ``mxnet.optimizer.optimizer.<Class>`` with its ``__dict__``. :func:`dumps`
 writes exactly that (so real MXNet loads our files) and :func:`loads` maps
 those globals to mxlite's classes (so we load MXNet's files), without MXNet.
+
+NOTE: MXNet unpickles the file as it is, so a ``.states`` file can run any command.
+:func:`loads` admits only the types such files hold (NDArrays, bytearrays, sets,
+NumPy scalars and arrays, optimizers and learning-rate schedulers) and names anything
+else in an error: loading states never runs code from the file.
 """
 import io
 import pickle
+import sys
 
 from ..base import MXNetError
 from ..nd.ndarray import NDArray
@@ -103,33 +109,49 @@ def dumps(obj):
     return buf.getvalue()
 
 
+# Plain data that states pickles hold besides NDArrays: builtins and NumPy's own
+# reconstructors (a NumPy scalar or array in an optimizer's attributes).
+_SAFE_GLOBALS = {("builtins", n) for n in ("bytearray", "set", "frozenset", "complex")}
+_SAFE_GLOBALS |= {(m, n) for m in ("numpy.core.multiarray", "numpy._core.multiarray")
+                  for n in ("scalar", "_reconstruct")}
+_SAFE_GLOBALS |= {("numpy", "dtype"), ("numpy", "ndarray")}
+
+
 class _MXNetUnpickler(pickle.Unpickler):
-    """Maps MXNet's globals (NDArray, optimizers, schedulers) to mxlite's."""
+    """Maps MXNet's globals (NDArray, optimizers, schedulers) to mxlite's and refuses
+    every other global: nothing in the file can name a function to call."""
 
     def find_class(self, module, name):
         if (module, name) == _MX_NDARRAY:
             return _new_pickled_ndarray
         if module in _MX_OPTIMIZER_MODULES:
             return _optimizer_class(name)
-        if module == _MX_SCHEDULER_MODULE:
-            from .. import lr_scheduler
-            klass = getattr(lr_scheduler, name, None)
-            if klass is None:
-                raise MXNetError("load_states: the states file needs learning-rate scheduler "
-                                 "%s.%s, which mxlite does not have" % (module, name))
-            return klass
+        if (module, name) in _SAFE_GLOBALS:
+            return super().find_class(module, name)
         if module == "mxnet" or module.startswith("mxnet."):
-            return self._mxlite_global(module, name)
-        return super().find_class(module, name)
+            klass = _loaded_attr("mxlite" + module[len("mxnet"):], name)
+        else:
+            klass = _loaded_attr(module, name)
+        if not _is_state_class(klass):
+            raise MXNetError(
+                "load_states: the file refers to %s.%s, which is not a type that optimizer "
+                "states hold (NDArrays, optimizers, learning-rate schedulers, plain data); "
+                "refusing to load it" % (module, name))
+        return klass
 
-    def _mxlite_global(self, module, name):
-        import importlib
-        target = "mxlite" + module[len("mxnet"):]
-        try:
-            return getattr(importlib.import_module(target), name)
-        except (ImportError, AttributeError):
-            raise MXNetError("load_states: the states file refers to %s.%s, which has no "
-                             "mxlite counterpart (%s.%s)" % (module, name, target, name)) from None
+
+def _loaded_attr(module, name):
+    """``module.name`` if ``module`` is imported already (importing one could run code)."""
+    if module == "mxlite.lr_scheduler":
+        from .. import lr_scheduler   # noqa: F401  (MXNet's scheduler pickles name it)
+    mod = sys.modules.get(module)
+    return getattr(mod, name, None) if mod is not None and "." not in name else None
+
+
+def _is_state_class(klass):
+    from .optimizer import Optimizer
+    from ..lr_scheduler import LRScheduler
+    return isinstance(klass, type) and issubclass(klass, (Optimizer, LRScheduler))
 
 
 def _optimizer_class(name):
@@ -151,5 +173,8 @@ def loads(data):
         raise TypeError("load_states: expected bytes, got %s" % type(data).__name__)
     try:
         return _MXNetUnpickler(io.BytesIO(data)).load()
-    except (pickle.UnpicklingError, EOFError) as e:
-        raise MXNetError("load_states: not a valid optimizer states pickle: %s" % e) from None
+    except MXNetError:
+        raise
+    except Exception as e:      # a truncated or garbled pickle fails in many ways
+        raise MXNetError("load_states: not a valid optimizer states pickle: %s: %s"
+                         % (type(e).__name__, e)) from None

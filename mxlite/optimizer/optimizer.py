@@ -456,18 +456,33 @@ class Updater:
 
     def set_states(self, states):
         """Load what :meth:`get_states` returned (MXNet's pickles too)."""
-        from ._pickle import loads
-        states = loads(states)
-        if isinstance(states, tuple) and len(states) == 2:
-            self.states, self.optimizer = states
-        else:
-            self.states = states
+        states, optimizer = parse_states(states)
+        self.states = states
+        if optimizer is not None:
+            self.optimizer = optimizer
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer=False):
         """The states (and the optimizer if ``dump_optimizer``) pickled as MXNet does."""
         from ._pickle import dumps
         return dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def parse_states(data):
+    """``(states, optimizer or None)`` from a states pickle, checked before anything is
+    replaced: ``states`` maps indices to states, the optimizer is an Optimizer."""
+    from ._pickle import loads
+    obj = loads(data)
+    optimizer = None
+    if isinstance(obj, tuple) and len(obj) == 2:
+        obj, optimizer = obj
+        if not isinstance(optimizer, Optimizer):
+            raise MXNetError("load_states: the file holds %s where the optimizer should be"
+                             % type(optimizer).__name__)
+    if not isinstance(obj, dict):
+        raise MXNetError("load_states: the file holds %s, expected a dict of optimizer states "
+                         "(index -> state) or (states, optimizer)" % type(obj).__name__)
+    return obj, optimizer
 
 
 def get_updater(optimizer):

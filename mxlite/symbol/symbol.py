@@ -705,22 +705,44 @@ def load_json(json_str):
     return _from_graph(graph)
 
 
+def _bad_graph(what):
+    return MXNetError("load_json: not a valid symbol JSON graph: %s" % what)
+
+
+def _entry(e, nodes, where, total):
+    """The (node, output index) a JSON entry ``[node, index, version]`` names, checked:
+    an index out of range, or a node not before ``where`` (a cycle), names both."""
+    if not (isinstance(e, (list, tuple)) and 2 <= len(e) <= 3
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in e)):
+        raise _bad_graph("%s has entry %r, expected [node, output, version]" % (where, e))
+    k, i = e[0], e[1]
+    if not 0 <= k < len(nodes):
+        raise _bad_graph("%s takes input from node %d, which %s" % (
+            where, k, "comes later (a cycle or a forward reference)" if 0 <= k < total
+            else "does not exist (the graph has %d nodes)" % total))
+    node = nodes[k]
+    if not 0 <= i < node.num_outputs():
+        raise _bad_graph("%s takes output %d of node %d (%s), which has %d output(s)"
+                         % (where, i, k, node.name, node.num_outputs()))
+    return node, i
+
+
 def _from_graph(graph):
-    try:
-        jnodes = graph["nodes"]
-        heads = graph["heads"]
-    except (KeyError, TypeError) as e:
-        raise MXNetError("load_json: not a symbol JSON graph: missing %s" % e) from None
+    jnodes = graph.get("nodes") if isinstance(graph, dict) else None
+    heads = graph.get("heads") if isinstance(graph, dict) else None
+    if not isinstance(jnodes, list) or not isinstance(heads, list):
+        raise MXNetError("load_json: not a symbol JSON graph: missing %s"
+                         % ("'nodes'" if not isinstance(jnodes, list) else "'heads'"))
     nodes = []
     for k, jn in enumerate(jnodes):
+        if not isinstance(jn, dict) or not isinstance(jn.get("op"), str) \
+                or not isinstance(jn.get("name"), str):
+            raise _bad_graph("node %d is %.80r, expected an object with string 'op' and "
+                             "'name'" % (k, jn))
+        where = "node %d (%s)" % (k, jn["name"])
         attrs = dict(jn.get("attrs") or jn.get("attr") or {})
         attrs.update(jn.get("param") or {})
-        inputs = []
-        for e in jn.get("inputs", []):
-            if e[0] >= k:
-                raise MXNetError("load_json: node %d (%s) takes input from node %d, which comes "
-                                 "later" % (k, jn.get("name"), e[0]))
-            inputs.append((nodes[e[0]], e[1]))
+        inputs = [_entry(e, nodes, where, len(jnodes)) for e in jn.get("inputs", [])]
         if jn["op"] == "null":
             nodes.append(SymNode(None, jn["name"], attrs=attrs))
             continue
@@ -741,7 +763,7 @@ def _from_graph(graph):
         except (TypeError, ValueError, MXNetError) as e:
             raise MXNetError("load_json: node %r (%s): %s" % (jn["name"], jn["op"], e)) from None
         nodes.append(node)
-    return Symbol([(nodes[h[0]], h[1]) for h in heads])
+    return Symbol([_entry(h, nodes, "head %d" % j, len(nodes)) for j, h in enumerate(heads)])
 
 
 def load(fname):

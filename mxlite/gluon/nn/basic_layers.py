@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ...base import MXNetError
 from ..block import Block, HybridBlock
 from ..utils import _indent
 
@@ -194,7 +195,11 @@ class _NormBase(HybridBlock):
     def _infer_param_shapes(self, x, *args):
         # NOTE: the channel count is the input's size along the normalised axis;
         # computed here so the layer does not depend on the op's infer_shape rule.
-        channels = x.shape[self._channel_axis]
+        axis = self._channel_axis
+        if not -x.ndim <= axis < x.ndim:
+            raise MXNetError("%s: axis=%d is out of range for input of shape %s"
+                             % (type(self).__name__, axis, tuple(x.shape)))
+        channels = x.shape[axis]
         for p in self._reg_params.values():
             if p.shape is not None and len(p.shape) == 1 and p.shape[0] == 0:
                 p.shape = (channels,)

@@ -15,10 +15,13 @@ computes exactly what the matching cells unrolled over the sequence compute
 >>> out.shape, h.shape
 ((5, 3, 20), (2, 3, 20))
 """
+import numbers
 import re
 
+import numpy as np
+
 from ... import nd
-from ...base import MXNetError
+from ...base import MXNetError, check_nbytes
 from ..block import HybridBlock
 from . import rnn_cell
 from .rnn_cell import _is_tensor, _make_state
@@ -61,6 +64,14 @@ class _RNNLayer(HybridBlock):
         self._use_sequence_length = use_sequence_length
         self._gates = _GATES[mode]
         rows, n_in = self._gates * hidden_size, input_size
+        name = type(self).__name__
+        for arg, v in (("hidden_size", hidden_size), ("num_layers", num_layers)):
+            if not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError("%s: %s must be a positive integer, got %r" % (name, arg, v))
+        # the h2h weights and biases alone (the i2h ones need the input size): a size
+        # no machine holds fails here, not after minutes of creating Parameters
+        check_nbytes(name, "num_layers=%d with hidden_size=%d" % (num_layers, hidden_size),
+                     num_layers * self._dir * rows * (hidden_size + 2) * np.dtype(dtype).itemsize)
         for i in range(num_layers):
             for j in self._directions():
                 self._register_param("%s%d_i2h_weight" % (j, i), (rows, n_in),

@@ -24,7 +24,7 @@ from ..registry import register_op, Param, get_op
 from .indexing import _slice_key
 
 # Op.__init__ keyword -> the Op attribute that stores it (name, aliases, params aside).
-OP_FIELDS = {"compute": "compute", "inputs": "inputs", "gradient": "gradient",
+OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradient": "gradient",
              "num_outputs": "num_outputs", "num_visible_outputs": "num_visible_outputs",
              "infer_shape": "infer_shape_rule", "infer_type": "infer_type_rule",
              "mutate": "mutate", "saves": "saves", "is_view": "is_view", "doc": "doc",

@@ -18,7 +18,7 @@ import numpy as np
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int, \
     parse_shape
 from ..registry import register_op, Param
-from .optimizer_ops import sgd_mom_kernel, _scalars, _rescaled
+from .optimizer_ops import same_shapes, sgd_mom_kernel, _scalars, _rescaled
 
 _F32 = np.dtype(np.float32)
 
@@ -62,8 +62,12 @@ def multi_adamw_kernel(xp, w, g, mean, var, scale, lr, eta, beta1, beta2, epsilo
     return w - eta * (lr * mean / (xp.sqrt(var) + eps) + wd * w)
 
 
+def _adamw_names(mp):
+    return ("weight", "grad", "mean", "var") + (("weight32",) if mp else ())
+
+
 def _multi_adamw(mp):
-    names = ("weight", "grad", "mean", "var") + (("weight32",) if mp else ())
+    names = _adamw_names(mp)
     stride = len(names)
 
     def compute(p, xp, *x):
@@ -104,7 +108,7 @@ def _register_adamw(mp):
               Param("num_weights", parse_int, 1, "How many weights are updated.")]
     name = "_multi_%sadamw_update" % ("mp_" if mp else "")
     register_op(name, compute, inputs=inputs, params=params,
-                num_outputs=lambda p: p.num_weights,
+                num_outputs=lambda p: p.num_weights, check=same_shapes(_adamw_names(mp)),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once: inputs (%s) per weight, then "
                     "the 1-element ``rescale_grad`` array (0, inf or NaN skips the update)."
@@ -160,7 +164,7 @@ def lamb_apply(xp, w, d, r1, r2, lr, lower_bound, upper_bound):
 
 
 def _multi_lamb(mp):
-    names = ("weight", "grad", "mean", "var") + (("weight32",) if mp else ())
+    names = _adamw_names(mp)
     stride = len(names)
 
     def compute(p, xp, *x):
@@ -203,7 +207,8 @@ def _register_lamb(mp):
               Param("step_count", parse_shape, doc="Update count of each tensor."),
               Param("num_tensors", parse_int, 1, "How many tensors are updated.")]
     register_op("_multi_%slamb_update" % ("mp_" if mp else ""), compute, inputs=inputs,
-                params=params, num_outputs=lambda p: p.num_tensors,
+                params=params, check=same_shapes(_adamw_names(mp)),
+                num_outputs=lambda p: p.num_tensors,
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_tensors,
                 doc="LAMB on ``num_tensors`` tensors at once: inputs (%s) per tensor; the "
                     "moments%s are updated in place, the new weights returned (trust ratio "
@@ -309,7 +314,7 @@ def _register_preloaded(has_mom, mp):
         params.insert(0, Param("momentum", parse_float, 0.0, "Momentum."))
     name = "preloaded_multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, inputs=inputs, params=params,
-                num_outputs=lambda p: p.num_weights,
+                num_outputs=lambda p: p.num_weights, check=same_shapes(_PRELOADED[has_mom, mp]),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``multi_%ssgd_%supdate`` with the learning rates and weight decays "
                     "given as the last two arrays (num_weights,) instead of params: inputs "

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ...base import parse_bool, parse_float, parse_float_tuple, parse_int
+from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int
 from ..registry import register_op, Param
 
 _F32 = np.dtype(np.float32)
@@ -74,6 +74,36 @@ def _lr_step(xp, g, lr, rescale, clip):
 def _sign(xp, x, t):
     """``(x > 0) - (x < 0)`` in dtype ``t``: MXNet's sign (0 for NaN)."""
     return (x > 0).astype(t) - (x < 0).astype(t)
+
+
+def _update_op(name, compute, inputs, **kwargs):
+    """``register_op`` for an update op: its inputs but ``rescale_grad`` and LAMB's norms
+    have the weight's shape (checked before the kernel writes anything)."""
+    check = same_shapes(inputs, skip=("rescale_grad", "r1", "r2"))
+    return register_op(name, compute, inputs=inputs, check=check, **kwargs)
+
+
+def same_shapes(names, skip=()):
+    """The shape rule of the update ops (their ``check``): the inputs ``names`` (one
+    group per weight for the multi-weight ops) have the weight's shape, but those in
+    ``skip`` (``rescale_grad``, norms).
+
+    NOTE: MXNet raises for a gradient or state of another shape. NumPy would broadcast
+    it (a silently wrong update) or fail after updating the states before it.
+    """
+    stride = len(names)
+    checked = [i for i, n in enumerate(names) if i and n not in skip]
+
+    def check(p, *x):
+        groups = p.get("num_weights") or p.get("num_tensors") or 1
+        for start in range(0, min(groups * stride, len(x)), stride):
+            shape = x[start].shape
+            for i in checked:
+                if start + i < len(x) and x[start + i].shape != shape:
+                    name = names[i] + ("_%d" % (start // stride) if groups > 1 else "")
+                    raise MXNetError("%s has shape %s, expected %s (the weight's)"
+                                     % (name, tuple(x[start + i].shape), tuple(shape)))
+    return check
 
 
 # ----------------------------------------------------------------------------------------
@@ -346,41 +376,41 @@ _MP_SGD = _master(sgd_kernel)
 _MP_SGD_MOM = _master(sgd_mom_kernel)
 _MP_NAG = _master(nag_mom_kernel)
 
-register_op("sgd_update", lambda p, xp, w, g: sgd_kernel(xp, w, g, **_sgd_kw(p)),
+_update_op("sgd_update", lambda p, xp, w, g: sgd_kernel(xp, w, g, **_sgd_kw(p)),
             inputs=("weight", "grad"), params=[_lr()] + _common() + [_lazy()],
             doc="SGD step: ``(1 - lr * wd) * weight - lr * clip(rescale_grad * grad)``.")
-register_op("sgd_mom_update",
+_update_op("sgd_mom_update",
             lambda p, xp, w, g, m: sgd_mom_kernel(xp, w, g, m, **_mom_kw(p)),
             inputs=("weight", "grad", "mom"), params=[_lr()] + _common(0.0) + [_lazy()],
             mutate=(2,),
             doc="SGD with momentum: ``mom = momentum * mom - lr * (wd * weight + "
                 "clip(rescale_grad * grad))`` (in place); returns ``weight + mom``.")
-register_op("mp_sgd_update", lambda p, xp, w, g, w32: _MP_SGD(xp, w, g, w32, **_sgd_kw(p)),
+_update_op("mp_sgd_update", lambda p, xp, w, g, w32: _MP_SGD(xp, w, g, w32, **_sgd_kw(p)),
             inputs=("weight", "grad", "weight32"), params=[_lr()] + _common() + [_lazy()],
             mutate=(2,), infer_type=_mp_type,
             doc="``sgd_update`` on the float32 master copy ``weight32`` (updated in place); "
                 "returns it in the weight's dtype.")
-register_op("mp_sgd_mom_update",
+_update_op("mp_sgd_mom_update",
             lambda p, xp, w, g, m, w32: _MP_SGD_MOM(xp, w, g, m, w32, **_mom_kw(p)),
             inputs=("weight", "grad", "mom", "weight32"),
             params=[_lr()] + _common(0.0) + [_lazy()], mutate=(2, 3), infer_type=_mp_type,
             doc="``sgd_mom_update`` on the float32 master copy ``weight32`` (``mom`` and "
                 "``weight32`` updated in place).")
-register_op("nag_mom_update",
+_update_op("nag_mom_update",
             lambda p, xp, w, g, m: nag_mom_kernel(xp, w, g, m, **_mom_kw(p)),
             inputs=("weight", "grad", "mom"), params=[_lr()] + _common(0.0), mutate=(2,),
             doc="Nesterov momentum step, as MXNet computes it with ``out=weight`` (the "
                 "momentum's weight decay reads the new weight).")
-register_op("mp_nag_mom_update",
+_update_op("mp_nag_mom_update",
             lambda p, xp, w, g, m, w32: _MP_NAG(xp, w, g, m, w32, **_mom_kw(p)),
             inputs=("weight", "grad", "mom", "weight32"), params=[_lr()] + _common(0.0),
             mutate=(2, 3), infer_type=_mp_type,
             doc="``nag_mom_update`` on the float32 master copy ``weight32``.")
-register_op("signsgd_update", lambda p, xp, w, g: signsgd_kernel(xp, w, g, p.lr, p.wd),
+_update_op("signsgd_update", lambda p, xp, w, g: signsgd_kernel(xp, w, g, p.lr, p.wd),
             inputs=("weight", "grad"), params=[_lr()] + _common(),
             doc="signSGD: ``(1 - lr * wd) * weight - lr * sign(grad)`` (``rescale_grad`` and "
                 "``clip_gradient`` cannot change a sign and are ignored).")
-register_op("signum_update",
+_update_op("signum_update",
             lambda p, xp, w, g, m: signum_kernel(xp, w, g, m, wd_lh=p.wd_lh, **_mom_kw(p)),
             inputs=("weight", "grad", "mom"),
             params=[_lr()] + _common(0.0) + [Param("wd_lh", parse_float, 0.0,
@@ -401,7 +431,7 @@ def _betas(beta1=0.9, beta2=0.999, epsilon=1e-8):
             Param("epsilon", parse_float, epsilon, "Added to the denominator.")]
 
 
-register_op("adam_update", _adam, inputs=("weight", "grad", "mean", "var"),
+_update_op("adam_update", _adam, inputs=("weight", "grad", "mean", "var"),
             params=[_lr()] + _betas() + _common() + [_lazy()], mutate=(2, 3),
             doc="Adam step (``mean``, ``var`` in place): ``weight - lr * mean / "
                 "(sqrt(var) + epsilon)`` with ``g = clip(rescale_grad * grad + wd * weight)``.")
@@ -424,10 +454,10 @@ def _rmspropalex(p, xp, w, g, n, mean, delta):
 
 _GAMMA1 = Param("gamma1", parse_float, 0.95, "Decay of the moving averages.")
 _EPS8 = Param("epsilon", parse_float, 1e-8, "Added for numerical stability.")
-register_op("rmsprop_update", _rmsprop, inputs=("weight", "grad", "n"),
+_update_op("rmsprop_update", _rmsprop, inputs=("weight", "grad", "n"),
             params=[_lr(), _GAMMA1, _EPS8] + _common() + [_clip_weights()], mutate=(2,),
             doc="RMSProp (Tieleman & Hinton); ``n`` updated in place.")
-register_op("rmspropalex_update", _rmspropalex,
+_update_op("rmspropalex_update", _rmspropalex,
             inputs=("weight", "grad", "n", "g", "delta"),
             params=[_lr(), _GAMMA1, Param("gamma2", parse_float, 0.9, "Momentum of delta."),
                     _EPS8] + _common() + [_clip_weights()],
@@ -440,7 +470,7 @@ def _ftrl(p, xp, w, g, z, n):
                        p.clip_gradient)
 
 
-register_op("ftrl_update", _ftrl, inputs=("weight", "grad", "z", "n"),
+_update_op("ftrl_update", _ftrl, inputs=("weight", "grad", "z", "n"),
             params=[_lr(), Param("lamda1", parse_float, 0.01, "L1 regularisation."),
                     Param("beta", parse_float, 1.0, "Per-coordinate learning rate beta.")]
             + _common(), mutate=(2, 3), doc="FTRL-proximal; ``z`` and ``n`` updated in place.")
@@ -451,7 +481,7 @@ def _ftml(p, xp, w, g, d, v, z):
                        p.rescale_grad, p.clip_grad)
 
 
-register_op("ftml_update", _ftml, inputs=("weight", "grad", "d", "v", "z"),
+_update_op("ftml_update", _ftml, inputs=("weight", "grad", "d", "v", "z"),
             params=[_lr(), Param("beta1", parse_float, 0.6, "Generally close to 0.5."),
                     Param("beta2", parse_float, 0.999, "Generally close to 1."),
                     Param("epsilon", parse_float, float(np.float32(1e-8)),
@@ -491,26 +521,26 @@ def _f32_type(p, dtypes):
     return [_F32]
 
 
-register_op("lamb_update_phase1",
+_update_op("lamb_update_phase1",
             lambda p, xp, w, g, m, v: lamb_phase1_kernel(xp, w, g, m, v, **_lamb1_kw(p)),
             inputs=("weight", "grad", "mean", "var"), params=_lamb1_params(), mutate=(2, 3),
             doc="LAMB phase 1: updates ``mean``/``var`` in place and returns the step "
                 "direction ``g``; phase 2 scales it by ``||weight|| / ||g||``.")
-register_op("lamb_update_phase2",
+_update_op("lamb_update_phase2",
             lambda p, xp, w, g, r1, r2: lamb_phase2_kernel(xp, w, g, r1, r2, p.lr,
                                                            p.lower_bound, p.upper_bound),
             inputs=("weight", "g", "r1", "r2"), params=_lamb2_params(),
             infer_shape=_lamb2_shape,
             doc="LAMB phase 2: ``weight - lr * r1 / r2 * g`` (``r1``, ``r2``: the norms of "
                 "the weight and of ``g``, shape (1,)).")
-register_op("mp_lamb_update_phase1",
+_update_op("mp_lamb_update_phase1",
             lambda p, xp, w, g, m, v, w32: lamb_phase1_kernel(xp, w32, g, m, v,
                                                               **_lamb1_kw(p)),
             inputs=("weight", "grad", "mean", "var", "weight32"), params=_lamb1_params(),
             mutate=(2, 3), infer_type=_f32_type,
             doc="``lamb_update_phase1`` with float32 moments and master weight; the "
                 "direction is float32.")
-register_op("mp_lamb_update_phase2",
+_update_op("mp_lamb_update_phase2",
             lambda p, xp, w, g, r1, r2, w32: lamb_phase2_kernel(
                 xp, w32, g, r1, r2, p.lr, p.lower_bound, p.upper_bound).astype(w.dtype),
             inputs=("weight", "g", "r1", "r2", "weight32"), params=_lamb2_params(),
@@ -537,14 +567,14 @@ def _mp_adamw(p, xp, w, g, mean, var, w32, rescale):
     return new.astype(w.dtype)
 
 
-register_op("_adamw_update",
+_update_op("_adamw_update",
             lambda p, xp, w, g, m, v, r: adamw_kernel(xp, w, g, m, v, r, **_adamw_kw(p)),
             inputs=("weight", "grad", "mean", "var", "rescale_grad"), params=_adamw_params(),
             mutate=(1, 2, 3), aliases=("_contrib_adamw_update",),
             doc="AdamW: ``weight - eta * (lr * mean / (sqrt(var) + epsilon) + wd * weight)``"
                 " with ``grad`` scaled by the 1-element array ``rescale_grad``; skipped when "
                 "that is 0, inf or NaN.")
-register_op("_mp_adamw_update", _mp_adamw,
+_update_op("_mp_adamw_update", _mp_adamw,
             inputs=("weight", "grad", "mean", "var", "weight32", "rescale_grad"),
             params=_adamw_params(), mutate=(2, 3, 4), infer_type=_mp_type,
             aliases=("_contrib_mp_adamw_update",),
@@ -601,6 +631,7 @@ def _register_multi(has_mom, mp):
                Param("num_weights", parse_int, 1, "How many weights are updated.")]
     name = "multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, params=params, num_outputs=lambda p: p.num_weights,
+                check=same_shapes(names),
                 inputs=lambda p: ["%s_%d" % (n, i) for i in range(p.num_weights) for n in names],
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once; inputs are (%s) per weight, "
