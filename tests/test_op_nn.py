@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
+from mxlite.operator.nn import _conv_kernels
 from mxlite.base import MXNetError
 
 RNG = np.random.default_rng(7)
@@ -127,7 +128,10 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
 
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                              r[0][1]))
-def test_convolution_forward_and_grad(row):
+@pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
+def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
+    # per_sample: the columns laid out per sample, as on large maps (see _conv_kernels)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
     w = _rand(nf, shape[1] // ng, *kernel)
