@@ -6,16 +6,18 @@ Run: python benchmarks/bench_dist.py [--quick]     (needs pip install ".[dist]")
 It starts itself under ``python -m mxlite.launch`` (mpirun) twice: 2 ranks for the
 allreduce and the 2-rank MLP, 1 rank for the 1-rank MLP. Reported:
 
-- allreduce of one float32 array of 4 KB to 64 MB, in place: ``comm.Allreduce`` of
-  mpi4py against ``kv.pushpull(key, array)`` of a ``dist_sync`` store (which also copies
-  the pushed value into the store and the result back out). Target (issue #18):
-  within 10% of raw MPI from 1 MB up;
+- allreduce of one float32 array of 4 KB to 64 MB: ``comm.Allreduce`` of mpi4py in
+  place, against ``kv.pushpull(key, array)`` of a ``dist_sync`` store (the allreduce
+  in the array's memory, plus one copy into the store) and ``kv.push(key, array)``
+  (an allreduce from the array into the store); the best of the repeats, taken in
+  turns. Target (issue #18): within 10% of raw MPI from 1 MB up;
 - the step (forward, backward, ``trainer.step``) of an MLP 784-512-512-10 at batch 64
   per worker with ``kvstore='dist_sync'``: on 2 ranks every step also sums 0.67M
   gradients (2.7 MB, in fused buffers of ``MXLITE_KVSTORE_FUSION_BYTES``, default
   4 MiB: one allreduce per step), against the same step on 1 rank; then the 2-rank
   step with fused buffers of 256 KiB to 64 MiB (an array at least that large goes
-  alone, in place).
+  alone, in place), and 2 ranks that train alone (no kvstore), which shows what two
+  processes sharing this machine cost without any communication.
 
 Each rank runs BLAS on one thread (unless ``OMP_NUM_THREADS`` etc. say otherwise).
 Timings are medians over repeats; on a shared 2-core machine two ranks compete with
@@ -56,11 +58,13 @@ def _allreduce(kv, quick):
         for _ in range(2):                               # warm up both paths
             comm.Allreduce(MPI.IN_PLACE, raw)
             kv.pushpull(key, arr)
-        # alternate the two, so that a busy machine slows both alike
+        # alternate them, so that a busy machine slows all alike; the best time of each
+        # (what the work itself costs, without the interruptions)
         times = [(_median_time(lambda: comm.Allreduce(MPI.IN_PLACE, raw), 1, comm.Barrier),
-                  _median_time(lambda: kv.pushpull(key, arr), 1, comm.Barrier))
+                  _median_time(lambda: kv.pushpull(key, arr), 1, comm.Barrier),
+                  _median_time(lambda: kv.push(key, arr), 1, comm.Barrier))
                  for _ in range(reps)]
-        rows.append((nbytes,) + tuple(float(np.median(t)) for t in zip(*times)))
+        rows.append((nbytes,) + tuple(float(np.min(t)) for t in zip(*times)))
     return rows
 
 
@@ -73,9 +77,11 @@ def _mlp_step(kv, quick):
             gluon.nn.Dense(10, in_units=512))
     net.initialize(mx.init.Xavier())
     net.hybridize()
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01}, kvstore=kv)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01},
+                            kvstore=kv if kv is not None else None)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    rng = np.random.RandomState(kv.rank)
+    from mpi4py import MPI
+    rng = np.random.RandomState(MPI.COMM_WORLD.Get_rank())
     x = mx.nd.array(rng.rand(64, 784))
     y = mx.nd.array(rng.randint(0, 10, 64))
 
@@ -88,7 +94,8 @@ def _mlp_step(kv, quick):
     for _ in range(3):
         step()
     reps = 10 if quick else 40
-    return _median_time(step, reps, kv._barrier)
+    from mpi4py import MPI
+    return _median_time(step, reps, MPI.COMM_WORLD.Barrier)
 
 
 FUSION = [256 << 10, 1 << 20, 4 << 20, 64 << 20]
@@ -102,6 +109,7 @@ def worker(quick):
         out["allreduce"] = _allreduce(kv, quick)
     out["mlp"] = _mlp_step(mx.kv.create("dist_sync"), quick)
     if kv.num_workers > 1:
+        out["mlp_alone"] = _mlp_step(None, quick)
         default, out["mlp_fusion"] = kv._world.fusion_bytes, {}
         for size in FUSION:
             kv._world.fusion_bytes = size
@@ -140,11 +148,16 @@ def main():
     one = _run(1, quick)
     print("dist_sync on %d ranks, fused buffers of up to %d bytes"
           % (two["ranks"], two["fusion"]))
-    print("%10s %14s %14s %8s" % ("bytes", "mpi4py (us)", "kvstore (us)", "ratio"))
-    for nbytes, t_raw, t_kv in two["allreduce"]:
-        print("%10d %14.1f %14.1f %8.2f" % (nbytes, t_raw * 1e6, t_kv * 1e6, t_kv / t_raw))
+    print("%10s %12s %14s %6s %10s %6s" % ("bytes", "mpi4py (us)", "pushpull (us)", "ratio",
+                                           "push (us)", "ratio"))
+    for nbytes, t_raw, t_kv, t_push in two["allreduce"]:
+        print("%10d %12.1f %14.1f %6.2f %10.1f %6.2f" % (nbytes, t_raw * 1e6, t_kv * 1e6,
+                                                        t_kv / t_raw, t_push * 1e6,
+                                                        t_push / t_raw))
     print("MLP 784-512-512-10, batch 64 per worker: step %.2f ms on 1 rank, %.2f ms on 2 "
           "ranks (%.2fx)" % (one["mlp"] * 1e3, two["mlp"] * 1e3, two["mlp"] / one["mlp"]))
+    print("  2 ranks each training alone (no kvstore: what sharing the machine costs): "
+          "%.2f ms" % (two["mlp_alone"] * 1e3))
     print("  2 ranks by fused-buffer size: " + ", ".join(
         "%d KiB %.2f ms" % (size >> 10, t * 1e3) for size, t in two["mlp_fusion"].items()))
 

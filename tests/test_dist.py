@@ -166,13 +166,15 @@ def test_dist_async_workers_at_different_speeds_converge():
 ])
 def test_a_failing_rank_ends_the_job(mode, message):
     env = {"MXLITE_DIST_TIMEOUT": "3"} if mode == "hang" else None
-    rc, out, seconds = launch(2, "failures.py", mode, env=env)
+    rc, out, _ = launch(2, "failures.py", mode, env=env)
+    ended = time.time()
     assert rc != 0, out
     assert message in out and "aborting the whole job" in out, out
     if mode == "hang":
         assert "MXLITE_DIST_TIMEOUT=3" in out and "of key 'w'" in out, out
-    # each job starts in a few seconds; the failure itself is reported within ~1-3 s
-    assert seconds < 25, seconds
+    # from the moment rank 1 misbehaves to the end of mpirun (the timeout: 3 s more)
+    start = float(out.split("MISBEHAVES AT ")[1].split()[0])
+    assert ended - start < 10 + (3 if mode == "hang" else 0), ended - start
 
 
 def test_launch_runs_the_tutorial_example():

@@ -543,6 +543,10 @@ class _DeferredF:
                 return _DeferredF(attr)        # a submodule: nd.contrib, nd.linalg ...
             return attr
 
+        module = getattr(attr, "__module__", "") or ""
+        if module.startswith("mxlite.numpy") and not module.startswith("mxlite.numpy_ext"):
+            return attr         # mx.np functions resolve deferred Parameters themselves
+
         def call(*args, **kwargs):
             if any(isinstance(a, _Deferred) for a in args) or \
                     any(isinstance(a, _Deferred) for a in kwargs.values()):

@@ -103,7 +103,8 @@ class Parameter:
         self._grad_req = None
         if isinstance(shape, (int, np.integer)):
             shape = (int(shape),)
-        self._shape = tuple(shape) if shape is not None else None
+        # -1 (NumPy shape semantics) and 0 both mark an unknown dimension; kept as 0
+        self._shape = tuple(0 if d == -1 else d for d in shape) if shape is not None else None
         self.name = name
         np_dtype(dtype, "Parameter '%s'" % name)
         self._dtype = dtype

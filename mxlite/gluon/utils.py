@@ -13,6 +13,8 @@ import weakref
 
 import numpy as np
 
+from ..util import _state as _np_state
+
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
            "replace_file", "HookHandle", "shape_is_known"]
 
@@ -50,8 +52,17 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     if batch_axis == 0:
         return [data[int(points[i]):int(points[i + 1])] for i in range(num_slice)]
     nd = _nd()
-    return [nd.slice_axis(data, axis=batch_axis, begin=int(points[i]), end=int(points[i + 1]))
+    legacy = data.as_nd_ndarray()       # np arrays too: sliced as legacy views, retyped
+    return [_same_class(nd.slice_axis(legacy, axis=batch_axis, begin=int(points[i]),
+                                      end=int(points[i + 1])), data)
             for i in range(num_slice)]
+
+
+def _same_class(y, x):
+    """``y`` (a fresh legacy array) with the class of ``x`` (an np array stays one)."""
+    if x._np:
+        y.__class__ = x.__class__
+    return y
 
 
 def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
@@ -71,6 +82,8 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     nd = _nd()
     if not isinstance(data, nd.NDArray):
         data = nd.array(data, ctx=ctx_list[0])
+        if _np_state.array:     # under npx.set_np() the slices are np arrays
+            data = data.as_np_ndarray()
     if len(ctx_list) == 1:
         return [data.as_in_context(ctx_list[0])]
     slices = split_data(data, len(ctx_list), batch_axis, even_split)
@@ -92,6 +105,8 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     nd = _nd()
     if not arrays:
         raise ValueError("clip_global_norm: arrays is empty")
+    first = arrays[0]
+    arrays = [a.as_nd_ndarray() for a in arrays]    # np arrays: legacy views of the data
     ctx = arrays[0].context
     # NOTE: float16 squares overflow past 256; accumulate those in float32.
     sq = [nd.sum(nd.square(a.astype("float32") if a.dtype == np.float16 else a))
@@ -106,7 +121,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     with np.errstate(invalid="ignore", over="ignore"):
         for a in arrays:
             a *= scale.as_in_context(a.context).astype(a.dtype, copy=False)
-    return total_norm.asscalar() if check_isfinite else total_norm
+    return total_norm.asscalar() if check_isfinite else _same_class(total_norm, first)
 
 
 def _indent(s_, num_spaces):

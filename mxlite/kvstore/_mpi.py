@@ -80,6 +80,7 @@ class World:
         # (mpi4py's default); with less only the timeout is watched.
         self._probe = MPI.Query_thread() == MPI.THREAD_MULTIPLE
         self._lock = threading.Lock()
+        self._fusion_bufs = {}
         if self.size > 1:
             self._install_hooks()
 
@@ -171,18 +172,24 @@ class World:
         """Wait until every rank gets here."""
         self._run("barrier", None, self.comm.Barrier)
 
-    def allreduce(self, arrays, keys, op="allreduce", reduce_op=None):
-        """Reduce each NumPy array in place over all ranks (fused into few calls);
-        ``reduce_op`` is an MPI op, by default ``MPI.SUM``."""
+    def allreduce(self, arrays, keys, op="allreduce", reduce_op=None, out=None):
+        """Reduce NumPy arrays over all ranks, fused into few calls: in place, or into
+        ``out`` (one array of the same shape per array); ``reduce_op`` is an MPI op,
+        by default ``MPI.SUM``."""
         reduce_op = self.MPI.SUM if reduce_op is None else reduce_op
-        for bucket in self._buckets(arrays, keys):
-            self._fused(bucket, op,
-                        lambda buf: self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=reduce_op))
+        MPI = self.MPI
+
+        def call(src, dst):
+            self.comm.Allreduce(MPI.IN_PLACE if src is dst else src, dst, op=reduce_op)
+        for bucket in self._buckets(arrays, keys, arrays if out is None else out):
+            self._fused(bucket, op, call)
 
     def bcast(self, arrays, keys, root=0, op="broadcast"):
         """Overwrite each NumPy array in place with rank ``root``'s."""
-        for bucket in self._buckets(arrays, keys):
-            self._fused(bucket, op, lambda buf: self.comm.Bcast(buf, root=root))
+        def call(_, buf):
+            self.comm.Bcast(buf, root=root)
+        for bucket in self._buckets(arrays, keys, arrays):
+            self._fused(bucket, op, call)
 
     def allgather_bytes(self, data, key, op="allgather"):
         """Rank-ordered list of every rank's uint8 array ``data`` (all of one size)."""
@@ -198,42 +205,51 @@ class World:
         """Rank ``root``'s picklable ``obj`` on every rank."""
         return self._run(op, None, self.comm.bcast, obj, root)
 
-    def _buckets(self, arrays, keys):
-        """Groups of ``(array, key)`` sharing a wire dtype, each up to the fusion size;
-        an array at least that large goes alone (and in place)."""
+    def _buckets(self, arrays, keys, outs):
+        """Groups of ``(source, destination, key)`` sharing a wire dtype, each up to the
+        fusion size; an array at least that large goes alone (without copies)."""
         open_, done = {}, []
-        for a, k in zip(arrays, keys):
+        for a, o, k in zip(arrays, outs, keys):
             wire = _wire_dtype(a.dtype)
             if a.nbytes >= self.fusion_bytes:
-                done.append([(a, k)])
+                done.append([(a, o, k)])
                 continue
             bucket = open_.setdefault(wire, [])
-            if bucket and sum(x.size for x, _ in bucket) * wire.itemsize + a.size * \
-                    wire.itemsize > self.fusion_bytes:
+            if bucket and (sum(x.size for x, _, _ in bucket) + a.size) * wire.itemsize > \
+                    self.fusion_bytes:
                 done.append(bucket)
                 bucket = open_[wire] = []
-            bucket.append((a, k))
+            bucket.append((a, o, k))
         return done + [b for b in open_.values() if b]
 
     def _fused(self, bucket, op, call):
-        keys = [k for _, k in bucket]
+        keys = [k for _, _, k in bucket]
         key = keys[0] if len(keys) == 1 else keys
         if len(bucket) == 1:
-            a = bucket[0][0]
-            if a.flags.c_contiguous and _wire_dtype(a.dtype) == a.dtype:
-                self._run(op, key, call, a)
+            a, o, _ = bucket[0]
+            if a.flags.c_contiguous and o.flags.c_contiguous and a.dtype == o.dtype and \
+                    _wire_dtype(a.dtype) == a.dtype:
+                self._run(op, key, call, a, o)
                 return
         wire = _wire_dtype(bucket[0][0].dtype)
-        buf = np.empty(sum(a.size for a, _ in bucket), wire)
+        buf = self._fusion_buffer(wire, sum(a.size for a, _, _ in bucket))
         pos = 0
-        for a, _ in bucket:
+        for a, _, _ in bucket:
             buf[pos:pos + a.size] = a.reshape(-1)
             pos += a.size
-        self._run(op, key, call, buf)
+        self._run(op, key, call, buf, buf)
         pos = 0
-        for a, _ in bucket:
-            a[...] = buf[pos:pos + a.size].reshape(a.shape)
-            pos += a.size
+        for _, o, _ in bucket:
+            o[...] = buf[pos:pos + o.size].reshape(o.shape)
+            pos += o.size
+
+    def _fusion_buffer(self, dtype, size):
+        """A reused buffer of ``size`` elements (fresh pages for every call would cost
+        as much as the copies)."""
+        buf = self._fusion_bufs.get(dtype)
+        if buf is None or buf.size < size:
+            buf = self._fusion_bufs[dtype] = np.empty(size, dtype)
+        return buf[:size]
 
 
 def _wire_dtype(dtype):

@@ -18,7 +18,9 @@ Differences from MXNet, on purpose:
 * ``save_optimizer_states``/``load_optimizer_states`` work (MXNet refuses them on
   dist stores): every worker holds the same states and writes the same file;
 * each worker's own optimizer runs the update (MXNet pickles rank 0's to the
-  servers): create it with the same arguments on every rank;
+  servers): create it with the same arguments on every rank; its ``rescale_grad``
+  may change between steps (a Trainer stepping with another batch size; MXNet's
+  servers keep the first and its Trainer raises);
 * ``set_gradient_compression({'type': '2bit', ...})`` compresses what each worker
   sends, with MXNet's per-key residuals, after the sum over its own devices.
 """
@@ -63,6 +65,7 @@ class DistKVStore(KVStore):
         super().__init__(kv_type)
         self._world = _mpi.world()
         self._residuals = {}
+        self._merge = {}            # key -> buffer of the workers' sum (with an optimizer)
 
     def __repr__(self):
         return "<DistKVStore %s, rank %d of %d, %d keys>" % (
@@ -105,17 +108,48 @@ class DistKVStore(KVStore):
         or (after :meth:`set_optimizer`) update the weights with it on every worker."""
         groups = self._groups("push", key, value)
         self._check_shapes("push", groups, "value")
-        merged = [(k, self._sum(vals, self._store[k])) for k, vals in groups.items()]
         if self._compression_params is not None:
+            merged = [(k, self._sum(vals, self._store[k])) for k, vals in groups.items()]
             self._reduce_2bit(merged)
-        else:
-            grads = [g for _, g in merged]
-            host = [_to_host(g) for g in grads]
-            self._world.allreduce(host, [k for k, _ in merged], op="push")
-            _from_host(grads, host)
-        ctx = {k: self._store[k]._ctx for k, _ in merged}
+            self._apply_raw(merged)
+            return
+        keys, srcs, dsts = list(groups), [], []
+        for k, vals in groups.items():
+            stored = self._store[k]._data
+            if not isinstance(stored, np.ndarray):          # on a GPU: through the host
+                srcs.append(_to_host(self._sum(vals, self._store[k])))
+                dsts.append(srcs[-1])
+                continue
+            one = vals[0]._data
+            single = len(vals) == 1 and isinstance(one, np.ndarray) and one.dtype == stored.dtype
+            srcs.append(one if single else self._sum(vals, self._store[k]))
+            # the sum goes straight into the store, or into a merge buffer for the optimizer
+            dsts.append(stored if self._updater is None else self._merge_buffer(k, stored))
+        self._world.allreduce(srcs, keys, op="push", out=dsts)
+        if self._updater is None:
+            for k, d in zip(keys, dsts):
+                if d is not self._store[k]._data:
+                    _from_host([self._store[k]._data], [d])
+                self._store[k]._bump()
+            return
+        self._apply_raw(list(zip(keys, dsts)))
+
+    def _apply_raw(self, merged):
+        """:meth:`_apply` of raw sums (NumPy, or on the store's device)."""
         from ..nd.ndarray import _wrap
-        self._apply([(k, _wrap(g, ctx[k])) for k, g in merged])
+        out = []
+        for k, g in merged:
+            stored = self._store[k]
+            if not isinstance(stored._data, np.ndarray) and isinstance(g, np.ndarray):
+                g = stored._ctx.array_module().asarray(g)
+            out.append((k, _wrap(g, stored._ctx)))
+        self._apply(out)
+
+    def _merge_buffer(self, key, stored):
+        buf = self._merge.get(key)
+        if buf is None or buf.shape != stored.shape or buf.dtype != stored.dtype:
+            buf = self._merge[key] = np.empty(stored.shape, stored.dtype)
+        return buf
 
     def pushpull(self, key, value, out=None, priority=0):
         """:meth:`push` then :meth:`pull`; the result goes to ``out``, or back into ``value``.

@@ -32,7 +32,7 @@ def _ctx_of(args):
 
 def _from_onp(y, ctx):
     from ._creation import array
-    if isinstance(y, onp.ndarray):
+    if isinstance(y, (onp.ndarray, onp.generic)) and y.dtype.kind in "biuf":
         return array(y, dtype=_mx_dtype(y.dtype), ctx=ctx)
     if isinstance(y, tuple):
         return tuple(_from_onp(e, ctx) for e in y)

@@ -76,6 +76,14 @@ def around(x, decimals=0, out=None, **kwargs):
 
 
 _export(around, "around")
+
+
+def _round_method(self, decimals=0, out=None):
+    """``mx.np.around(self, decimals)``."""
+    return around(self, decimals)
+
+
+ndarray.round = _round_method
 _export(around, "round")
 _export(around, "round_")
 

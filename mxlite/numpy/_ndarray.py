@@ -330,10 +330,12 @@ class ndarray(NDArray):
         return apply("_npi_matmul", (other, self))
 
     def __neg__(self):
-        return apply("_npi_negative", (self,))
+        op = OPS["_npi_negative"]
+        return invoke(op, (self,), op.default_params)
 
     def __abs__(self):
-        return apply("_npi_absolute", (self,))
+        op = OPS["_npi_absolute"]
+        return invoke(op, (self,), op.default_params)
 
     def __invert__(self):
         return apply("_npi_bitwise_not", (self,))
@@ -357,6 +359,28 @@ class ndarray(NDArray):
         return self._np_binary(other, "_npi_less_equal", "_npi_less_equal_scalar")
 
     __hash__ = NDArray.__hash__
+
+
+# Legacy fluent methods that MXNet's np.ndarray refuses (use the mx.np/mx.npx function).
+_REFUSED = ("abs arccos arccosh arcsin arcsinh arctan arctanh argmax_channel asscalar "
+            "broadcast_axes broadcast_like cbrt ceil cos cosh degrees depth_to_space diag exp "
+            "expand_dims expm1 fix flip floor log log10 log1p log2 log_softmax nanprod nansum "
+            "norm one_hot ones_like pad pick radians rcbrt reciprocal relu reshape_like rint "
+            "rsqrt shape_array sigmoid sign sin sinh size_array slice slice_axis slice_like "
+            "softmax softmin space_to_depth split split_v2 sqrt square tan tanh tile topk "
+            "tostype trunc zeros_like").split()
+
+
+def _refused(name):
+    def method(self, *args, **kwargs):
+        raise AttributeError("mxnet.numpy.ndarray object has no attribute %s (use mx.np.%s "
+                             "or mx.npx.%s)" % (name, name, name))
+    method.__name__ = name
+    return method
+
+
+for _name in _REFUSED:
+    setattr(ndarray, _name, _refused(_name))
 
 
 def _same_slots(x, cls):

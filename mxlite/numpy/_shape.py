@@ -351,5 +351,5 @@ def _method(fn):
     return method
 
 
-for _fn in (repeat, tile, flip, clip, dot, sort, argsort, nonzero, take):
+for _fn in (repeat, clip, dot, sort, argsort, nonzero, take):
     setattr(ndarray, _fn.__name__, _method(_fn))

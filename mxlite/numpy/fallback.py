@@ -18,3 +18,7 @@ for _name in FALLBACK_NAMES:
         continue
     globals()[_name] = make_fallback(_name, _fn)
     __all__.append(_name)
+
+from ._math import positive  # noqa: E402,F401  (MXNet lists it among the fallbacks)
+
+__all__.append("positive")

@@ -10,6 +10,7 @@ kv.init("w", mx.nd.zeros((4,)))
 for step in range(1000):
     if kv.rank == 1 and step == 2:
         mode = sys.argv[1]
+        print("MISBEHAVES AT %.3f" % time.time(), flush=True)
         if mode == "raise":
             raise RuntimeError("deliberate failure on rank 1")
         if mode == "exit0":

@@ -8,9 +8,10 @@ NumPy shapes) is an op of its own.
 from ...base import MXNetError, parse_bool, parse_shape
 from ..registry import OPS, register_op, Param
 from .shape import reshape_to
+from .elemwise import derive
 
 _ALIASES = {
-    "relu": "_npx_relu", "sigmoid": "_npx_sigmoid", "softmax": "_npx_softmax",
+    "softmax": "_npx_softmax",
     "log_softmax": "_npx_log_softmax", "Activation": "_npx_activation",
     "batch_dot": "_npx_batch_dot", "Flatten": "_npx_batch_flatten",
     "BatchNorm": "_npx_batch_norm", "Convolution": "_npx_convolution",
@@ -30,6 +31,11 @@ _ALIASES = {
 for _legacy, _alias in _ALIASES.items():
     if _legacy in OPS and _alias not in OPS:
         OPS[_alias] = OPS[_legacy]
+
+# MXNet registers these two as operators of their own (graphs name them _npx_relu and
+# _npx_sigmoid): the legacy kernels and gradients under those names.
+derive("_npx_relu", "relu", OPS["relu"].compute)
+derive("_npx_sigmoid", "sigmoid", OPS["sigmoid"].compute)
 
 
 def npx_reshape_shape(src, codes, reverse=False):

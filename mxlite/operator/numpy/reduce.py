@@ -13,7 +13,8 @@ from ... import nd
 from ...base import parse_axis, parse_bool, parse_dtype, parse_int, parse_float, optional
 from ..registry import register_op, Param
 from ..util import norm_axes
-from ..tensor.reduce import expand_to, reduced_shape
+from ..tensor.reduce import reduced_shape
+from .shape import reshape_to
 
 F32 = onp.dtype(onp.float32)
 I64 = onp.dtype(onp.int64)
@@ -25,6 +26,13 @@ _DTYPE = Param("dtype", parse_dtype, None, "The result dtype; None: MXNet's defa
 
 def _axes(p, ndim):
     return norm_axes(p.axis, ndim)
+
+
+def expand_to(gy, x_shape, axes):
+    """A reduction's output gradient broadcast back to the input shape (0-d included:
+    the reshape is NumPy's, which the legacy one is not)."""
+    g = reshape_to(gy, reduced_shape(x_shape, axes))
+    return nd.broadcast_to(g, shape=x_shape) if g.shape != tuple(x_shape) else g
 
 
 def _finish(xp, y, dtype):
@@ -131,8 +139,7 @@ def _moment(p, xp, x, root):
 def _var_grad(p, x, y, gy, root):
     axes = _axes(p, x[0].ndim)
     n = _count(x[0].shape, axes)
-    xc = x[0] - expand_to(nd.mean(x[0], axis=axes, keepdims=True).reshape(
-        reduced_shape(x[0].shape, axes)), x[0].shape, axes)
+    xc = x[0] - expand_to(nd.mean(x[0], axis=axes, keepdims=True), x[0].shape, axes)
     g = expand_to(gy[0], x[0].shape, axes) * xc * (2.0 / max(n - p.ddof, 1))
     if root:
         g = g / (2 * expand_to(y[0], x[0].shape, axes))

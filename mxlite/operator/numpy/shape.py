@@ -268,7 +268,7 @@ def _where(p, xp, c, a, b):
 
 def _where_grad(p, x, y, gy):
     c = nd.broadcast_to(x[0], shape=y[0].shape) if x[0].shape != y[0].shape else x[0]
-    c = c != 0
+    c = (c != 0).astype(gy[0].dtype)
     ga = _unbroadcast(gy[0] * c, x[1].shape)
     gb = _unbroadcast(gy[0] * (1 - c), x[2].shape)
     return [nd.zeros_like(x[0]), ga, gb]
@@ -303,11 +303,17 @@ def _dot_grad(p, x, y, gy):
     if b.ndim > 2:
         raise MXNetError("_np_dot: the gradient for a second operand of more than 2 "
                          "dimensions is not supported")
-    a2, b2 = _as_matrices(a, b)
+    a2, b2 = _as_matrices(_as(a, g.dtype), _as(b, g.dtype))
     g2 = g.reshape((a2.shape[0], b2.shape[1]))
     ga = nd.dot(g2, b2, transpose_b=True).reshape(a.shape)
     gb = nd.dot(a2, g2, transpose_a=True).reshape(b.shape)
-    return [ga, gb]
+    return [_as(ga, a.dtype), _as(gb, b.dtype)]
+
+
+def _as(t, dtype):
+    # operands of mixed float dtypes were promoted in the forward; their gradients are
+    # computed in the result's dtype and given back in each input's own
+    return t if t.dtype == dtype else t.astype(dtype)
 
 
 def _contract_infer_shape(b_axis):
@@ -346,8 +352,11 @@ def _matmul_grad(p, x, y, gy):
     g3 = g.reshape(g.shape[:-1] + (a3.shape[-2], b3.shape[-1])) if a.ndim == 1 or b.ndim == 1 \
         else g
     batch = g3.shape[:-2]
-    ab = nd.broadcast_to(a3, shape=batch + a3.shape[-2:]).reshape((-1,) + a3.shape[-2:])
-    bb = nd.broadcast_to(b3, shape=batch + b3.shape[-2:]).reshape((-1,) + b3.shape[-2:])
+
+    def batched(t):     # legacy broadcast_to wants equal ranks: pad with leading 1s
+        t = t.reshape((1,) * (len(batch) + 2 - t.ndim) + t.shape)
+        return nd.broadcast_to(t, shape=batch + t.shape[-2:]).reshape((-1,) + t.shape[-2:])
+    ab, bb = batched(a3), batched(b3)
     gg = g3.reshape((-1,) + g3.shape[-2:])
     ga = nd.batch_dot(gg, bb, transpose_b=True).reshape(batch + a3.shape[-2:])
     gb = nd.batch_dot(ab, gg, transpose_a=True).reshape(batch + b3.shape[-2:])
@@ -369,9 +378,18 @@ def _getitem(p, xp, x):
 
 
 def _getitem_grad(p, x, y, gy):
-    op = _GETITEM_BWD
+    op = _NP_GETITEM_BWD
     return [invoke(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
+
+
+def _getitem_backward_grad(p, x, y, gy):
+    op = NP_GETITEM
+    return [reshape_to(invoke(op, (gy[0],), Params(op, {"key": p.key, "view": False})),
+                       x[0].shape)]
 
 
 NP_GETITEM = register_op("_npi_getitem", _getitem, gradient=_getitem_grad, saves="",
                          doc="``x[key]`` of an ``mx.np.ndarray`` (0-d results stay 0-d).")
+_NP_GETITEM_BWD = register_op("_npi_getitem_backward", _GETITEM_BWD.compute,
+                              gradient=_getitem_backward_grad, saves="",
+                              doc="Scatter-add ``gy`` into zeros at ``key`` (0-d aware).")

@@ -8,3 +8,5 @@ for _name, _op in NPX_OPS.items():
     if _op in OPS:
         globals()[_name] = make_function(OPS[_op], _name, hint=_name)
         __all__.append(_name)
+
+from . import image, random  # noqa: E402,F401

@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from ....util import _state as _np_state
+
 from .. import dataset
 from .... import nd
 
@@ -97,6 +99,8 @@ class Digits(dataset.Dataset):
 
     def __getitem__(self, idx):
         image = nd.array(self._data[idx], dtype=np.uint8)
+        if _np_state.array:         # under npx.set_np() samples are np arrays
+            image = image.as_np_ndarray()
         label = self._label[idx]
         if self._transform is not None:
             return self._transform(image, label)
