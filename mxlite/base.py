@@ -75,6 +75,13 @@ class ParamError(MXNetError, ValueError):
     its range, or not parseable): an MXNetError, as MXNet raises, and a ValueError."""
 
 
+# An index out of range inside an op: an MXNetError, and the IndexError that MXNet's
+# error registry raises for it (named so, as MXNet's is).
+OpIndexError = type("IndexError", (MXNetError, IndexError), {
+    "__module__": __name__,
+    "__doc__": "An index out of range in an operator: an MXNetError and an IndexError."})
+
+
 class _NotForThisKind(MXNetError):
     """A function called on the kind of array (or Symbol) it is not available for."""
     _kind = ""

@@ -383,3 +383,27 @@ def test_train_mode_argument_of_backward():
         y = Probe()(x)
     y.backward(train_mode=False)
     assert seen == [False]
+
+
+def test_grad_wrt_an_unreachable_variable_raises_as_mxnet():
+    a, b = mx.nd.ones((2,)), mx.nd.ones((2,))
+    a.attach_grad()
+    b.attach_grad()
+    with ag.record():
+        z = (a * 2).sum()
+    with pytest.raises(MXNetError, match="cannot differentiate with respect to variable 1 "
+                                         "because it is unreachable from the heads"):
+        ag.grad(z, [a, b])
+    with ag.record():
+        z = (a * 2).sum()
+    np.testing.assert_array_equal(ag.grad(z, [a])[0].asnumpy(), [2, 2])
+
+
+def test_take_along_axis_gradient_sums_repeated_indices():
+    x = mx.nd.array([[1.0, 2, 3], [4, 5, 6]])
+    x.attach_grad()
+    idx = mx.nd.array([[0, 0, 2, -1], [1, 1, 1, 0]])
+    with ag.record():
+        y = mx.nd._internal._take_along_axis(x, idx, axis=1)
+    y.backward(mx.nd.array([[1.0, 10, 100, 1000], [1, 2, 3, 4]]))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[11, 0, 1100], [4, 6, 0]])

@@ -329,3 +329,11 @@ def test_hybridized_block_matches_imperative():
 def test_errors(call, match):
     with pytest.raises((MXNetError, ValueError), match=match):
         call()
+
+
+def test_box_iou_of_a_box_with_nan_is_nan():
+    nan = float("nan")
+    boxes = mx.nd.array([[0, 0, 1, 1], [nan, 0, 1, 1], [0, 0, 2, nan]])
+    for fmt in ("corner", "center"):
+        iou = mx.nd.contrib.box_iou(boxes, boxes, format=fmt).asnumpy()
+        assert iou[0, 0] == 1 and np.isnan(iou[1:]).all() and np.isnan(iou[:, 1:]).all()

@@ -216,3 +216,27 @@ def test_errors_name_op_and_shapes(fn, name, words):
     msg = str(info.value)
     assert msg.startswith(name), "message does not name %s: %s" % (name, msg)
     assert words in msg, "message lacks %r: %s" % (words, msg)
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("a,b,kw,want", [
+    # MXNet 1.9.1's numbers: substitution carries a NaN to the rows that depend on it
+    ([[1.0, 0], [NAN, 1]], [[1.0, 1], [1, 1]], {}, [[1, 1], [NAN, NAN]]),
+    ([[NAN, 0], [2, 1]], [[1.0, 1], [1, 1]], {}, [[NAN, NAN], [NAN, NAN]]),
+    ([[1.0, NAN], [2, 1]], [[1.0, 1], [1, 1]], {}, [[1, 1], [-1, -1]]),     # unread triangle
+    ([[1.0, 0], [NAN, 1]], [[1.0, 1], [1, 1]], {"rightside": True}, [[NAN, 1], [NAN, 1]]),
+    ([[1.0, 0], [NAN, 1]], [[1.0, 1], [1, 1]], {"transpose": True}, [[NAN, NAN], [1, 1]]),
+    ([[1.0, 0], [NAN, 1]], [[1.0, 1], [1, 1]], {"alpha": 0.0}, [[0, 0], [0, 0]]),
+])
+def test_trsm_propagates_nan_as_mxnet(a, b, kw, want):
+    y = mx.nd.linalg.trsm(mx.nd.array(a), mx.nd.array(b), **kw).asnumpy()
+    np.testing.assert_array_equal(y, np.array(want, dtype=np.float32))
+
+
+def test_inverse_of_a_matrix_with_nan_is_all_nan():
+    a = mx.nd.array([[[NAN, 0], [0, 1]], [[2, 0], [0, 4]]])
+    y = mx.nd.linalg.inverse(a).asnumpy()
+    assert np.isnan(y[0]).all()
+    np.testing.assert_allclose(y[1], [[0.5, 0], [0, 0.25]])

@@ -179,3 +179,15 @@ def test_every_string_param_declares_its_choices():
                 if (op.name, prm.name) not in free_text:
                     loose.append("%s.%s" % (op.name, prm.name))
     assert not loose, "string params without choices: %s" % ", ".join(sorted(loose))
+
+
+def test_raw_numpy_errors_name_the_op_inputs_and_params():
+    # NumPy's "tuple index out of range" alone says nothing: the op adds what it got
+    with pytest.raises(MXNetError, match=r"^LRN: tuple index out of range, for data "
+                                         r"float32 \(3,\); nsize=3$"):
+        mx.nd.LRN(mx.nd.ones((3,)), nsize=3)
+    with pytest.raises(IndexError, match=r"^take: .* for a float32 \(\), indices float32"):
+        mx.nd.take(mx.nd.ones(()), mx.nd.ones((2,)))        # an IndexError and an MXNetError
+    with pytest.raises(MXNetError, match=r"^_zeros: out of memory \(.*\), for no inputs; "
+                                         r"shape=\(1000000, 1000000\)"):
+        mx.nd.zeros((10 ** 6, 10 ** 6))

@@ -256,7 +256,8 @@ def _nd_module():
     return _nd
 
 
-def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables=None):
+def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables=None,
+                  unreachable_zeros=False):
     nd = _nd or _nd_module()
     NDArray = nd.NDArray
     heads = [heads] if isinstance(heads, NDArray) else list(heads)
@@ -327,8 +328,12 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                 _write_var_grad(node, gl[0])
         if results is not None:
             for k, r in enumerate(results):
-                if r is None:
+                if r is None and unreachable_zeros:
                     results[k] = nd.zeros_like(variables[k])
+                elif r is None:     # as MXNet: no gradient path is an error, not zeros
+                    raise MXNetError("grad: cannot differentiate with respect to variable %d "
+                                     "because it is unreachable from the heads (no recorded "
+                                     "computation leads from it to them)" % k)
         return results
     finally:
         st.recording, st.training = prev
@@ -520,6 +525,13 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         retain_graph = create_graph
     res = _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables)
     return res
+
+
+def _grads_or_zeros(heads, variables, head_grads, train_mode):
+    """:func:`grad` for mxlite's own gradient rules (a subgraph's backward): a variable
+    that a branch not taken leaves unreached gets zeros."""
+    return _run_backward(heads, head_grads, False, False, train_mode, list(variables),
+                         unreachable_zeros=True)
 
 
 def get_symbol(x):

@@ -343,7 +343,7 @@ class CachedGraph:
             try:
                 ys = op.compute(p, xp, *[raw[i] for i in ins])
             except Exception as e:
-                raise _fail(op, e) from e
+                raise _fail(op, e, p, [raw[i] for i in ins]) from e
             if type(ys) is tuple:
                 if multi:
                     raw[first:first + nvis] = ys[:nvis]

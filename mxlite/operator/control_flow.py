@@ -132,7 +132,7 @@ def _recompute_gradient(op_name, nd_fn):
         variables = [leaf for leaf, w in zip(leaves, want) if w]
         if not heads or not variables:
             return [None] * len(xs)
-        grads = iter(autograd.grad(heads, variables, head_grads, train_mode=training))
+        grads = iter(autograd._grads_or_zeros(heads, variables, head_grads, training))
         return [next(grads) if w else None for w in want]
     return gradient
 

@@ -28,7 +28,7 @@ import inspect
 
 import numpy as np
 
-from ..base import MXNetError, ParamError, format_attr, optional, parse_str
+from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
 __all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "OPS", "REQUIRED"]
@@ -171,6 +171,8 @@ class Op:
         self.is_view = is_view          # output shares memory with input 0
         self.doc = doc
         self.variadic = variadic        # name of the count param (num_args) for *data ops
+        if variadic and self.params[variadic].low is None:
+            self.params[variadic].low = 1   # as MXNet: a variadic op takes one input or more
         self.output_names = output_names
         self.no_grad_inputs = tuple(no_grad_inputs)
         self.output_ctx = output_ctx    # callable(p) -> Context, when not the inputs'
@@ -362,11 +364,43 @@ def list_ops():
 _profile_hook = None
 
 
-def _fail(op, e):
+# What NumPy raises deep inside a kernel when inputs do not fit it ("tuple index out of
+# range", a bare MemoryError): a message that names none of the op's arguments.
+_RAW_ERRORS = (IndexError, KeyError, AttributeError, ArithmeticError, MemoryError)
+
+
+def _describe(op, p, data):
+    """``data float32 (2, 3), weight float32 (4,); num_hidden=5``: what the op got."""
+    try:
+        names = list(op.input_names(p))
+    except Exception:       # noqa: BLE001  (only a description)
+        names = []
+    names += ["input%d" % i for i in range(len(names), len(data))]
+    parts = ["%s %s %s" % (n, getattr(x, "dtype", type(x).__name__),
+                           tuple(getattr(x, "shape", ()))) for n, x in zip(names, data)]
+    set_params = ["%s=%r" % kv for kv in p.items()
+                  if kv[0] in op.params and op.params[kv[0]].default is not kv[1]
+                  and op.params[kv[0]].default != kv[1]] if hasattr(p, "items") else []
+    return ", ".join(parts or ["no inputs"]) + ("; " + ", ".join(set_params) if set_params else "")
+
+
+def _fail(op, e, p=None, data=None):
+    """The error a kernel raised, as the user sees it: prefixed with the op's name; a
+    raw NumPy error (see _RAW_ERRORS) becomes an MXNetError saying what the op got."""
     msg = str(e)
+    if isinstance(e, _RAW_ERRORS) and not isinstance(e, MXNetError):
+        if isinstance(e, MemoryError):
+            msg = "out of memory (%s)" % (msg or "MemoryError")
+        elif isinstance(e, KeyError):
+            msg = "KeyError %s" % msg
+        if data is not None:
+            msg = "%s, for %s" % (msg, _describe(op, p, data))
+        prefix = op.name + ": "
+        err_type = OpIndexError if isinstance(e, IndexError) else MXNetError
+        return err_type(msg if msg.startswith(prefix) else prefix + msg)
     if msg.startswith(op.name + ":") or msg.startswith(op.name + " "):
         return e if isinstance(e, MXNetError) or not isinstance(e, Exception) else type(e)(msg)
-    err_type = type(e) if isinstance(e, (TypeError, MXNetError, IndexError)) else MXNetError
+    err_type = type(e) if isinstance(e, (TypeError, MXNetError)) else MXNetError
     try:
         return err_type("%s: %s" % (op.name, msg))
     except Exception:
@@ -399,7 +433,7 @@ def invoke(op, inputs, p, out=None, ctx=None):
         else:
             ys = _profile_hook(op, p, xp, data)
     except Exception as e:
-        raise _fail(op, e) from e
+        raise _fail(op, e, p, data) from e
     if op.mutate:
         for i in op.mutate:
             v = inputs[i]._version

@@ -384,7 +384,13 @@ def _box_iou(p, xp, lhs, rhs):
         if a.ndim < 2 or a.shape[-1] != 4:
             raise MXNetError("box_iou: %s must have at least 2 dims and last dim 4, got shape %s"
                              % (name, a.shape))
-    out = _iou(xp, lhs.reshape(-1, 4), rhs.reshape(-1, 4), p.format)
+    lhs2, rhs2 = lhs.reshape(-1, 4), rhs.reshape(-1, 4)
+    out = _iou(xp, lhs2, rhs2, p.format)
+    # NOTE: a NaN coordinate gives a NaN IoU. MXNet's min/max let it through only in
+    # some argument positions and return 0 (a finite, wrong answer) in the others.
+    nan = xp.isnan(lhs2).any(axis=1)[:, None] | xp.isnan(rhs2).any(axis=1)[None]
+    if nan.any():
+        out = xp.where(nan, lhs.dtype.type(np.nan), out)
     return out.reshape(lhs.shape[:-1] + rhs.shape[:-1]).astype(lhs.dtype, copy=False)
 
 

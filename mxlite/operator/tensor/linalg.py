@@ -188,6 +188,12 @@ register_op("_linalg_potrf", _potrf, inputs=("A",), gradient=_potrf_grad, saves=
 
 
 def _inv(xp, a):
+    # NOTE: every entry of A^-1 depends on every entry of A, so a matrix holding a NaN
+    # has an all-NaN inverse (LAPACK's pivoting leaves some entries finite, as in MXNet).
+    nan = xp.isnan(a).any(axis=(-2, -1))
+    if nan.any():
+        y = _inv(xp, xp.where(nan[..., None, None], xp.eye(a.shape[-1], dtype=a.dtype), a))
+        return xp.where(nan[..., None, None], a.dtype.type(np.nan), y)
     try:
         return xp.linalg.inv(a)
     except np.linalg.LinAlgError:
@@ -244,19 +250,35 @@ def _trmm(p, xp, a, b):
 
 def _trsm(p, xp, a, b):
     m = _tri_operands(p, xp, a, b)
+    if p.alpha == 0:        # BLAS returns zeros without reading A (as MXNet does)
+        return xp.zeros(xp.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                        a.dtype)
+    lower = p.lower != p.transpose          # M's triangle
     if p.rightside:
-        # X M = B  <=>  M^T X^T = B^T
-        y = _mT(_solve(xp, _mT(m), _mT(b)))
+        # X M = B  <=>  M^T X^T = B^T, and M^T has the other triangle
+        y = _mT(_substitute(xp, _mT(m), _mT(b), not lower))
     else:
-        y = _solve(xp, m, b)
+        y = _substitute(xp, m, b, lower)
     return (y * p.alpha).astype(a.dtype, copy=False)
 
 
-def _solve(xp, m, b):
-    try:
-        return xp.linalg.solve(m, b)
-    except np.linalg.LinAlgError:
-        raise MXNetError("the triangle of A is singular (a zero on its diagonal)") from None
+def _substitute(xp, m, b, lower):
+    """``M^-1 B`` for triangular ``M`` by forward (or back) substitution, as BLAS trsm.
+
+    NOTE: a general solver pivots, and a NaN in M can then come out as finite numbers;
+    substitution carries every NaN to the rows that depend on it.
+    """
+    diag = xp.diagonal(m, axis1=-2, axis2=-1)
+    if (diag == 0).any():
+        raise MXNetError("the triangle of A is singular (a zero on its diagonal)")
+    n = m.shape[-1]
+    x = xp.zeros(xp.broadcast_shapes(m.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 xp.result_type(m, b))
+    for i in (range(n) if lower else range(n - 1, -1, -1)):
+        done = slice(0, i) if lower else slice(i + 1, n)
+        s = b[..., i, :] - xp.matmul(m[..., i:i + 1, done], x[..., done, :])[..., 0, :]
+        x[..., i, :] = s / diag[..., i:i + 1]
+    return x
 
 
 def _tri_grad_a(p, a, gm):

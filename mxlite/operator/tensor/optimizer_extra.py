@@ -204,7 +204,7 @@ def _register_lamb(mp):
                                                       "none."),
               Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
               Param("bias_correction", parse_bool, True, "Whether to bias-correct."),
-              Param("step_count", parse_shape, doc="Update count of each tensor."),
+              Param("step_count", parse_shape, doc="Update count of each tensor.", low=1),
               Param("num_tensors", parse_int, 1, "How many tensors are updated.")]
     register_op("_multi_%slamb_update" % ("mp_" if mp else ""), compute, inputs=inputs,
                 params=params, check=same_shapes(_adamw_names(mp)),

@@ -219,7 +219,10 @@ def rmspropalex_kernel(xp, w, g, n, mean, delta, lr, gamma1=0.95, gamma2=0.9, ep
     rest = t(1) - gamma1
     n[...] = rest * gr * gr + gamma1 * n
     mean[...] = rest * gr + gamma1 * mean
-    delta[...] = gamma2 * delta - lr * gr / xp.sqrt(n - mean * mean + eps)
+    # NOTE: states with n < mean^2 give NaN, silently as in MXNet: a warning raised as an
+    # error here would leave n and mean updated and delta not.
+    with np.errstate(invalid="ignore"):
+        delta[...] = gamma2 * delta - lr * gr / xp.sqrt(n - mean * mean + eps)
     new_w = w + delta
     if clip_w >= 0:
         xp.clip(new_w, -clip_w, clip_w, out=new_w)
@@ -486,7 +489,7 @@ _update_op("ftml_update", _ftml, inputs=("weight", "grad", "d", "v", "z"),
                     Param("beta2", parse_float, 0.999, "Generally close to 1."),
                     Param("epsilon", parse_float, float(np.float32(1e-8)),
                           "Prevents division by 0 (a double; its default is float32 1e-8)."),
-                    Param("t", parse_int, doc="The update count."),
+                    Param("t", parse_int, doc="The update count.", low=1),
                     Param("wd", parse_float, 0.0, "Weight decay."),
                     Param("rescale_grad", parse_float, 1.0, "Rescale the gradient first."),
                     Param("clip_grad", parse_float, -1.0, "Gradient clipping; < 0: off.")],
@@ -495,7 +498,7 @@ _update_op("ftml_update", _ftml, inputs=("weight", "grad", "d", "v", "z"),
 
 def _lamb1_params():
     return _betas(epsilon=1e-6) + [
-        Param("t", parse_int, doc="The update count."),
+        Param("t", parse_int, doc="The update count.", low=1),
         Param("bias_correction", parse_bool, True, "Whether to bias-correct the moments."),
         Param("wd", parse_float, doc="Weight decay."),
         Param("rescale_grad", parse_float, 1.0, "Rescale the gradient first."),

@@ -38,10 +38,20 @@ def _take_along(p, xp, x, idx):
 
 
 def _put_along(p, xp, gy, idx):
-    gx = xp.zeros(p.shape, gy.dtype)
-    # Indices along one axis are distinct for sort/topk, so a plain put is a scatter-add.
-    xp.put_along_axis(gx, idx.astype(np.int64), gy, axis=p.axis)
-    return gx
+    """Zeros of ``p.shape`` with ``gy`` added at ``idx`` along ``p.axis``: a repeated
+    index sums its gradients (a plain put would keep only the last)."""
+    shape = tuple(p.shape)
+    axis = norm_axis(p.axis, len(shape))
+    i = idx.astype(np.int64)
+    i = xp.where(i < 0, i + shape[axis], i)
+    index = [xp.arange(n).reshape([-1 if k == d else 1 for k in range(i.ndim)])
+             for d, n in enumerate(i.shape)]
+    index[axis] = i
+    flat = xp.ravel_multi_index(tuple(xp.broadcast_arrays(*index)), shape)
+    size = int(np.prod(shape))
+    gx = xp.bincount(flat.reshape(-1), weights=gy.reshape(-1).astype(np.float64),
+                     minlength=size)
+    return gx.reshape(shape).astype(gy.dtype, copy=False)
 
 
 _TAKE_ALONG = register_op(
@@ -54,7 +64,8 @@ _PUT_ALONG = register_op(
     gradient=lambda p, x, y, gy: [_gather(gy[0], x[1], p.axis), None],
     params=[Param("axis", parse_int, doc="The axis."),
             Param("shape", optional(lambda v: tuple(int(d) for d in v)), doc="Output shape.")],
-    doc="Zeros of ``shape`` with ``ograd`` put at distinct ``indices`` along ``axis``.")
+    doc="Zeros of ``shape`` with ``ograd`` added at ``indices`` along ``axis`` (repeated "
+        "indices sum).")
 
 
 def _gather(x, idx, axis):
