@@ -181,11 +181,22 @@ def test_every_string_param_declares_its_choices():
     assert not loose, "string params without choices: %s" % ", ".join(sorted(loose))
 
 
+def test_declared_rank_rules_run_before_the_kernel():
+    with pytest.raises(MXNetError, match=r"^LRN: data expected at least 3 dims, got shape "
+                                         r"\(3,\)$"):
+        mx.nd.LRN(mx.nd.ones((3,)), nsize=3)
+    with pytest.raises(MXNetError, match=r"^UpSampling: arg0 expected 4 dims, got shape "
+                                         r"\(2, 3\)$"):
+        mx.nd.UpSampling(mx.nd.ones((2, 3)), scale=2)
+    with pytest.raises(MXNetError, match=r"^_split_v2: give indices .* or sections > 0"):
+        mx.nd._internal._split_v2(mx.nd.ones((2, 3)))
+
+
 def test_raw_numpy_errors_name_the_op_inputs_and_params():
     # NumPy's "tuple index out of range" alone says nothing: the op adds what it got
-    with pytest.raises(MXNetError, match=r"^LRN: tuple index out of range, for data "
-                                         r"float32 \(3,\); nsize=3$"):
-        mx.nd.LRN(mx.nd.ones((3,)), nsize=3)
+    with pytest.raises(MXNetError, match=r"^SequenceLast: index -1 is out of bounds .*, for "
+                                         r"data float32 \(0, 3\)$"):
+        mx.nd.SequenceLast(mx.nd.ones((0, 3)))
     with pytest.raises(IndexError, match=r"^take: .* for a float32 \(\), indices float32"):
         mx.nd.take(mx.nd.ones(()), mx.nd.ones((2,)))        # an IndexError and an MXNetError
     with pytest.raises(MXNetError, match=r"^_zeros: out of memory \(.*\), for no inputs; "

@@ -31,7 +31,8 @@ import numpy as np
 from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
-__all__ = ["Op", "Param", "register_op", "get_op", "list_ops", "invoke", "OPS", "REQUIRED"]
+__all__ = ["Op", "Param", "ranks", "register_op", "get_op", "list_ops", "invoke", "OPS",
+           "REQUIRED"]
 
 OPS = {}            # every name and alias -> Op
 REQUIRED = inspect.Parameter.empty   # marks a param without default
@@ -133,6 +134,8 @@ class Op:
         # hybridized, symbolic), so an op that writes in place raises before its first
         # write and a wrong rank or dtype is named instead of failing deep in NumPy.
         self.check = check
+        if getattr(check, "op", False) is None:
+            check.op = self                 # a ranks() rule names its op
         self.kernel = kernel = compute      # compute without the check
         if check is not None:
             def compute(p, xp, *x):
@@ -305,6 +308,26 @@ class Op:
 
     def __repr__(self):
         return "<Op %s>" % self.name
+
+
+def ranks(**rules):
+    """A ``check`` of the inputs' ranks: ``ranks(data=(3, 5))`` for 3-D to 5-D data,
+    ``ranks(data=1)`` for at least 1 dim (inputs by position in the op's input names).
+    A bad rank is ``"data expected 3 to 5 dims, got shape (2,)"``."""
+    def check(p, *x):
+        names = list(check.op.input_names(p))
+        for name, rule in rules.items():
+            lo, hi = (rule, None) if isinstance(rule, int) else rule
+            if name not in names or names.index(name) >= len(x):
+                continue
+            shape = tuple(x[names.index(name)].shape)
+            if len(shape) < lo or (hi is not None and len(shape) > hi):
+                want = ("%d" % lo if hi == lo else "%d to %d" % (lo, hi)) if hi is not None \
+                    else "at least %d" % lo
+                raise MXNetError("%s: %s expected %s dims, got shape %s"
+                                 % (check.op.name, name, want, shape))
+    check.op = None     # set by Op when the rule is declared
+    return check
 
 
 def register_op(name, compute, **kwargs):

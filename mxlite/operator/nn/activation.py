@@ -12,7 +12,7 @@ from ...autograd import _state
 from ...base import MXNetError, parse_float
 from ..registry import register_op, Param
 from ..util import arithmetic_only
-from ..tensor.elemwise_unary import _sigmoid, _softplus, _relu_backward
+from ..tensor.elemwise_unary import UNARY, _sigmoid, _softplus, _relu_backward
 from ..tensor import special
 
 _SQRT2 = math.sqrt(2.0)
@@ -30,15 +30,14 @@ def _mish_grad(x, y, gy):
     return gy * (t + x * (1 - t * t) * nd.sigmoid(x))
 
 
-# act_type: kernel(xp, x), gradient(x, y, gy)
+# act_type: kernel(xp, x), gradient(x, y, gy): the unary ops' own rows where they exist
 _ACTIVATIONS = {
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda x, y, gy: nd._internal._backward_relu(gy, x)),
-    "sigmoid": (_sigmoid, lambda x, y, gy: gy * y * (1 - y)),
-    "tanh": (lambda xp, x: xp.tanh(x), lambda x, y, gy: gy * (1 - y * y)),
+    "relu": UNARY["relu"],
+    "sigmoid": UNARY["sigmoid"],
+    "tanh": UNARY["tanh"],
     "softrelu": (_softplus, lambda x, y, gy: gy * nd.sigmoid(x)),
-    "softsign": (lambda xp, x: x / (1 + xp.abs(x)),
-                 lambda x, y, gy: gy / nd.square(1 + nd.abs(x))),
-    "log_sigmoid": (lambda xp, x: -_softplus(xp, -x), lambda x, y, gy: gy * nd.sigmoid(-x)),
+    "softsign": UNARY["softsign"],
+    "log_sigmoid": UNARY["log_sigmoid"],
     "mish": (_mish, _mish_grad),
 }
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param, OPS
+from ..registry import register_op, Param, OPS, ranks
 from . import normalization  # noqa: F401  (BatchNorm, reused by BatchNormWithReLU)
 
 
@@ -207,10 +207,12 @@ _COMPUTE_SIZE = Param("compute_size", parse_int, 128,
                       "Rows per cuFFT batch in MXNet; no effect here.")
 # y = F x (x real) has the gradient Re(F^H gy) = ifft(gy); y = Re(F^H z) has F gy.
 register_op("_contrib_fft", _fft, params=[_COMPUTE_SIZE], saves="",
+            check=ranks(data=1),
             gradient=lambda p, x, y, gy: [nd.contrib.ifft(gy[0])],
             doc="FFT over the last axis: real (..., d) -> (..., 2d) interleaved real and "
                 "imaginary parts. (MXNet 1.9.1 runs it on GPU only.)")
 register_op("_contrib_ifft", _ifft, params=[_COMPUTE_SIZE], saves="",
+            check=ranks(data=1),
             gradient=lambda p, x, y, gy: [nd.contrib.fft(gy[0])],
             doc="Inverse FFT over the last axis of interleaved complex (..., 2d) -> the real "
                 "part (..., d), unnormalised as MXNet's (no division by d).")

@@ -34,8 +34,9 @@ _PARAMS = [Param("use_data_lengths", parse_bool, False, "Read per-sample input l
                  "from ``data_lengths``."),
            Param("use_label_lengths", parse_bool, False, "Read per-sample label lengths "
                  "from ``label_lengths`` (else a label ends at the first padding value)."),
-           Param("blank_label", None, "first", choices=("first", "last"), doc="'first': blank is class 0, padding 0; "
-                 "'last': blank is class C-1, padding -1.")]
+           Param("blank_label", None, "first", choices=("first", "last"),
+                 doc="'first': blank is class 0, padding 0; 'last': blank is class C-1, "
+                     "padding -1.")]
 
 
 def _unpack(p, xp, data, label, rest):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 
 
 def _softmax(xp, x, axis):
@@ -143,7 +143,7 @@ def _softmax_output_grad(p, x, y, gy):
 register_op("_backward_SoftmaxOutput", _softmax_output_backward,
             inputs=("y", "label", "gy"), params=_SOFTMAX_OUTPUT_PARAMS,
             doc="Gradient of SoftmaxOutput (not differentiable).")
-register_op("SoftmaxOutput", _softmax_output, inputs=("data", "label"),
+register_op("SoftmaxOutput", _softmax_output, check=ranks(data=1), inputs=("data", "label"),
             params=_SOFTMAX_OUTPUT_PARAMS, gradient=_softmax_output_grad, saves="xy",
             aliases=("Softmax",), infer_shape=_label_from_data(lambda p, d: _so_layout(p, d)[2]),
             same_shape=(0,),

@@ -12,7 +12,7 @@ import numpy as np
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
-from ..registry import register_op, Param, OPS
+from ..registry import register_op, Param, OPS, ranks
 from ..util import norm_axis
 
 
@@ -431,7 +431,7 @@ def _lrn_grad(p, x, y, gy):
     return [g * s ** -p.beta - (2 * p.alpha * p.beta / p.nsize) * data * wt]
 
 
-register_op("LRN", _lrn_compute, gradient=_lrn_grad, saves="x",
+register_op("LRN", _lrn_compute, check=ranks(data=3), gradient=_lrn_grad, saves="x",
             params=[Param("alpha", parse_float, 1e-4, "The variance scaling."),
                     Param("beta", parse_float, 0.75, "The power."),
                     Param("knorm", parse_float, 2.0, "The additive constant."),

@@ -6,7 +6,7 @@ in mxlite ops; the bilinear one is Deconvolution's.
 """
 from ... import nd
 from ...base import MXNetError, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 from .convolution import deconv_nd
 
 
@@ -90,6 +90,7 @@ def _inputs(p):
 
 
 register_op("UpSampling", _compute, gradient=_gradient, saves="x", inputs=_inputs,
+            check=ranks(arg0=(4, 4), data=(4, 4)),
             variadic="num_args",
             params=[Param("scale", parse_int, doc="Upsampling factor.", low=1),
                     Param("num_filter", parse_int, 0, "Channels (bilinear).", low=0),

@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_int, parse_float, optional
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 from ..util import norm_axis
 
 
@@ -30,6 +30,7 @@ def _boolean_mask_grad(p, x, y, gy):
 
 
 register_op("_contrib_boolean_mask", _boolean_mask, inputs=("data", "index"),
+            check=ranks(data=1, index=(1, 1)),
             gradient=_boolean_mask_grad, saves="x",
             params=[Param("axis", parse_int, 0, "The axis to select along.")],
             doc="The slices of ``data`` along ``axis`` where ``index`` is non-zero (the output "
@@ -82,6 +83,7 @@ def _index_copy_grad(p, x, y, gy):
 
 register_op("_contrib_index_copy", _index_copy, inputs=("old_tensor", "index_vector",
                                                         "new_tensor"),
+            check=ranks(old_tensor=1, index_vector=(1, 1), new_tensor=1),
             gradient=_index_copy_grad, saves="x",
             doc="A copy of ``old_tensor`` with rows ``index_vector`` replaced by ``new_tensor``.")
 
@@ -90,6 +92,6 @@ def _div_sqrt_dim(p, xp, x):
     return (x / math.sqrt(x.shape[-1])).astype(x.dtype, copy=False)
 
 
-register_op("_contrib_div_sqrt_dim", _div_sqrt_dim, saves="x",
+register_op("_contrib_div_sqrt_dim", _div_sqrt_dim, check=ranks(data=1), saves="x",
             gradient=lambda p, x, y, gy: [gy[0] / math.sqrt(x[0].shape[-1])],
             doc="``data / sqrt(data.shape[-1])`` (attention scaling).")

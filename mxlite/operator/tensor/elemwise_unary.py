@@ -159,6 +159,9 @@ register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu
 for _name, _fwd, _grad, _saves in _TABLE:
     _unary(_name, _fwd, _grad, _saves)
 
+# name: (kernel(xp, x), gradient(x, y, gy)), for the ops that reuse these rows (Activation)
+UNARY = {_name: (_fwd, _grad) for _name, _fwd, _grad, _saves in _TABLE}
+
 for _name, _fwd, _doc in _ROUNDING:
     register_op(_name, (lambda f: lambda p, xp, x: f(xp, x))(_fwd), gradient=zeros_grad,
                 saves="", same_shape=(0,), doc=_doc)

@@ -20,7 +20,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, FLAG_TO_DTYPE, np_dtype, parse_bool, parse_float, parse_int,
                      parse_float_tuple, optional)
-from ..registry import register_op, Param, get_op
+from ..registry import register_op, Param, get_op, ranks
 from .indexing import _slice_key
 
 # Op.__init__ keyword -> the Op attribute that stores it (name, aliases, params aside).
@@ -420,6 +420,7 @@ def _count_sketch_grad(p, x, y, gy):
 
 
 register_op("_contrib_count_sketch", _count_sketch, inputs=("data", "h", "s"),
+            check=ranks(data=(2, 2)),
             gradient=_count_sketch_grad, saves="x", no_grad_inputs=(1, 2),
             params=[Param("out_dim", parse_int, doc="The sketch length."),
                     Param("processing_batch_size", parse_int, 32, "Ignored (a GPU tiling size).")],

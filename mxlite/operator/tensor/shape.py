@@ -346,6 +346,8 @@ def _v2_bounds(p, d):
 
 
 def _split_v2(p, xp, x):
+    if p.sections <= 0 and not p.indices:
+        raise MXNetError("give indices (the split points) or sections > 0")
     axis = norm_axis(p.axis, x.ndim)
     ys = _split_at(xp, x, axis, _v2_bounds(p, x.shape[axis]), p.squeeze_axis)
     return ys if len(ys) > 1 else ys[0]
@@ -361,7 +363,7 @@ register_op("_split_v2", _split_v2, saves="",
             params=[Param("indices", parse_shape, (), "Split points, starting with 0."),
                     Param("axis", parse_int, 0, "The axis to split."),
                     Param("squeeze_axis", parse_bool, False, "Drop the split axis."),
-                    Param("sections", parse_int, 0, "Equal parts (when > 0).")],
+                    Param("sections", parse_int, 0, "Equal parts (when > 0).", low=0)],
             doc="The operator behind ``split_v2``: split at ``indices`` or into ``sections``.")
 
 
