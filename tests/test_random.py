@@ -338,3 +338,9 @@ def test_sample_unique_zipfian():
         sample(range_max=5, shape=(1, 6))
     with pytest.raises(mx.MXNetError, match="2-D"):
         sample(range_max=5, shape=(6,))
+
+
+def test_like_samplers_take_0d_data():
+    for fn in (mx.nd.random.poisson_like, mx.nd.random.negative_binomial_like,
+               mx.nd.random.generalized_negative_binomial_like):
+        assert fn(mx.nd.ones(())).shape == () and fn(mx.nd.ones((2,))).shape == (2,)

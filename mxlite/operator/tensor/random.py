@@ -77,12 +77,13 @@ def _draw_exponential(g, xp, size, lam):
 
 
 def _draw_poisson(g, xp, size, lam):
-    return g.poisson(lam, size).astype(np.float64)
+    return np.asarray(g.poisson(lam, size), np.float64)
 
 
 def _draw_negative_binomial(g, xp, size, k, p):
     # NOTE: a gamma-Poisson mixture, as MXNet samples it; p == 1 gives rate 0.
-    return g.poisson(g.standard_gamma(k, size) * ((1.0 - p) / p)).astype(np.float64)
+    # (np.asarray: for size () NumPy's samplers return a Python scalar)
+    return np.asarray(g.poisson(g.standard_gamma(k, size) * ((1.0 - p) / p)), np.float64)
 
 
 def _draw_generalized_negative_binomial(g, xp, size, mu, alpha):
@@ -91,7 +92,7 @@ def _draw_generalized_negative_binomial(g, xp, size, mu, alpha):
     safe = xp.where(pos, alpha, 1.0) if not np.isscalar(alpha) else (alpha if pos else 1.0)
     lam = g.standard_gamma(1.0 / safe, size) * (safe * mu)
     lam = xp.where(pos, lam, xp.broadcast_to(xp.asarray(mu, dtype=np.float64), size))
-    return g.poisson(lam).astype(np.float64)
+    return np.asarray(g.poisson(lam), np.float64)
 
 
 def _all(xp, cond):
