@@ -10,7 +10,10 @@
 [2. 4. 6.]
 <NDArray 3 @cpu(0)>
 """
-__version__ = "0.1.0"
+# The MXNet API level mxlite implements (what third-party version checks read), and
+# mxlite's own release.
+__version__ = "1.9.1"
+__mxlite_version__ = "0.1.0"
 
 from . import base  # noqa: F401
 from .base import MXNetError  # noqa: F401
@@ -44,6 +47,13 @@ from . import rnn  # noqa: F401
 from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
 from . import profiler  # noqa: F401
+from . import log  # noqa: F401
+from . import registry  # noqa: F401
+from . import error  # noqa: F401
+from . import misc  # noqa: F401
+from . import monitor  # noqa: F401
+from . import executor  # noqa: F401
+from . import contrib  # noqa: F401
 from . import util  # noqa: F401
 from .util import (is_np_shape, set_np_shape, np_shape, use_np_shape,  # noqa: F401
                    is_np_array, np_array, use_np_array, use_np)
@@ -52,6 +62,8 @@ from . import numpy_extension  # noqa: F401
 
 mod = module
 viz = visualization
+mon = monitor
+rnd = random
 
 init = initializer
 kv = kvstore
@@ -60,6 +72,13 @@ ndarray = nd
 sym = symbol
 np = numpy
 npx = numpy_extension
+
+# MXNet's top-level switches of its NumPy interface (they live in mx.util).
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, dict(
+    {n: "mxlite.util" for n in ("is_np_array", "is_np_shape", "np_array", "np_shape",
+                                "set_np_shape", "use_np", "use_np_array", "use_np_shape")},
+    np_symbol="mxlite.symbol.numpy._symbol:"))
 
 
 def install_as_mxnet():

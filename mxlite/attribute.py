@@ -78,3 +78,12 @@ class _State(threading.local):
 
 
 _state = _State()
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "classproperty": "mxlite.base",
+    "string_types": "mxlite.base",
+    "with_metaclass": "mxlite.base",
+})

@@ -2,6 +2,7 @@
 and the helpers of ``mxnet.base`` that code written for MXNet imports (``py_str``,
 ``numeric_types``, ``integer_types``, ``string_types``, ``_as_list``, ...)."""
 import ast
+import ctypes
 import os
 
 import numpy as np
@@ -34,6 +35,58 @@ def data_dir_default():
 def data_dir():
     """``$MXNET_HOME``, or :func:`data_dir_default`: the root of datasets and models."""
     return os.getenv("MXNET_HOME", data_dir_default())
+
+
+# ctypes helpers of MXNet's base module, for code that builds C arguments itself (there is
+# no C library behind mxlite; these are the plain ctypes conversions).
+
+def check_call(ret):
+    """Raise :class:`MXNetError` when a C-style return code ``ret`` is not 0."""
+    if ret != 0:
+        raise MXNetError("a C API call returned %r (expected 0)" % (ret,))
+
+
+def c_str(string):
+    """``string`` as a ``ctypes.c_char_p`` (UTF-8)."""
+    return ctypes.c_char_p(string.encode("utf-8"))
+
+
+def c_str_array(strings):
+    """A ctypes array of ``c_char_p`` holding ``strings`` (UTF-8)."""
+    arr = (ctypes.c_char_p * len(strings))()
+    arr[:] = [s.encode("utf-8") for s in strings]
+    return arr
+
+
+def c_array(ctype, values):
+    """A ctypes array of ``ctype`` holding ``values``."""
+    out = (ctype * len(values))()
+    out[:] = values
+    return out
+
+
+def c_array_buf(ctype, buf):
+    """A ctypes array of ``ctype`` sharing the memory of the buffer ``buf``
+    (``array.array``, bytearray)."""
+    return (ctype * len(buf)).from_buffer(buf)
+
+
+def ctypes2numpy_shared(cptr, shape):
+    """A float32 NumPy array of ``shape`` viewing the memory at the ctypes pointer
+    ``cptr`` (no copy)."""
+    if not isinstance(cptr, ctypes.POINTER(ctypes.c_float)):
+        raise RuntimeError("ctypes2numpy_shared: expected a float pointer, got %s"
+                           % type(cptr).__name__)
+    size = int(np.prod(shape)) if len(shape) else 1
+    buf = (ctypes.c_float * size).from_address(ctypes.addressof(cptr.contents))
+    return np.frombuffer(buf, dtype=np.float32).reshape(shape)
+
+
+class MXCallbackList(ctypes.Structure):
+    """MXNet's C structure of callbacks (count, function pointers, contexts)."""
+    _fields_ = [("num_callbacks", ctypes.c_int),
+                ("callbacks", ctypes.POINTER(ctypes.CFUNCTYPE(ctypes.c_int))),
+                ("contexts", ctypes.POINTER(ctypes.c_void_p))]
 
 
 class _NullType:

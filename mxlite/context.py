@@ -146,3 +146,12 @@ def gpu_memory_info(device_id=0):
     cp = _import_cupy()
     with cp.cuda.Device(device_id):
         return cp.cuda.runtime.memGetInfo()
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "check_call": "mxlite.base",
+    "classproperty": "mxlite.base",
+    "with_metaclass": "mxlite.base",
+})

@@ -77,3 +77,10 @@ def _tune_malloc():
 
 
 MEM_POOL_ACTIVE = _tune_malloc()
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "check_call": "mxlite.base",
+})

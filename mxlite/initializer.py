@@ -19,6 +19,8 @@ from math import sqrt
 
 import numpy as np
 
+from . import registry as _registry
+
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Load", "Mixed", "Zero",
            "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu",
            "Bilinear", "LSTMBias"]
@@ -83,11 +85,7 @@ def register(klass, name=None):
 
 def alias(*aliases):
     """Class decorator registering an initializer under extra names (``@alias('zeros')``)."""
-    def reg(klass):
-        for name in aliases:
-            register(klass, name)
-        return klass
-    return reg
+    return _registry.get_alias_func(Initializer, "initializer")(*aliases)
 
 
 def create(*args, **kwargs):
@@ -282,6 +280,9 @@ def _bilinear_kernel(shape):
 
 # ----------------------------------------------------------------------------
 # Initializers
+
+_registry.adopt(Initializer, _REGISTRY)  # mx.registry.get_registry(Initializer) lists them
+
 
 class Load(Initializer):
     """Initialize variables from a ``.params`` file or a dict of NDArrays.
@@ -513,3 +514,15 @@ class LSTMBias(Initializer):
         arr[:] = 0.0
         num_hidden = int(arr.shape[0] / 4)
         arr[num_hidden:2 * num_hidden] = self.forget_bias
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "NDArray": "mxlite.nd.ndarray",
+    "is_np_array": "mxlite.util",
+    "load": "mxlite.nd",
+    "ndarray": "mxlite.nd:",
+    "random": "mxlite.random:",
+    "registry": "mxlite.registry:",
+    "string_types": "mxlite.base",
+})

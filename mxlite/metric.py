@@ -887,3 +887,16 @@ def np(numpy_feval, name=None, allow_extra_outputs=False):
         return numpy_feval(label, pred)
     feval.__name__ = numpy_feval.__name__
     return CustomMetric(feval, name, allow_extra_outputs)
+
+
+from . import registry as _registry  # noqa: E402
+_registry.adopt(EvalMetric, _REGISTRY)  # mx.registry.get_registry(EvalMetric) lists them
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "ndarray": "mxlite.nd:",
+    "numeric_types": "mxlite.base",
+    "registry": "mxlite.registry:",
+    "string_types": "mxlite.base",
+})

@@ -82,3 +82,23 @@ def load_checkpoint(prefix, epoch):
     symbol = sym.load("%s-symbol.json" % prefix)
     arg_params, aux_params = load_params(prefix, epoch)
     return symbol, arg_params, aux_params
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "Context": "mxlite.context",
+    "DataDesc": "mxlite.io.io",
+    "FeedForward": "mxlite.feedforward",
+    "LogValidationMetricsCallback": "mxlite.callback",
+    "SKLEARN_INSTALLED": "mxlite.feedforward",
+    "Uniform": "mxlite.initializer",
+    "cpu": "mxlite.context",
+    "get_updater": "mxlite.optimizer",
+    "io": "mxlite.io:",
+    "kvs": "mxlite.kvstore:",
+    "metric": "mxlite.metric:",
+    "nd": "mxlite.nd:",
+    "opt": "mxlite.optimizer:",
+    "sym": "mxlite.symbol:",
+})

@@ -53,3 +53,11 @@ _state = _State()
 def current():
     """The NameManager in effect."""
     return _state.current
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "classproperty": "mxlite.base",
+    "with_metaclass": "mxlite.base",
+})

@@ -508,3 +508,13 @@ class Marker:
             with _lock:
                 # MXNet lists the category with no rows: markers have no duration.
                 _stats.setdefault(cat, {})
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "c_str": "mxlite.base",
+    "c_str_array": "mxlite.base",
+    "check_call": "mxlite.base",
+    "py_str": "mxlite.base",
+})

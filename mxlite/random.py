@@ -87,3 +87,11 @@ def get_generator(ctx):
     if g is None:
         g = _generators[key] = _make(ctx, _device_seed(_seed_value, key))
     return g
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "check_call": "mxlite.base",
+    "integer_types": "mxlite.base",
+})

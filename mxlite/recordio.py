@@ -345,6 +345,15 @@ def unpack(s):
 
 # ---------------------------------------------------------------- image codecs
 
+def _import_cv2():
+    """The ``cv2`` module, or None when OpenCV is not installed (MXNet's ``cv2`` name)."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    return cv2
+
+
 def _codec():
     """'cv2' or 'pil', whichever is installed (OpenCV first, as MXNet uses it)."""
     try:
@@ -441,3 +450,12 @@ def pack_img(header, img, quality=95, img_fmt=".jpg"):
     img_fmt : {'.jpg', '.png'}
     """
     return pack(header, _encode_image(img, img_fmt, quality))
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "c_str": "mxlite.base",
+    "check_call": "mxlite.base",
+    "cv2": "mxlite.recordio:_import_cv2()",
+})

@@ -99,3 +99,10 @@ class Features(collections.OrderedDict):
             raise RuntimeError("Feature '%s' is unknown, known features are: %s"
                                % (feature_name, list(self.keys())))
         return self[name].enabled
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "check_call": "mxlite.base",
+})

@@ -24,6 +24,7 @@ from . import autograd
 from . import context as _context
 from ._test_checks import *  # noqa: F401,F403
 from ._test_checks import _sorted_dict, _sorted_items  # noqa: F401
+from ._test_data import *  # noqa: F401,F403
 from ._np_test_utils import *  # noqa: F401,F403
 from .base import MXNetError
 from .context import Context, current_context, num_gpus  # noqa: F401
@@ -1182,3 +1183,11 @@ def discard_stderr():
         sys.stderr.flush()
         os.dup2(saved, fd)
         os.close(saved)
+
+
+# Names of MXNet's test_utils that come from its NumPy-interface modules.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "getenv": "mxlite.util", "setenv": "mxlite.util", "use_np": "mxlite.util",
+    "get_cuda_compute_capability": "mxlite.util",
+    "np_symbol": "mxlite.symbol.numpy._symbol:_Symbol"})

@@ -151,3 +151,10 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     except ImportError:
         return DotGraph(title, source)
     return graphviz.Source(source, filename=title, format=save_format)
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "Symbol": "mxlite.symbol.symbol",
+})

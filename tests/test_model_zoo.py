@@ -97,23 +97,34 @@ def test_params_file_structure_mismatch_is_reported():
         net.load_parameters(os.path.join(HERE, "model_zoo_resnet_v1_basic.params"))
 
 
-@pytest.mark.parametrize("name", ["resnet18_v1", "vgg16_bn", "squeezenet1.1", "mobilenet0.5",
-                                  "mobilenetv2_0.25", "densenet121", "inceptionv3",
-                                  "alexnet"])
-def test_pretrained_raises_with_local_loading_hint(name):
-    with pytest.raises(MXNetError) as info:
-        vision.get_model(name, pretrained=True)
+@pytest.mark.parametrize("name,hashed", [
+    ("resnet18_v1", "resnet18_v1-a0666292"), ("vgg16_bn", "vgg16_bn-7f01cf05"),
+    ("squeezenet1.1", "squeezenet1.1-33ba0f93"), ("mobilenet0.5", "mobilenet0.5-8e9d539c"),
+    ("mobilenetv2_0.25", "mobilenetv2_0.25-ae8f9392"), ("densenet121", "densenet121-f27dbf2d"),
+    ("inceptionv3", "inceptionv3-ed47ec45"), ("alexnet", "alexnet-44335d1f")])
+def test_pretrained_without_network_names_the_store_file(name, hashed, tmp_path, monkeypatch):
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:9/")
+    with pytest.raises(OSError) as info:
+        vision.get_model(name, pretrained=True, root=str(tmp_path))
     msg = str(info.value)
-    assert "cannot download" in msg
-    assert "load_parameters" in msg
-    assert name in msg
+    assert hashed + ".params" in msg and str(tmp_path) in msg
 
 
-def test_pretrained_names_follow_mxnet_store():
-    with pytest.raises(MXNetError, match="mobilenetv2_0.5"):
-        vision.mobilenet_v2_0_5(pretrained=True)
-    with pytest.raises(MXNetError, match="vgg11_bn"):
-        vision.vgg11_bn(pretrained=True)
+def test_pretrained_loads_the_local_store_file(tmp_path, monkeypatch):
+    from mxlite.gluon.model_zoo import model_store
+    src = vision.mobilenet0_25()
+    src.initialize()
+    src(mx.nd.ones((1, 3, 32, 32)))
+    path = str(tmp_path / "weights.params")
+    src.save_parameters(path)
+    with open(path, "rb") as f:
+        sha1 = hashlib.sha1(f.read()).hexdigest()
+    monkeypatch.setitem(model_store._model_sha1, "mobilenet0.25", sha1)
+    os.replace(path, str(tmp_path / ("mobilenet0.25-%s.params" % sha1[:8])))
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:9/")     # nothing to fetch
+    net = vision.get_model("mobilenet0.25", pretrained=True, root=str(tmp_path))
+    x = mx.nd.array(np.random.rand(1, 3, 32, 32))
+    assert np.allclose(net(x).asnumpy(), src(x).asnumpy(), atol=1e-5)
 
 
 def test_unknown_name_lists_valid_models():

@@ -232,3 +232,26 @@ def test_loads_an_np_model_exported_by_mxnet():
     y = net(io["x"])
     assert type(y) is np.ndarray
     onp.testing.assert_allclose(y.asnumpy(), io["y"].asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_recurrent_and_normalisation_layers_under_np():
+    for layer in (gluon.rnn.LSTM(6), gluon.rnn.GRU(6, num_layers=2, bidirectional=True)):
+        layer.initialize()
+        x = np.random.uniform(size=(5, 2, 3))
+        states = layer.begin_state(batch_size=2)
+        assert all(type(s) is np.ndarray for s in states)
+        y, new_states = layer(x, states)
+        assert type(y) is np.ndarray and type(new_states[0]) is np.ndarray
+        with autograd.record():
+            loss = layer(x).sum()
+        loss.backward()
+        assert type(layer.l0_i2h_weight.grad()) is np.ndarray
+    cell = gluon.rnn.LSTMCell(4)
+    cell.initialize()
+    outs, _ = cell.unroll(3, np.ones((2, 3, 5)), merge_outputs=False)
+    assert len(outs) == 3 and type(outs[0]) is np.ndarray and outs[0].shape == (2, 4)
+    for block, shape in ((nn.LayerNorm(), (2, 3)), (nn.BatchNorm(), (2, 3, 4, 4)),
+                         (nn.InstanceNorm(), (2, 3, 4)), (nn.Embedding(10, 4), (2,))):
+        block.initialize()
+        x = np.ones(shape) if not isinstance(block, nn.Embedding) else np.array([1, 2])
+        assert type(block(x)) is np.ndarray

@@ -555,3 +555,17 @@ def __getattr__(name):
         from ..symbol import Symbol
         return Symbol
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "MXCallbackList": "mxlite.base",
+    "NDArray": "mxlite.nd.ndarray",
+    "Symbol": "mxlite.symbol.symbol",
+    "c_array": "mxlite.base",
+    "c_array_buf": "mxlite.base",
+    "c_handle_array": "mxlite.base",
+    "check_call": "mxlite.base",
+    "string_types": "mxlite.base",
+})

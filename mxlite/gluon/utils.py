@@ -178,9 +178,15 @@ def _fetch(url, dest, verify_ssl, timeout):
     """Stream ``url`` into ``dest`` with the standard library."""
     import ssl
     import urllib.request
+    import urllib.error
     context = None if verify_ssl else ssl._create_unverified_context()
-    with urllib.request.urlopen(url, timeout=timeout, context=context) as r, \
-            open(dest, "wb") as f:
+    try:
+        response = urllib.request.urlopen(url, timeout=timeout, context=context)
+    except urllib.error.HTTPError as e:
+        e.close()           # it holds the connection: close it before it is reported
+        raise RuntimeError("Failed downloading url {} (HTTP status {})".format(url, e.code)) \
+            from None
+    with response as r, open(dest, "wb") as f:
         status = getattr(r, "status", None)
         if status not in (None, 200):       # file:// URLs have no status
             raise RuntimeError("Failed downloading url {} (HTTP status {})".format(url, status))
@@ -248,6 +254,20 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
         raise UserWarning("File {} is downloaded but the content hash does not match. The repo "
                           "may be outdated or download may be incomplete.".format(fname))
     return fname
+
+
+def _get_repo_url():
+    """The mirror of MXNet's datasets and weights: ``$MXNET_GLUON_REPO`` or Apache's,
+    ending in ``/``."""
+    repo_url = os.environ.get("MXNET_GLUON_REPO",
+                              "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/")
+    return repo_url if repo_url.endswith("/") else repo_url + "/"
+
+
+def _get_repo_file_url(namespace, filename):
+    """The URL of ``filename`` in ``namespace`` (``'gluon/dataset/mnist'``) on the mirror."""
+    return "{base_url}{namespace}/{filename}".format(base_url=_get_repo_url(),
+                                                      namespace=namespace, filename=filename)
 
 
 def shape_is_known(shape):

@@ -746,3 +746,12 @@ def _draw_text(image, text, pos):
     canvas = Image.fromarray(image)
     ImageDraw.Draw(canvas).text(pos, text, fill=(255, 255, 255))
     image[...] = np.asarray(canvas)
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "RandomOrderAug": "mxlite.image.augmenters",
+    "is_np_array": "mxlite.util",
+    "numeric_types": "mxlite.base",
+})

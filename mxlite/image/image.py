@@ -292,3 +292,36 @@ def random_size_crop(src, size, area, ratio, interp=2):
         return center_crop(src, size, interp)
     return fixed_crop(src, *box, size, interp), box
 
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "Augmenter": "mxlite.image.augmenters",
+    "BrightnessJitterAug": "mxlite.image.augmenters",
+    "CastAug": "mxlite.image.augmenters",
+    "CenterCropAug": "mxlite.image.augmenters",
+    "ColorJitterAug": "mxlite.image.augmenters",
+    "ColorNormalizeAug": "mxlite.image.augmenters",
+    "ContrastJitterAug": "mxlite.image.augmenters",
+    "CreateAugmenter": "mxlite.image.augmenters",
+    "ForceResizeAug": "mxlite.image.augmenters",
+    "HorizontalFlipAug": "mxlite.image.augmenters",
+    "HueJitterAug": "mxlite.image.augmenters",
+    "ImageIter": "mxlite.image.iterator",
+    "LightingAug": "mxlite.image.augmenters",
+    "RandomCropAug": "mxlite.image.augmenters",
+    "RandomGrayAug": "mxlite.image.augmenters",
+    "RandomOrderAug": "mxlite.image.augmenters",
+    "RandomSizedCropAug": "mxlite.image.augmenters",
+    "ResizeAug": "mxlite.image.augmenters",
+    "SaturationJitterAug": "mxlite.image.augmenters",
+    "SequentialAug": "mxlite.image.augmenters",
+    "cv2": "mxlite.recordio:_import_cv2()",
+    "imrotate": "mxlite.image.rotate",
+    "io": "mxlite.io:",
+    "is_np_array": "mxlite.util",
+    "numeric_types": "mxlite.base",
+    "random_rotate": "mxlite.image.rotate",
+    "recordio": "mxlite.recordio:",
+})

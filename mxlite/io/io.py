@@ -325,3 +325,23 @@ class ResizeIter(_HoldsBatch, DataIter):
                 raise MXNetError("ResizeIter: the wrapped iterator yields no batch") from None
         self.cur += 1
         return True
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "CSVIter": "mxlite.io.extra_iters",
+    "ImageDetRecordIter": "mxlite.io.det_record",
+    "ImageRecordInt8Iter": "mxlite.io.image_record",
+    "ImageRecordIter": "mxlite.io.image_record",
+    "ImageRecordIter_v1": "mxlite.io",
+    "ImageRecordUInt8Iter": "mxlite.io.image_record",
+    "ImageRecordUInt8Iter_v1": "mxlite.io",
+    "LibSVMIter": "mxlite.io.det_record",
+    "MNISTIter": "mxlite.io.extra_iters",
+    "MXDataIter": "mxlite.io",
+    "PrefetchingIter": "mxlite.io.extra_iters",
+    "c_str_array": "mxlite.base",
+    "check_call": "mxlite.base",
+    "py_str": "mxlite.base",
+})

@@ -118,14 +118,21 @@ class BaseModule:
             validation_metric = eval_metric
         if not isinstance(eval_metric, _metric.EvalMetric):
             eval_metric = _metric.create(eval_metric)
+        if monitor is not None:
+            self.install_monitor(monitor)
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
+            self._epoch_begin(epoch, train_data)
             train_data.reset()
             for nbatch, batch in enumerate(train_data):
+                if monitor is not None:
+                    monitor.tic()
                 self.forward_backward(batch)
                 self.update()
                 self.update_metric(eval_metric, batch.label)
+                if monitor is not None:
+                    monitor.toc_print()
                 _call(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
             for name, val in eval_metric.get_name_value():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
@@ -141,10 +148,53 @@ class BaseModule:
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
 
+    def _epoch_begin(self, epoch, train_data):
+        """Called by :meth:`fit` before each epoch (``SVRGModule`` computes its full
+        gradients here)."""
+
+    def install_monitor(self, mon):
+        """Have the :class:`~mxlite.monitor.Monitor` ``mon`` watch this module's
+        executors."""
+        raise NotImplementedError("%s does not support monitors" % type(self).__name__)
+
     def _check_ready(self, what):
         if not (self.binded and self.params_initialized):
             raise MXNetError("%s: call bind() and init_params() first" % what)
 
+    # -- what a module is bound to (the attributes its subclass sets) --------------------
     @property
     def symbol(self):
         return self._symbol
+
+    @property
+    def data_names(self):
+        return self._data_names
+
+    @property
+    def label_names(self):
+        return self._label_names
+
+    @property
+    def output_names(self):
+        return self._output_names
+
+    @property
+    def data_shapes(self):
+        return self._data_shapes
+
+    @property
+    def label_shapes(self):
+        return self._label_shapes
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "DataBatch": "mxlite.io.io",
+    "DataDesc": "mxlite.io.io",
+    "DataIter": "mxlite.io.io",
+    "Uniform": "mxlite.initializer",
+    "cpu": "mxlite.context",
+    "metric": "mxlite.metric:",
+    "ndarray": "mxlite.nd:",
+})

@@ -477,3 +477,14 @@ class BucketingModule(BaseModule):
         mod._curr_bucket_key = default_bucket_key
         mod.params_initialized = True
         return mod
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "Uniform": "mxlite.initializer",
+    "ctx": "mxlite.context:",
+    "load_params": "mxlite.model",
+    "nd": "mxlite.nd:",
+    "sym": "mxlite.symbol:",
+})

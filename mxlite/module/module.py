@@ -82,27 +82,9 @@ class Module(BaseModule):
         self._update_on_kvstore = False
         self._preload_opt_states = None
         self._data_shapes = self._label_shapes = None
+        self._monitor = None
 
     # -- properties ------------------------------------------------------------------
-    @property
-    def data_names(self):
-        return self._data_names
-
-    @property
-    def label_names(self):
-        return self._label_names
-
-    @property
-    def output_names(self):
-        return self._output_names
-
-    @property
-    def data_shapes(self):
-        return self._data_shapes
-
-    @property
-    def label_shapes(self):
-        return self._label_shapes
 
     @property
     def output_shapes(self):
@@ -165,6 +147,10 @@ class Module(BaseModule):
                 keep = prev is not None and prev.aux_dict[name].shape == shape
                 aux[name] = prev.aux_dict[name] if keep else nd.zeros(shape, ctx=ctx, dtype=dt)
             self._execs.append(self._symbol.bind(ctx, args, grads, reqs, aux))
+            if self._monitor is not None:
+                if prev is not None and prev in self._monitor.exes:
+                    self._monitor.exes.remove(prev)
+                self._monitor.install(self._execs[-1])
 
     # -- parameters ------------------------------------------------------------------------
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
@@ -389,6 +375,15 @@ class Module(BaseModule):
         for ex, sl in zip(self._execs, self._slices):
             eval_metric.update([l[sl] for l in labels], ex.outputs)
 
+    def install_monitor(self, mon):
+        """Have the :class:`~mxlite.monitor.Monitor` ``mon`` watch every executor (also
+        those made later for a new batch size)."""
+        if not self.binded:
+            raise MXNetError("install_monitor: call bind() first")
+        self._monitor = mon
+        for ex in self._execs:
+            mon.install(ex)
+
     # -- files -----------------------------------------------------------------------------------
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` (and ``.states``)."""
@@ -431,3 +426,17 @@ class Module(BaseModule):
 
 
 
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "DataParallelExecutorGroup": "mxlite.module.executor_group",
+    "InitDesc": "mxlite.initializer",
+    "Uniform": "mxlite.initializer",
+    "ctx": "mxlite.context:",
+    "load_checkpoint": "mxlite.model",
+    "nd": "mxlite.nd:",
+    "opt": "mxlite.optimizer:",
+    "zeros": "mxlite.nd",
+})

@@ -8,13 +8,15 @@ appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
 from ..util import np_submodules as _np_submodules
 from .ndarray import NDArray, array, empty, from_numpy  # noqa: F401
 from .ndarray import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: F401
-from . import ndarray, linalg, contrib, random, image, _internal
+from . import ndarray, linalg, contrib, random, image, _internal, utils  # noqa: F401
 from .functions import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer  # noqa: F401
+from .extras import *  # noqa: F401,F403
 from . import register as _register_mod
 from ..operator import registry as _registry
 
 op = _internal   # MXNet exposes the raw op functions as mx.nd.op as well
+_internal.CachedOp = CachedOp  # noqa: F405 (mxnet.ndarray.op.CachedOp)
 _SUBMODULES = {"linalg": linalg, "contrib": contrib, "random": random, "image": image,
                "_internal": _internal}
 

@@ -760,3 +760,43 @@ def _fluent(name):
 for _name in FLUENT_METHODS:
     if not hasattr(NDArray, _name):
         setattr(NDArray, _name, _fluent(_name))
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "add": "mxlite.nd",
+    "arange": "mxlite.nd",
+    "concatenate": "mxlite.nd",
+    "divide": "mxlite.nd",
+    "equal": "mxlite.nd",
+    "eye": "mxlite.nd",
+    "full": "mxlite.nd",
+    "get_indexing_dispatch_code": "mxlite.nd.extras",
+    "get_oshape_of_gather_nd_op": "mxlite.nd.extras",
+    "greater": "mxlite.nd",
+    "greater_equal": "mxlite.nd",
+    "histogram": "mxlite.nd",
+    "imdecode": "mxlite.nd.extras",
+    "indexing_key_expand_implicit_axes": "mxlite.nd.extras",
+    "lesser": "mxlite.nd",
+    "lesser_equal": "mxlite.nd",
+    "linspace": "mxlite.nd",
+    "logical_and": "mxlite.nd",
+    "logical_or": "mxlite.nd",
+    "logical_xor": "mxlite.nd",
+    "maximum": "mxlite.nd",
+    "minimum": "mxlite.nd",
+    "modulo": "mxlite.nd",
+    "moveaxis": "mxlite.nd",
+    "multiply": "mxlite.nd",
+    "not_equal": "mxlite.nd",
+    "onehot_encode": "mxlite.nd",
+    "ones": "mxlite.nd",
+    "power": "mxlite.nd",
+    "split_v2": "mxlite.nd",
+    "subtract": "mxlite.nd",
+    "true_divide": "mxlite.nd",
+    "waitall": "mxlite.nd",
+    "zeros": "mxlite.nd",
+})

@@ -13,3 +13,22 @@ _nd._attach_registry()
 _ndarray._default_params_table()
 from .custom import CustomOp, CustomOpProp, register  # noqa: F401
 from .numpy_op import customop  # noqa: F401
+from .info import (OperatorArguments, get_all_registered_operators,  # noqa: F401
+                   get_operator_arguments)
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "MXCallbackList": "mxlite.base",
+    "NDArray": "mxlite.nd.ndarray",
+    "c_array": "mxlite.base",
+    "c_array_buf": "mxlite.base",
+    "c_str": "mxlite.base",
+    "check_call": "mxlite.base",
+    "context": "mxlite.context:",
+    "ctypes2numpy_shared": "mxlite.base",
+    "is_np_array": "mxlite.util",
+    "py_str": "mxlite.base",
+    "symbol": "mxlite.symbol:",
+})

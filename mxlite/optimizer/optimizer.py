@@ -488,3 +488,27 @@ def parse_states(data):
 def get_updater(optimizer):
     """An :class:`Updater` for ``optimizer`` (callable as ``updater(index, grad, weight)``)."""
     return Updater(optimizer)
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "AdaDelta": "mxlite.optimizer.adaptive",
+    "AdaGrad": "mxlite.optimizer.adaptive",
+    "Adam": "mxlite.optimizer.adaptive",
+    "Adamax": "mxlite.optimizer.adaptive",
+    "DCASGD": "mxlite.optimizer.sgd",
+    "FTML": "mxlite.optimizer.adaptive",
+    "Ftrl": "mxlite.optimizer.adaptive",
+    "LAMB": "mxlite.optimizer.adaptive",
+    "LARS": "mxlite.optimizer.sgd",
+    "LBSGD": "mxlite.optimizer.sgd",
+    "NAG": "mxlite.optimizer.sgd",
+    "Nadam": "mxlite.optimizer.adaptive",
+    "RMSProp": "mxlite.optimizer.adaptive",
+    "SGD": "mxlite.optimizer.sgd",
+    "SGLD": "mxlite.optimizer.sgd",
+    "Signum": "mxlite.optimizer.sgd",
+    "Test": "mxlite.optimizer.sgd",
+    "ccSGD": "mxlite.optimizer.sgd",
+})

@@ -11,7 +11,7 @@ from ..operator.tensor.optimizer_ops import (sgd_kernel, sgd_mom_kernel, sgd_ste
 from .optimizer import (Optimizer, register, _MasterLastMixin, aggregation_size, begin_update,
                         check_pair, float16, write, xp_of, zeros_like_weight, python_clip)
 
-__all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD"]
+__all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD", "Test", "LARS", "LBSGD"]
 
 
 def _clip_arg(opt):
@@ -112,6 +112,25 @@ def _sgd_plain(weight, grad, lr, wd, rescale, clip):
     v = weight._version
     if v is not None:
         v[0] += 1
+
+
+def _sgd_master_step(opt, weight, grad, state, lr, wd, momentum):
+    """One SGD step (momentum ``momentum``) of ``weight`` with ``state``, which is the
+    momentum buffer (or None), or ``(momentum buffer, float32 master)`` for a float16
+    weight under multi_precision: the master is updated and copied back."""
+    master = None
+    if isinstance(state, (tuple, list)):
+        state, master = state
+    target = weight if master is None else master
+    g = grad if master is None else grad.astype(master.dtype)
+    if state is not None and momentum > 0:
+        write(target, sgd_mom_kernel(xp_of(target), target._data, g._data, state._data, lr,
+                                     momentum, wd, opt.rescale_grad, _clip_arg(opt)))
+        state._bump()
+    else:
+        _sgd_plain(target, g, lr, wd, opt.rescale_grad, _clip_arg(opt))
+    if master is not None:
+        write(weight, master._data.astype(weight._data.dtype))
 
 
 @register
@@ -258,3 +277,151 @@ class DCASGD(Optimizer):
         write(previous, w)
         w += step
         weight._bump()
+
+
+@register
+class Test(Optimizer):
+    """MXNet's optimizer for tests: ``weight += rescale_grad * grad``; the state holds a
+    copy of the new weight."""
+
+    def create_state(self, index, weight):
+        from .. import nd
+        return nd.zeros(weight.shape, ctx=weight.context)
+
+    def update(self, index, weight, grad, state):
+        weight[:] += grad * self.rescale_grad
+        state[:] = weight
+
+
+@register
+class LARS(SGD):
+    """Layer-wise adaptive rate scaling (You et al., 2017): SGD whose learning rate is
+    scaled per parameter, except biases and BatchNorm's gamma/beta::
+
+        lr_layer = lr * eta * |w| / (|rescale_grad * g| + wd * |w| + eps)
+                   (lr itself when |w| or |g| is 0)
+
+    With ``momentum_correction`` the momentum is scaled by ``lr / previous lr`` when the
+    learning rate changes. Weight decay applies to ``*_weight`` parameters only.
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
+                 momentum_correction=True, **kwargs):
+        super().__init__(momentum=momentum, lazy_update=lazy_update, **kwargs)
+        self.momentum_correction = momentum_correction
+        self.eta = eta
+        self.eps = eps
+        self.skip = 0
+        self.last_lr = None
+        self.cur_lr = None
+
+    def set_wd_mult(self, args_wd_mult):
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith("_weight")}
+        self._mults_from_sym("__wd_mult__", self.wd_mult)
+        self.wd_mult.update(args_wd_mult)
+
+    def _get_lrs(self, indices):
+        if self.cur_lr is not None:
+            self.last_lr = self.cur_lr
+        lr = self.learning_rate
+        if self.cur_lr is None:
+            self.last_lr = lr
+        self.cur_lr = lr
+        return [lr * self._mult(index, self.lr_mult, "lr_mult") for index in indices]
+
+    def _lars(self, index, weight, grad, lr, wd):
+        name = self.idx2name.get(index, str(index))
+        if name.endswith(("gamma", "beta", "bias")):
+            return lr
+        xp = xp_of(weight)
+        w_norm = float(xp.sqrt((weight._data.astype("float32") ** 2).sum()))
+        g_norm = float(xp.sqrt(((grad._data.astype("float32") * self.rescale_grad) ** 2).sum()))
+        if w_norm > 0.0 and g_norm > 0.0:
+            return lr * self.eta * w_norm / (g_norm + wd * w_norm + self.eps)
+        return lr
+
+    def update(self, index, weight, grad, state):
+        self.update_group([index], [weight], [grad], [state])
+
+    def update_multi_precision(self, index, weight, grad, state):
+        self.update(index, weight, grad, state)
+
+    def update_group(self, indices, weights, grads, states):
+        for w, g in zip(weights, grads):
+            check_pair("LARS", w, g)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        momentum = self.momentum
+        if momentum > 0 and self.momentum_correction and self.last_lr != 0:
+            momentum *= self.cur_lr / self.last_lr
+        for i, w, g, s, lr, wd in zip(indices, weights, grads, states, lrs, wds):
+            _sgd_master_step(self, w, g, s, self._lars(i, w, g, lr, wd), wd, momentum)
+
+
+@register
+class LBSGD(Optimizer):
+    """Large-batch SGD: gradients are summed over ``batch_scale`` updates and applied as
+    one step, at ``lr`` times a warm-up multiplier that grows from 1 to ``batch_scale``
+    over ``warmup_epochs * updates_per_epoch`` updates (``warmup_strategy`` 'linear',
+    'power2', 'sqrt'), or the layer-wise ``'lars'`` factor
+    ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` clipped to [0.01, 100]. Steps in between leave
+    the weight unchanged.
+    """
+
+    def __init__(self, momentum=0.0, multi_precision=False, warmup_strategy="linear",
+                 warmup_epochs=5, batch_scale=1, updates_per_epoch=32, begin_epoch=0,
+                 num_epochs=60, **kwargs):
+        super().__init__(multi_precision=multi_precision, **kwargs)
+        self.momentum = momentum
+        self.warmup_strategy = warmup_strategy
+        self.warmup_epochs = warmup_epochs
+        self.batch_scale = batch_scale
+        self.updates_per_epoch = updates_per_epoch
+        self.init_updates = begin_epoch * updates_per_epoch
+        self.num_epochs = num_epochs
+        self.lbmult = 1
+        self.cumgrads = {}
+        self.adaptive = False
+        self.admult = 1
+
+    def create_state(self, index, weight):
+        return _momentum_state(self, weight)
+
+    def _get_lbmult(self, nup):
+        """The warm-up multiplier after ``nup`` cumulated updates."""
+        nwup = self.warmup_epochs * self.updates_per_epoch
+        top = float(self.batch_scale)
+        if nup >= nwup:
+            return top
+        if nwup <= 1:
+            return 1.0
+        frac = {"linear": nup / nwup, "power2": (nup * nup) / (nwup * nwup),
+                "sqrt": math.sqrt(float(nup) / nwup)}.get(self.warmup_strategy)
+        return 1.0 if frac is None else 1.0 + (top - 1) * frac
+
+    def _get_lars(self, weight, g, wd):
+        w2 = float((weight._data.astype("float64") ** 2).sum())
+        g2 = float((g._data.astype("float64") ** 2).sum())
+        return min(max(math.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01), 100)
+
+    def _cumulate_gradient(self, grad, index):
+        prev = self.cumgrads.get(index)
+        if prev and prev["num_cums"] > 0:
+            cum = {"cum_grad": prev["cum_grad"] + grad, "num_cums": prev["num_cums"] + 1}
+        else:
+            cum = {"cum_grad": grad, "num_cums": self.init_updates + 1}
+        self.cumgrads[index] = cum
+        return cum
+
+    def update(self, index, weight, grad, state):
+        check_pair("LBSGD", weight, grad)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        self._update_count(index)
+        cum = self._cumulate_gradient(grad, index)
+        if cum["num_cums"] % self.batch_scale != 0:
+            return              # MXNet runs sgd_update with lr 0 here: no change
+        grad = cum["cum_grad"] / self.batch_scale
+        lr *= (self._get_lars(weight, grad, wd) if self.warmup_strategy == "lars"
+               else self._get_lbmult(cum["num_cums"]))
+        _sgd_master_step(self, weight, grad, state, lr, wd, self.momentum)
+        self.cumgrads[index]["cum_grad"] = 0

@@ -171,3 +171,10 @@ class BucketSentenceIter(DataIter):
                                                 layout=self.layout)],
                          provide_label=[DataDesc(name=self.label_name, shape=label.shape,
                                                  layout=self.layout)])
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "ndarray": "mxlite.nd:",
+})

@@ -3,11 +3,22 @@ saved unpacked (one array per gate) and packed again on loading, as MXNet does."
 from ..model import save_checkpoint, load_checkpoint
 from .rnn_cell import BaseRNNCell
 
-__all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]
+__all__ = ["rnn_unroll", "save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]
 
 
 def _as_list(cells):
     return [cells] if isinstance(cells, BaseRNNCell) else list(cells)
+
+
+def rnn_unroll(cell, length, inputs=None, begin_state=None, input_prefix="", layout="NTC"):
+    """Deprecated (warns): ``cell.unroll``. Without ``inputs``, one variable per step
+    named ``input_prefix + 't%d_data'``."""
+    import warnings
+    from .. import symbol
+    warnings.warn("rnn_unroll is deprecated. Please call cell.unroll directly.")
+    if inputs is None:
+        inputs = [symbol.Variable("%st%d_data" % (input_prefix, i)) for i in range(length)]
+    return cell.unroll(length=length, inputs=inputs, begin_state=begin_state, layout=layout)
 
 
 def save_rnn_checkpoint(cells, prefix, epoch, symbol, arg_params, aux_params):

@@ -875,3 +875,17 @@ class BidirectionalCell(BaseRNNCell):
             return list(symbol.SliceChannel(outputs, axis=axis, num_outputs=length,
                                             squeeze_axis=1))
         return outputs
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "BaseConvRNNCell": "mxlite.rnn.conv_rnn_cell",
+    "ConvGRUCell": "mxlite.rnn.conv_rnn_cell",
+    "ConvLSTMCell": "mxlite.rnn.conv_rnn_cell",
+    "ConvRNNCell": "mxlite.rnn.conv_rnn_cell",
+    "init": "mxlite.initializer:",
+    "ndarray": "mxlite.nd:",
+    "numeric_types": "mxlite.base",
+    "string_types": "mxlite.base",
+})

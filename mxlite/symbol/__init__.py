@@ -53,5 +53,31 @@ for _name in _control_flow.__all__:
     setattr(contrib, _name, getattr(_control_flow, _name))
 
 
+def _randn(*shape, loc=0.0, scale=1.0, dtype=None, **kwargs):
+    """Normal samples of ``shape`` given as positional sizes (``mx.sym.random.randn(2, 3)``)."""
+    return random.normal(loc=loc, scale=scale, shape=shape, dtype=dtype, **kwargs)
+
+
+def _shuffle(data, **kwargs):
+    """``data`` with its first axis randomly permuted."""
+    return _internal._shuffle(data, **kwargs)
+
+
+def _rand_zipfian(true_classes, num_sampled, range_max):
+    """Symbolic ``mx.nd.contrib.rand_zipfian``: ``(sampled_classes, expected_count_true,
+    expected_count_sampled)``."""
+    from ..nd.contrib import _zipfian
+    import sys
+    return _zipfian(sys.modules[__name__], true_classes, num_sampled, range_max,
+                    lambda high: random.uniform(low=0.0, high=high, shape=(num_sampled,),
+                                                dtype="float64"))
+
+
+_rand_zipfian.__name__ = "rand_zipfian"
+contrib.rand_zipfian = _rand_zipfian
+_randn.__name__, _shuffle.__name__ = "randn", "shuffle"
+random.randn, random.shuffle = _randn, _shuffle
+pow = power  # noqa: A001,F405 (MXNet's mx.sym.pow)
+
 # ``mx.nd.np``/``mx.nd.npx`` (``mx.sym.np``/``mx.sym.npx``) load on first use.
 __getattr__ = _np_submodules(__name__, globals())

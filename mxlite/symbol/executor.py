@@ -32,10 +32,11 @@ def _as_list(name, values, names, allow_missing=False):
     return values
 
 
-def run_graph(symbol, nodes, named, overrides=None):
+def run_graph(symbol, nodes, named, overrides=None, monitor=None):
     """``symbol``'s outputs: its ``nodes`` (topological order) run through ``invoke`` on
     the NDArrays ``named`` by variable name (recorded when autograd records);
-    ``overrides`` replaces some nodes' params (``{node id: Params}``)."""
+    ``overrides`` replaces some nodes' params (``{node id: Params}``); ``monitor(node,
+    inputs, outputs)`` sees every op node after it ran."""
     values = {}
     for node in nodes:
         if node.op is None:
@@ -48,6 +49,8 @@ def run_graph(symbol, nodes, named, overrides=None):
         except MXNetError as e:
             raise MXNetError("forward: node %r: %s" % (node.name, e)) from None
         values[id(node)] = out if isinstance(out, list) else [out]
+        if monitor is not None:
+            monitor(node, ins, values[id(node)])
     return [values[id(n)][i] for n, i in symbol._outputs]
 
 
@@ -80,6 +83,7 @@ class Executor:
         self._nodes = symbol._nodes()
         self._recorded = False
         self._overrides = None
+        self._monitor = None
 
     @property
     def arg_dict(self):
@@ -127,7 +131,23 @@ class Executor:
         if self._overrides is None:      # zeros((L, 0, H))-like nodes, resolved once
             self._overrides = self._symbol.resolved_params(
                 **{n: a.shape for n, a in named.items()})
-        return run_graph(self._symbol, self._nodes, named, self._overrides)
+        return run_graph(self._symbol, self._nodes, named, self._overrides, self._monitor)
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` for every op output during ``forward``
+        (``fc1_output``) and, with ``monitor_all``, for every op input too
+        (``fc1_data``, ``fc1_weight``), as MXNet's executor monitor does."""
+        if callback is None:
+            self._monitor = None
+            return
+
+        def monitor(node, inputs, outputs):
+            if monitor_all:
+                for name, x in zip(node.input_names(), inputs):
+                    callback("%s_%s" % (node.name, name), x)
+            for name, y in zip(node.output_names(), outputs):
+                callback(name, y)
+        self._monitor = monitor
 
     def backward(self, out_grads=None, is_train=True):
         """Write the arguments' gradients for head gradients ``out_grads`` (ones if None).

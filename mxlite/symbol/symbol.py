@@ -771,3 +771,22 @@ def load(fname):
     with open(fname) as f:
         return load_json(f.read())
 
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from .._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "arange": "mxlite.symbol",
+    "eye": "mxlite.symbol",
+    "full": "mxlite.symbol",
+    "histogram": "mxlite.symbol",
+    "hypot": "mxlite.symbol",
+    "linspace": "mxlite.symbol",
+    "maximum": "mxlite.symbol",
+    "minimum": "mxlite.symbol",
+    "ones": "mxlite.symbol",
+    "pow": "mxlite.symbol",
+    "power": "mxlite.symbol",
+    "split_v2": "mxlite.symbol",
+    "zeros": "mxlite.symbol",
+})

@@ -109,3 +109,10 @@ class Swish(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return x * F.sigmoid(self._beta * x, name="fwd")
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ..._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "Activation": "mxlite.gluon.nn.basic_layers",
+})

@@ -16,7 +16,7 @@ from ..block import Block, HybridBlock
 from ..utils import _indent
 
 __all__ = ["Sequential", "HybridSequential", "Dense", "Activation", "Dropout", "Embedding",
-           "BatchNorm", "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Identity",
+           "BatchNorm", "BatchNormReLU", "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Identity",
            "Lambda", "HybridLambda"]
 
 
@@ -201,7 +201,7 @@ class _NormBase(HybridBlock):
                              % (type(self).__name__, axis, tuple(x.shape)))
         channels = x.shape[axis]
         for p in self._reg_params.values():
-            if p.shape is not None and len(p.shape) == 1 and p.shape[0] == 0:
+            if p._shape is not None and len(p._shape) == 1 and p._shape[0] == 0:
                 p.shape = (channels,)
 
     def _content(self):
@@ -268,6 +268,15 @@ class BatchNorm(_NormBase):
         return "{name}({content}, in_channels={c})".format(
             name=self.__class__.__name__, content=self._content(),
             c=in_channels if in_channels else None)
+
+
+class BatchNormReLU(BatchNorm):
+    """:class:`BatchNorm` followed by ReLU, as one op (``contrib.BatchNormWithReLU``);
+    same parameters."""
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.BatchNormWithReLU(x, gamma, beta, running_mean, running_var,
+                                           name="fwd", **self._kwargs)
 
 
 class InstanceNorm(_NormBase):

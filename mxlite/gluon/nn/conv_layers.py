@@ -150,7 +150,7 @@ class _Conv(HybridBlock):
             raise ValueError("%s: groups=%d must divide the input channels, but the input of "
                              "shape %s has %d" % (type(self).__name__, groups, x.shape,
                                                   channels))
-        if 0 in self.weight.shape:
+        if 0 in self.weight._shape:
             self.weight.shape = self._weight_shape(channels)
 
     def hybrid_forward(self, F, x, weight, bias=None):

@@ -19,6 +19,8 @@ the fused layers of :mod:`.rnn_layer`:
 import inspect
 
 from ... import nd
+from ...util import _state as _np_state
+from ..np_face import face_of, _NpFace
 from ..block import Block, HybridBlock
 from ..parameter import _AssertError
 from ..utils import _indent
@@ -34,11 +36,16 @@ def _is_tensor(x):
 
 
 def _namespace(x):
-    """``mx.nd`` for NDArrays, ``mx.sym`` for Symbols."""
+    """``mx.nd`` for NDArrays (Gluon's np face of it for np arrays), ``mx.sym`` for
+    Symbols."""
     if isinstance(x, nd.NDArray):
-        return nd
+        return face_of(nd) if x._np else nd
     from ... import symbol
     return symbol
+
+
+def _imperative(F):
+    return F is nd or isinstance(F, _NpFace)
 
 
 def _as_list(x):
@@ -48,7 +55,7 @@ def _as_list(x):
 def _split(F, x, axis, num_outputs):
     """``x`` split into ``num_outputs`` steps along ``axis`` (squeezed), as a list."""
     parts = F.split(x, axis=axis, num_outputs=num_outputs, squeeze_axis=True)
-    if F is nd:
+    if _imperative(F):
         return _as_list(parts)
     return [parts[i] for i in range(num_outputs)]
 
@@ -84,7 +91,7 @@ def _format_sequence(length, inputs, layout, merge, in_layout=None):
     batch_size = 0
     if _is_tensor(inputs):
         F = _namespace(inputs)
-        if F is nd:
+        if _imperative(F):
             batch_size = inputs.shape[layout.find("N")]
             if length is not None and length != inputs.shape[in_axis]:
                 raise ValueError("unroll: length=%d but the inputs have %d time steps (axis %d "
@@ -103,7 +110,7 @@ def _format_sequence(length, inputs, layout, merge, in_layout=None):
             raise ValueError("unroll: length=%d but %d input steps were given"
                              % (length, len(inputs)))
         F = _namespace(inputs[0])
-        if F is nd:
+        if _imperative(F):
             # NOTE: every step is (N, C) whatever the layout, so the batch is axis 0.
             batch_size = inputs[0].shape[0]
         if merge is True:
@@ -119,7 +126,7 @@ def _get_begin_state(cell, F, begin_state, inputs, batch_size):
     float32 whatever the inputs, which fails for float64 cells)."""
     if begin_state is not None:
         return _as_list(begin_state)
-    if F is nd:
+    if _imperative(F):
         first = inputs if _is_tensor(inputs) else inputs[0]
         return cell.begin_state(func=F.zeros, batch_size=batch_size, ctx=first.context,
                                 dtype=first.dtype)
@@ -169,7 +176,10 @@ def _make_state(func, name, info):
     kwargs = {k: v for k, v in info.items() if not k.startswith("__")}
     if _accepts(func, "name"):
         kwargs["name"] = name
-    return func(**kwargs)
+    state = func(**kwargs)
+    if _np_state.array and isinstance(state, nd.NDArray):
+        state = state.as_np_ndarray()   # under npx.set_np() states are np arrays
+    return state
 
 
 def _get_activation(F, x, activation):

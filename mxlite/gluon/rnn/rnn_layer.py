@@ -206,7 +206,7 @@ class _RNNLayer(HybridBlock):
         if inputs.ndim != 3:
             raise ValueError("%s: the input must be 3-D (%s), got shape %s"
                              % (type(self).__name__, self._layout, inputs.shape))
-        n_in = self.l0_i2h_weight.shape[1]
+        n_in = self.l0_i2h_weight._shape[1]
         if n_in and inputs.shape[2] != n_in:
             raise ValueError("%s: the input has %d features (shape %s, layout %s) but the layer "
                              "expects input_size=%d" % (type(self).__name__, inputs.shape[2],
@@ -280,7 +280,7 @@ class _RNNLayer(HybridBlock):
 
         stack = rnn_cell.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
         with stack.name_scope():
-            n_in = self.l0_i2h_weight.shape[1]
+            n_in = self.l0_i2h_weight._shape[1]
             for i in range(self._num_layers):
                 kwargs = {"input_size": n_in,
                           "i2h_weight_initializer": self._i2h_weight_initializer,

@@ -8,3 +8,4 @@ from . import contrib_extra  # noqa: F401
 from ..tensor import optimizer_extra  # noqa: F401
 from . import legacy_nn  # noqa: F401
 from . import contrib_more  # noqa: F401
+from . import quantize, quantized  # noqa: F401

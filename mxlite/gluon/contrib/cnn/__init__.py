@@ -1,6 +1,5 @@
-"""``mx.gluon.contrib.cnn``: the deformable convolution layer, as in MXNet 1.9.1
-(``ModulatedDeformableConvolution`` is not provided: mxlite has no
-``_contrib_ModulatedDeformableConvolution`` op)."""
+"""``mx.gluon.contrib.cnn``: the deformable convolution layers (v1 and the modulated
+v2), as in MXNet 1.9.1."""
 from .conv_layers import *  # noqa: F401,F403
 from . import conv_layers  # noqa: F401
 

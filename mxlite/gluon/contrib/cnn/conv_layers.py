@@ -4,7 +4,7 @@ import numbers
 from ...block import HybridBlock
 from ...nn import Activation
 
-__all__ = ["DeformableConvolution"]
+__all__ = ["DeformableConvolution", "ModulatedDeformableConvolution"]
 
 
 def _pair(value, what):
@@ -57,6 +57,8 @@ class DeformableConvolution(HybridBlock):
     (1, 8, 6, 6)
     """
 
+    _offset_parts = 2        # (dy, dx) per kernel tap
+
     def __init__(self, channels, kernel_size=(1, 1), strides=(1, 1), padding=(0, 0),
                  dilation=(1, 1), groups=1, num_deformable_group=1, layout="NCHW",
                  use_bias=True, in_channels=0, activation=None, weight_initializer=None,
@@ -77,7 +79,8 @@ class DeformableConvolution(HybridBlock):
             self._op_name = op_name
             geom = {"kernel": kernel, "stride": _pair(strides, "strides"),
                     "dilate": _pair(dilation, "dilation"), "pad": _pair(padding, "padding")}
-            offset_channels = 2 * kernel[0] * kernel[1] * num_deformable_group
+            offset_channels = self._offset_parts * kernel[0] * kernel[1] * num_deformable_group
+            self.offset_split_index = 2 * kernel[0] * kernel[1] * num_deformable_group
             self._kwargs_offset = dict(geom, num_filter=offset_channels, num_group=groups,
                                        no_bias=not offset_use_bias, layout=layout)
             self._kwargs_deformable_conv = dict(
@@ -149,3 +152,34 @@ class DeformableConvolution(HybridBlock):
         return s.format(name=type(self).__name__,
                         mapping="{0} -> {1}".format(shape[1] if shape[1] else None, shape[0]),
                         **kw)
+
+
+class ModulatedDeformableConvolution(DeformableConvolution):
+    """2-D modulated deformable convolution (DCN v2, Zhu et al. 2019): the offset
+    convolution also predicts a mask per kernel tap, ``2 * sigmoid(m)``, that scales the
+    sampled values (``contrib.ModulatedDeformableConvolution``). Parameters as
+    :class:`DeformableConvolution`; the offset convolution has ``3 * kh * kw *
+    num_deformable_group`` output channels (offsets first, then the mask).
+
+    >>> layer = mx.gluon.contrib.cnn.ModulatedDeformableConvolution(8, kernel_size=3,
+    ...                                                             padding=1)
+    """
+    _offset_parts = 3        # (dy, dx, mask) per kernel tap
+
+    def hybrid_forward(self, F, x, offset_weight, deformable_conv_weight, offset_bias=None,
+                       deformable_conv_bias=None):
+        conv_inputs = [x, offset_weight] + ([] if offset_bias is None else [offset_bias])
+        offset = F.Convolution(*conv_inputs, cudnn_off=True, **self._kwargs_offset)
+        offset_t = F.slice_axis(offset, axis=1, begin=0, end=self.offset_split_index)
+        mask = F.sigmoid(F.slice_axis(offset, axis=1, begin=self.offset_split_index,
+                                      end=None)) * 2
+        extra = {} if deformable_conv_bias is None else {"bias": deformable_conv_bias}
+        y = F.contrib.ModulatedDeformableConvolution(
+            data=x, offset=offset_t, mask=mask, weight=deformable_conv_weight, name="fwd",
+            **extra, **self._kwargs_deformable_conv)
+        if self.act is not None:
+            y = self.act(y)
+        return y
+
+    def _alias(self):
+        return "modulated_deformable_conv"

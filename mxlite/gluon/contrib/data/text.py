@@ -9,56 +9,19 @@ Nothing is downloaded (mxlite runs where there may be no network): put the extra
 Each sample is ``(data, label)``, two int32 NDArrays of ``seq_len`` token indices, the
 label being the data shifted by one token; ``<eos>`` ends every line.
 """
-import collections
 import os
-import re
 
 import numpy as np
 
 from .... import nd
 from ...data.dataset import Dataset
 from ...data.vision.datasets import _data_dir, _missing
+from ....contrib.text.utils import count_tokens_from_str
+from ....contrib.text.vocab import Vocabulary
+from ._constants import EOS_TOKEN
 
 __all__ = ["WikiText2", "WikiText103"]
 
-EOS_TOKEN = "<eos>"
-UNKNOWN_TOKEN = "<unk>"
-
-
-def _count_tokens(text):
-    """Token counts of ``text`` split on single spaces and newlines (as MXNet's
-    ``contrib.text.utils.count_tokens_from_str`` with its defaults)."""
-    return collections.Counter(t for t in re.split(" |\n", text) if t)
-
-
-class _Vocabulary:
-    """Token <-> index as ``mx.contrib.text.vocab.Vocabulary(counter,
-    reserved_tokens=[...])`` builds it: ``'<unk>'`` is 0, then the reserved tokens, then
-    the counted tokens by decreasing count, ties in string order."""
-
-    def __init__(self, counter, reserved_tokens=()):
-        self.unknown_token = UNKNOWN_TOKEN
-        self.reserved_tokens = list(reserved_tokens)
-        self.idx_to_token = [UNKNOWN_TOKEN] + self.reserved_tokens
-        special = set(self.idx_to_token)
-        ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
-        self.idx_to_token += [t for t, _ in ranked if t not in special]
-        self.token_to_idx = {t: i for i, t in enumerate(self.idx_to_token)}
-
-    def __len__(self):
-        return len(self.idx_to_token)
-
-    def to_indices(self, tokens):
-        """The index of a token, or the list of indices of a list (unknown: 0)."""
-        if not isinstance(tokens, list):
-            return self.token_to_idx.get(tokens, 0)
-        return [self.token_to_idx.get(t, 0) for t in tokens]
-
-    def to_tokens(self, indices):
-        """The token of an index, or the list of tokens of a list."""
-        if not isinstance(indices, list):
-            return self.idx_to_token[indices]
-        return [self.idx_to_token[i] for i in indices]
 
 
 class _WikiText(Dataset):
@@ -96,8 +59,8 @@ class _WikiText(Dataset):
         with open(path, "r", encoding="utf8") as f:
             content = f.read()
         if self._vocab is None:
-            self._counter = _count_tokens(content)
-            self._vocab = _Vocabulary(self._counter, reserved_tokens=[EOS_TOKEN])
+            self._counter = count_tokens_from_str(content)
+            self._vocab = Vocabulary(self._counter, reserved_tokens=[EOS_TOKEN])
         lines = [line.strip().split() for line in content.splitlines()]
         tokens = [t for line in lines if line for t in line + [EOS_TOKEN]]
         indices = np.array(self._vocab.to_indices(tokens), dtype=np.int32)

@@ -447,3 +447,24 @@ class RandomContrast(_Transform):
             gray = float(yf.mean())
         out = yf * alpha + np.float32(gray * (1.0 - alpha))
         return _new(_cast_like(out, y.dtype), x)
+
+
+# Names MXNet's module also shows, served from where they live in mxlite.
+from ...._lazy import exports as _exports  # noqa: E402
+__getattr__, __dir__ = _exports(__name__, {
+    "Block": "mxlite.gluon.block",
+    "CropResize": "mxlite.gluon.data.vision._transforms_more",
+    "HybridBlock": "mxlite.gluon.block",
+    "HybridSequential": "mxlite.gluon.nn",
+    "RandomApply": "mxlite.gluon.data.vision._transforms_more",
+    "RandomColorJitter": "mxlite.gluon.data.vision._transforms_more",
+    "RandomHue": "mxlite.gluon.data.vision._transforms_more",
+    "RandomLighting": "mxlite.gluon.data.vision._transforms_more",
+    "RandomRotation": "mxlite.gluon.data.vision._transforms_more",
+    "RandomSaturation": "mxlite.gluon.data.vision._transforms_more",
+    "Rotate": "mxlite.gluon.data.vision._transforms_more",
+    "Sequential": "mxlite.gluon.nn",
+    "image": "mxlite.image:",
+    "is_np_array": "mxlite.util",
+    "numeric_types": "mxlite.base",
+})

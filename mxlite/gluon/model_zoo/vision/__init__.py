@@ -7,7 +7,8 @@ parameter names, so ``.params`` files saved by MXNet load with ``load_parameters
 >>> net(mx.nd.ones((1, 3, 32, 32))).shape
 (1, 10)
 
-``pretrained=True`` raises: weights cannot be downloaded here.
+``pretrained=True`` loads MXNet's published weights from the local store, downloading
+them when they are missing (``mx.gluon.model_zoo.model_store``).
 """
 from .alexnet import AlexNet, alexnet
 from .densenet import (DenseNet, densenet121, densenet161, densenet169, densenet201,
@@ -69,8 +70,8 @@ def get_model(name, **kwargs):
         Model name (case-insensitive), e.g. ``'resnet50_v1'``, ``'vgg16_bn'``,
         ``'squeezenet1.1'``, ``'mobilenetv2_0.5'``, ``'inceptionv3'``.
     **kwargs
-        Passed to the constructor: ``classes``, ``pretrained`` (True raises: nothing
-        can be downloaded here), ``ctx``, ``root``, and the architecture's own options.
+        Passed to the constructor: ``classes``, ``pretrained`` (True loads MXNet's
+        weights: the local store first, else a download), ``ctx``, ``root``, and the architecture's own options.
 
     Returns
     -------

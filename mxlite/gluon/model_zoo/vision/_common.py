@@ -1,8 +1,8 @@
-"""Helpers shared by the model-zoo families: the ``pretrained`` refusal, the default
+"""Helpers shared by the model-zoo families: loading pretrained weights, the default
 ``root`` and the concurrent container that the branchy networks need."""
 import os
 
-from ....base import MXNetError, data_dir
+from ....base import data_dir
 from ... import nn
 
 
@@ -11,23 +11,14 @@ def default_root():
     return os.path.join(data_dir(), "models")
 
 
-def check_pretrained(pretrained, model_name, root):
-    """Refuse ``pretrained=True``: there is no network access to download weights.
-
-    Raises
-    ------
-    MXNetError
-        When `pretrained` is true; the message says how to load local weights.
-    """
-    if not pretrained:
-        return
-    raise MXNetError(
-        "pretrained=True for model '%s': mxlite cannot download pretrained weights (no "
-        "network access, no model store). Build the network with pretrained=False and load "
-        "a .params file saved by MXNet's model zoo instead, e.g. "
-        "net = get_model('%s'); net.load_parameters('%s')"
-        % (model_name, model_name,
-           os.path.join(os.path.expanduser(root), "%s-<hash>.params" % model_name)))
+def load_pretrained(net, pretrained, model_name, root, ctx):
+    """``net`` itself, with MXNet's pretrained weights of ``model_name`` loaded on
+    ``ctx`` when ``pretrained``: the local store under ``root`` first, else a download
+    (``model_store.get_model_file``, which says where to put the file without network)."""
+    if pretrained:
+        from ..model_store import get_model_file
+        net.load_parameters(get_model_file(model_name, root=root), ctx=ctx)
+    return net
 
 
 class HybridConcurrent(nn.HybridSequential):

@@ -2,7 +2,7 @@
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ._common import check_pretrained, default_root
+from ._common import default_root, load_pretrained
 
 __all__ = ["AlexNet", "alexnet"]
 
@@ -40,6 +40,6 @@ class AlexNet(HybridBlock):
 
 
 def alexnet(pretrained=False, ctx=cpu(), root=default_root(), **kwargs):
-    """AlexNet; ``pretrained=True`` raises (no download here), see `AlexNet`."""
-    check_pretrained(pretrained, "alexnet", root)
-    return AlexNet(**kwargs)
+    """AlexNet; ``pretrained=True`` loads MXNet's weights; see `AlexNet`."""
+    net = AlexNet(**kwargs)
+    return load_pretrained(net, pretrained, "alexnet", root, ctx)

@@ -2,7 +2,7 @@
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ._common import HybridConcurrent, check_pretrained, default_root
+from ._common import HybridConcurrent, default_root, load_pretrained
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
            "get_densenet"]
@@ -88,13 +88,13 @@ densenet_spec = {121: (64, 32, [6, 12, 24, 16]),
 
 
 def get_densenet(num_layers, pretrained=False, ctx=cpu(), root=default_root(), **kwargs):
-    """DenseNet with `num_layers` in (121, 161, 169, 201); ``pretrained=True`` raises."""
+    """DenseNet with `num_layers` in (121, 161, 169, 201); ``pretrained=True`` loads."""
     if num_layers not in densenet_spec:
         raise ValueError("Invalid number of layers: %s. Options are %s"
                          % (num_layers, sorted(densenet_spec)))
-    check_pretrained(pretrained, "densenet%d" % num_layers, root)
     num_init_features, growth_rate, block_config = densenet_spec[num_layers]
-    return DenseNet(num_init_features, growth_rate, block_config, **kwargs)
+    net = DenseNet(num_init_features, growth_rate, block_config, **kwargs)
+    return load_pretrained(net, pretrained, "densenet%d" % num_layers, root, ctx)
 
 
 def _densenet_constructor(num_layers):

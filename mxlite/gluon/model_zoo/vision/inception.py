@@ -2,7 +2,7 @@
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ._common import HybridConcurrent, check_pretrained, default_root
+from ._common import HybridConcurrent, default_root, load_pretrained
 
 __all__ = ["Inception3", "inception_v3"]
 
@@ -132,6 +132,6 @@ class Inception3(HybridBlock):
 
 
 def inception_v3(pretrained=False, ctx=cpu(), root=default_root(), **kwargs):
-    """Inception v3; ``pretrained=True`` raises (no download here), see `Inception3`."""
-    check_pretrained(pretrained, "inceptionv3", root)
-    return Inception3(**kwargs)
+    """Inception v3; ``pretrained=True`` loads MXNet's weights; see `Inception3`."""
+    net = Inception3(**kwargs)
+    return load_pretrained(net, pretrained, "inceptionv3", root, ctx)

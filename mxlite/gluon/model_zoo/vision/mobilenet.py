@@ -3,7 +3,7 @@ model zoo."""
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ._common import check_pretrained, default_root
+from ._common import default_root, load_pretrained
 
 __all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobilenet0_75",
            "mobilenet_v2_0_75", "mobilenet0_5", "mobilenet_v2_0_5", "mobilenet0_25",
@@ -140,15 +140,16 @@ def _version_suffix(multiplier):
 
 
 def get_mobilenet(multiplier, pretrained=False, ctx=cpu(), root=default_root(), **kwargs):
-    """MobileNet with width `multiplier`; ``pretrained=True`` raises."""
-    check_pretrained(pretrained, "mobilenet%s" % _version_suffix(multiplier), root)
-    return MobileNet(multiplier, **kwargs)
+    """MobileNet with width `multiplier`; ``pretrained=True`` loads MXNet's weights."""
+    net = MobileNet(multiplier, **kwargs)
+    return load_pretrained(net, pretrained, "mobilenet%s" % _version_suffix(multiplier), root, ctx)
 
 
 def get_mobilenet_v2(multiplier, pretrained=False, ctx=cpu(), root=default_root(), **kwargs):
-    """MobileNetV2 with width `multiplier`; ``pretrained=True`` raises."""
-    check_pretrained(pretrained, "mobilenetv2_%s" % _version_suffix(multiplier), root)
-    return MobileNetV2(multiplier, **kwargs)
+    """MobileNetV2 with width `multiplier`; ``pretrained=True`` loads MXNet's weights."""
+    net = MobileNetV2(multiplier, **kwargs)
+    name = "mobilenetv2_%s" % _version_suffix(multiplier)
+    return load_pretrained(net, pretrained, name, root, ctx)
 
 
 def _constructor(getter, multiplier, name):

@@ -3,7 +3,7 @@ model zoo: same blocks, prefixes and child names, so MXNet ``.params`` files loa
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ._common import check_pretrained, default_root
+from ._common import default_root, load_pretrained
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
            "BottleneckV2", "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1",
@@ -221,18 +221,18 @@ def get_resnet(version, num_layers, pretrained=False, ctx=cpu(), root=default_ro
                **kwargs):
     """ResNet `version` (1 or 2) with `num_layers` in (18, 34, 50, 101, 152).
 
-    ``pretrained=True`` raises: nothing can be downloaded here; load a local file with
-    ``net.load_parameters(path)``. Other keyword arguments go to `ResNetV1`/`ResNetV2`.
+    ``pretrained=True`` loads MXNet's weights (``model_store.get_model_file``: the local
+    store, else a download). Other keyword arguments go to `ResNetV1`/`ResNetV2`.
     """
     if num_layers not in resnet_spec:
         raise ValueError("Invalid number of layers: %s. Options are %s"
                          % (num_layers, sorted(resnet_spec)))
     if version not in (1, 2):
         raise ValueError("Invalid resnet version: %s. Options are 1 and 2." % version)
-    check_pretrained(pretrained, "resnet%d_v%d" % (num_layers, version), root)
     block_type, layers, channels = resnet_spec[num_layers]
     block = resnet_block_versions[version - 1][block_type]
-    return resnet_net_versions[version - 1](block, layers, channels, **kwargs)
+    net = resnet_net_versions[version - 1](block, layers, channels, **kwargs)
+    return load_pretrained(net, pretrained, "resnet%d_v%d" % (num_layers, version), root, ctx)
 
 
 def _resnet_constructor(version, num_layers):

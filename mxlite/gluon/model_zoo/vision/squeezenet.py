@@ -2,7 +2,7 @@
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ._common import HybridConcurrent, check_pretrained, default_root
+from ._common import HybridConcurrent, default_root, load_pretrained
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1", "get_squeezenet"]
 
@@ -72,9 +72,9 @@ class SqueezeNet(HybridBlock):
 
 
 def get_squeezenet(version, pretrained=False, ctx=cpu(), root=default_root(), **kwargs):
-    """SqueezeNet `version` (``'1.0'`` or ``'1.1'``); ``pretrained=True`` raises."""
-    check_pretrained(pretrained, "squeezenet%s" % version, root)
-    return SqueezeNet(version, **kwargs)
+    """SqueezeNet `version` (``'1.0'`` or ``'1.1'``); ``pretrained=True`` loads MXNet's weights."""
+    net = SqueezeNet(version, **kwargs)
+    return load_pretrained(net, pretrained, "squeezenet%s" % version, root, ctx)
 
 
 def squeezenet1_0(**kwargs):

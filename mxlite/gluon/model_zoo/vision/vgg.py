@@ -3,7 +3,7 @@ from ....context import cpu
 from ....initializer import Xavier
 from ...block import HybridBlock
 from ... import nn
-from ._common import check_pretrained, default_root
+from ._common import default_root, load_pretrained
 
 __all__ = ["VGG", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn", "vgg16_bn",
            "vgg19_bn", "get_vgg"]
@@ -68,9 +68,9 @@ def get_vgg(num_layers, pretrained=False, ctx=cpu(), root=default_root(), **kwar
         raise ValueError("Invalid number of layers: %s. Options are %s"
                          % (num_layers, sorted(vgg_spec)))
     suffix = "_bn" if kwargs.get("batch_norm") else ""
-    check_pretrained(pretrained, "vgg%d%s" % (num_layers, suffix), root)
     layers, filters = vgg_spec[num_layers]
-    return VGG(layers, filters, **kwargs)
+    net = VGG(layers, filters, **kwargs)
+    return load_pretrained(net, pretrained, "vgg%d%s" % (num_layers, suffix), root, ctx)
 
 
 def _vgg_constructor(num_layers, batch_norm):

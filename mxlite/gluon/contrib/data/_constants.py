@@ -1,0 +1,3 @@
+"""Tokens shared by the text datasets."""
+
+EOS_TOKEN = "<eos>"

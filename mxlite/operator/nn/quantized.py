@@ -1,0 +1,449 @@
+"""int8/uint8 compute ops of MXNet's quantization (``_contrib_quantized_flatten``,
+``_contrib_quantized_act``, ``_contrib_quantized_pooling``, ``_contrib_quantized_embedding``,
+``_contrib_quantized_fully_connected``), with the numbers of MXNet 1.9.1's CPU build.
+
+Each takes quantized arrays with the float ranges they stand for (``min_*``/``max_*``,
+(1,) arrays) and returns its result with its range. ``quantized_fully_connected`` sums
+int8 products exactly into int32; its range is MXNet's: one int32 step is one data step
+times one weight step (steps of ``range / 127``, ``/ 255`` for uint8 data). Not
+differentiable, as in MXNet.
+"""
+import numpy as np
+
+from ...base import MXNetError, optional, parse_bool, parse_float, parse_int
+from ..registry import OPS, Param, register_op
+from .quantize import _F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar
+from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
+
+_INT8_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _check_quantized(x, name, op):
+    if x.dtype not in _INT8_TYPES:
+        raise MXNetError("%s: %s must be int8 or uint8, got %s" % (op, name, x.dtype))
+
+
+def _ranged(p, shapes):
+    return [shapes[0], (1,), (1,)]
+
+
+def _same_range_types(p, dtypes):
+    return [dtypes[0], np.dtype(_F32), np.dtype(_F32)]
+
+
+def _declare(name, compute, inputs, params, doc, infer_shape, infer_type=_same_range_types):
+    register_op(name, compute, inputs=inputs, params=params, num_outputs=3,
+                infer_shape=infer_shape, infer_type=infer_type, doc=doc)
+
+
+# -- flatten, act ----------------------------------------------------------------------------
+
+def _flatten(p, xp, x, lo, hi):
+    _check_quantized(x, "data", "quantized_flatten")
+    return x.reshape(x.shape[0], -1).copy(), lo.copy(), hi.copy()
+
+
+_declare("_contrib_quantized_flatten", _flatten, ("data", "min_data", "max_data"), [],
+         "Flatten quantized data to (N, -1); the range is unchanged.",
+         lambda p, shapes: (shapes, [(shapes[0][0], int(np.prod(shapes[0][1:]))), (1,),
+                                     (1,)]))
+
+
+def _act(p, xp, x, lo, hi):
+    _check_quantized(x, "data", "quantized_act")
+    if p.act_type != "relu":
+        raise MXNetError("quantized_act: only act_type='relu' is supported (as in MXNet), "
+                         "got %r" % p.act_type)
+    return xp.maximum(x, x.dtype.type(0)), lo.copy(), hi.copy()
+
+
+_declare("_contrib_quantized_act", _act, ("data", "min_data", "max_data"),
+         [Param("act_type", choices=("relu", "sigmoid", "tanh", "softrelu", "softsign"),
+                doc="Activation; MXNet's quantized kernel runs 'relu' only.")],
+         "ReLU of quantized data; the range is unchanged.",
+         lambda p, shapes: (shapes, _ranged(p, shapes)))
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+def _pooling(p, xp, x, lo, hi):
+    _check_quantized(x, "data", "quantized_pooling")
+    if p.pool_type not in ("max", "avg"):
+        raise MXNetError("quantized_pooling: pool_type must be 'max' or 'avg', got %r"
+                         % p.pool_type)
+    y = OPS["Pooling"].compute(p, xp, x.astype(_F32))
+    if p.pool_type == "avg":
+        y = xp.rint(y)          # NOTE: MKL-DNN rounds the mean half to even
+    return y.astype(x.dtype), lo.copy(), hi.copy()
+
+
+def _pooling_shape(p, shapes):
+    _, out = OPS["Pooling"].infer_shape(p, [shapes[0]])
+    return shapes, None if out is None else [out[0], (1,), (1,)]
+
+
+_declare("_contrib_quantized_pooling", _pooling, ("data", "min_data", "max_data"),
+         list(OPS["Pooling"].params.values()),
+         "Max or average pooling of quantized NCHW data (the params of Pooling); averages "
+         "are rounded to the nearest integer; the range is unchanged.", _pooling_shape)
+
+
+# -- embedding -------------------------------------------------------------------------------
+
+def _embedding(p, xp, idx, w, lo, hi):
+    _check_quantized(w, "weight", "quantized_embedding")
+    rows = xp.clip(idx.astype(np.int64), 0, p.input_dim - 1)
+    return w[rows], lo.copy(), hi.copy()
+
+
+def _embedding_shape(p, shapes):
+    return shapes, [tuple(shapes[0]) + (p.output_dim,), (1,), (1,)]
+
+
+_declare("_contrib_quantized_embedding", _embedding,
+         ("data", "weight", "min_weight", "max_weight"),
+         [Param("input_dim", parse_int, doc="Vocabulary size.", low=1),
+          Param("output_dim", parse_int, doc="Embedding size.", low=1),
+          Param("dtype", choices=("float32", "float64", "float16", "uint8", "int8", "int32",
+                                  "int64"), default="float32", doc="Ignored (int8 rows)."),
+          Param("sparse_grad", parse_bool, False, "Ignored (no gradient).")],
+         "Rows of a quantized weight for the indices in data (clipped to the vocabulary); "
+         "the range is the weight's.", _embedding_shape,
+         lambda p, dtypes: [dtypes[1], np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- fully connected -------------------------------------------------------------------------
+
+def _fc_inputs(p):
+    if p.no_bias:
+        return ("data", "weight", "min_data", "max_data", "min_weight", "max_weight")
+    return ("data", "weight", "bias", "min_data", "max_data", "min_weight", "max_weight",
+            "min_bias", "max_bias")
+
+
+def _fully_connected(p, xp, *args):
+    op = "quantized_fully_connected"
+    if p.no_bias:
+        x, w, dlo, dhi, wlo, whi = args
+    else:
+        x, w, b, dlo, dhi, wlo, whi, blo, bhi = args
+    _check_quantized(x, "data", op)
+    if w.dtype != np.int8:
+        raise MXNetError("%s: weight must be int8, got %s" % (op, w.dtype))
+    d_real = _max_abs(_scalar(xp, dlo, "min_data", op), _scalar(xp, dhi, "max_data", op))
+    w_real = _max_abs(_scalar(xp, wlo, "min_weight", op), _scalar(xp, whi, "max_weight", op))
+    x2 = x.reshape(x.shape[0], -1) if p.flatten else x
+    if x2.shape[-1] != w.shape[1] or w.shape[0] != p.num_hidden:
+        raise MXNetError("%s: weight has shape %s, expected %s for data of shape %s"
+                         % (op, tuple(w.shape), (p.num_hidden, x2.shape[-1]), tuple(x.shape)))
+    y = x2.astype(np.int64) @ w.astype(np.int64).T
+    unsigned = x.dtype == np.uint8
+    if not p.no_bias:
+        b_real = _max_abs(_scalar(xp, blo, "min_bias", op), _scalar(xp, bhi, "max_bias", op))
+        rescale = (_F32((_UINT8_RANGE if unsigned else _INT8_RANGE) / d_real)
+                   * _F32(_INT8_RANGE / w_real) * _F32(b_real) / _F32(_INT8_RANGE))
+        y = y + xp.trunc(b.astype(_F32) * rescale).astype(np.int64)   # C++ float -> int
+    step = (d_real / (255.0 if unsigned else 127.0)) * (w_real / 127.0)
+    top = float(_F32(step) * _F32(_INT32_RANGE))
+    return y.astype(np.int32), xp.asarray([-top], dtype=_F32), xp.asarray([top], dtype=_F32)
+
+
+def _fc_shape(p, shapes):
+    x = shapes[0]
+    if x is None:
+        return shapes, None
+    lead = (x[0],) if p.flatten else tuple(x[:-1])
+    return shapes, [lead + (p.num_hidden,), (1,), (1,)]
+
+
+_declare("_contrib_quantized_fully_connected", _fully_connected, _fc_inputs,
+         [Param("num_hidden", parse_int, doc="Output units.", low=1),
+          Param("no_bias", parse_bool, False, "Whether there is no bias."),
+          Param("flatten", parse_bool, True, "Flatten the data to (N, -1) first.")],
+         "int32 ``data @ weight.T`` (+ the int8 bias rescaled to the product's step, "
+         "truncated) of quantized data (int8 or uint8) and int8 weights, with the range "
+         "of one int32 step times 2**31 - 1.", _fc_shape,
+         lambda p, dtypes: [np.dtype(np.int32), np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- convolution -----------------------------------------------------------------------------
+
+def _conv(p, xp, *args):
+    op = "quantized_conv"
+    if p.no_bias:
+        x, w, dlo, dhi, wlo, whi = args
+    else:
+        x, w, b, dlo, dhi, wlo, whi = args[:7]
+    _check_quantized(x, "data", op)
+    if w.dtype != np.int8:
+        raise MXNetError("%s: weight must be int8, got %s" % (op, w.dtype))
+    if p.num_group != 1:
+        raise MXNetError("%s: only num_group=1 is supported (as in MXNet), got %d"
+                         % (op, p.num_group))
+    # NOTE: exact integer sums, computed in float64 (exact below 2**53).
+    conv = OPS["Convolution"]
+    y = conv.compute(conv.parse_params(dict(p.items(), no_bias=True)), xp,
+                     x.astype(np.float64), w.astype(np.float64))
+    if not p.no_bias:
+        # MXNet's CPU kernel adds the int8 bias as it is (no rescaling to the product's step)
+        y = y + b.astype(np.float64).reshape((1, -1) + (1,) * (y.ndim - 2))
+    d_real = _max_abs(_scalar(xp, dlo, "min_data", op), _scalar(xp, dhi, "max_data", op))
+    w_real = _max_abs(_scalar(xp, wlo, "min_weight", op), _scalar(xp, whi, "max_weight", op))
+    top = float(_F32((d_real / 127.0) * (w_real / 127.0)) * _F32(_INT32_RANGE))
+    return (xp.rint(y).astype(np.int32), xp.asarray([-top], dtype=_F32),
+            xp.asarray([top], dtype=_F32))
+
+
+def _conv_shape(p, shapes):
+    conv = OPS["Convolution"]
+    n = 2 if p.no_bias else 3
+    ins, out = conv.infer_shape(p, list(shapes[:n]))
+    if out is None:
+        return list(ins) + list(shapes[n:]), None
+    return list(ins) + list(shapes[n:]), [out[0], (1,), (1,)]
+
+
+_declare("_contrib_quantized_conv", _conv, _fc_inputs,
+         list(OPS["Convolution"].params.values()),
+         "int32 convolution (the params of Convolution, one group) of quantized data "
+         "(uint8 as MXNet's CPU kernel takes, or int8) with int8 weights, plus the int8 bias "
+         "as it is; the range is one data step (range / 127) times one weight step times "
+         "2**31 - 1, as MXNet computes it.", _conv_shape,
+         lambda p, dtypes: [np.dtype(np.int32), np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- elementwise add -------------------------------------------------------------------------
+
+_CALIB_PARAMS = [Param("min_calib_range", optional(parse_float), None,
+                       "Calibrated minimum of the output; with max_calib_range the output is "
+                       "int8/uint8 over that range."),
+                 Param("max_calib_range", optional(parse_float), None, "Calibrated maximum.")]
+
+_LIMITS_ALL = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255),
+               np.dtype(np.int32): (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _steps(dtype):
+    return _INT8_RANGE if dtype == np.int8 else _UINT8_RANGE
+
+
+def _add_out_dtype(p, a_dtype, b_dtype):
+    if p.min_calib_range is None or p.max_calib_range is None:
+        return np.dtype(np.int32)
+    return np.dtype(a_dtype) if a_dtype == b_dtype else np.dtype(np.int8)
+
+
+def _saturate(xp, y, dtype):
+    lo, hi = _LIMITS_ALL[np.dtype(dtype)]
+    return xp.clip(xp.rint(y.astype(np.float64)), lo, hi).astype(dtype)
+
+
+def _elemwise_add(p, xp, a, b, alo, ahi, blo, bhi):
+    op = "quantized_elemwise_add"
+    _check_quantized(a, "lhs", op)
+    _check_quantized(b, "rhs", op)
+    if a.shape != b.shape:
+        raise MXNetError("%s: lhs has shape %s but rhs %s" % (op, a.shape, b.shape))
+    # NOTE: every scale is computed in float32, step by step, as MXNet's kernel does: the
+    # int32 sums then agree to the last unit.
+    a_abs = _F32(_max_abs(_scalar(xp, alo, "lhs_min", op), _scalar(xp, ahi, "lhs_max", op)))
+    b_abs = _F32(_max_abs(_scalar(xp, blo, "rhs_min", op), _scalar(xp, bhi, "rhs_max", op)))
+    out_dtype = _add_out_dtype(p, a.dtype, b.dtype)
+    out_steps = _F32({np.dtype(np.int8): _INT8_RANGE, np.dtype(np.uint8): _UINT8_RANGE}.get(
+        out_dtype, _INT32_RANGE))
+    a_steps, b_steps = _F32(_steps(a.dtype)), _F32(_steps(b.dtype))
+    if p.min_calib_range is not None and p.max_calib_range is not None:
+        lo, hi = p.min_calib_range, p.max_calib_range
+        out_scale = out_steps / _F32(_max_abs(lo, hi))
+        sa, sb = out_scale / (a_steps / a_abs), out_scale / (b_steps / b_abs)
+    else:
+        total = a_abs + b_abs
+        hi, lo = float(total), -float(total)
+        # NOTE: as MXNet, with equal dtypes both scales divide by the lhs's steps
+        sa = (a_abs * out_steps) / (total * a_steps)
+        sb = (b_abs * out_steps) / (total * (a_steps if a.dtype == b.dtype else b_steps))
+    if a.dtype != b.dtype:
+        # MXNet first requantizes the uint8 side to int8 (rounded, saturated), then adds it
+        # with scale 1.
+        if a.dtype == np.uint8:
+            a, sa = _saturate(xp, a.astype(_F32) * sa, np.int8), _F32(1)
+        else:
+            b, sb = _saturate(xp, b.astype(_F32) * sb, np.int8), _F32(1)
+    y = a.astype(_F32) * sa + b.astype(_F32) * sb
+    return (_saturate(xp, y, out_dtype), xp.asarray([lo], dtype=_F32),
+            xp.asarray([hi], dtype=_F32))
+
+
+_declare("_contrib_quantized_elemwise_add", _elemwise_add,
+         ("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+         _CALIB_PARAMS,
+         "Sum of two quantized arrays: int32 over the range ±(|lhs range| + |rhs range|), "
+         "or int8/uint8 over the calibrated range.",
+         lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
+         lambda p, dtypes: [_add_out_dtype(p, dtypes[0], dtypes[1]), np.dtype(_F32),
+                            np.dtype(_F32)])
+
+
+# -- entropy calibration ---------------------------------------------------------------------
+# float32 sums in MXNet's order: np.cumsum accumulates sequentially, as std::accumulate.
+
+def _seq_sum(v):
+    return v.astype(_F32).cumsum(dtype=_F32)[-1] if v.size else _F32(0)
+
+
+def _smooth(p, eps=_F32(0.0001)):
+    zeros = p == 0
+    n_zeros = int(zeros.sum())
+    n_nonzeros = p.size - n_zeros
+    if not n_nonzeros:
+        return None
+    eps1 = eps * _F32(n_zeros) / _F32(n_nonzeros)
+    if eps1 >= 1.0:
+        return None
+    return (p + np.where(zeros, eps, -eps1).astype(_F32)).astype(_F32)
+
+
+def _kl(p, q):
+    p = (p / _seq_sum(p)).astype(_F32)
+    q = (q / _seq_sum(q)).astype(_F32)
+    return _seq_sum(p * np.log(p / q, dtype=_F32))
+
+
+def _divergence(hist, start, stop, nqb):
+    """KL divergence of the histogram clipped to bins [start, stop) from its quantization
+    to ``nqb`` bins (MXNet's calibrate_entropy for one threshold)."""
+    length = stop - start
+    p = np.zeros(length, dtype=_F32)
+    p[1:-1] = hist[start + 1:stop - 1]
+    p[0] = _seq_sum(hist[:start + 1])
+    p[-1] = _seq_sum(np.concatenate([hist[stop - 1:stop], hist[stop:]]))
+    counts = np.zeros(length, dtype=np.int64)
+    counts[1:] = hist[start + 1:stop].astype(np.int64)     # C++ float -> size_t
+    merged = length // nqb                  # >= 1: the window has at least nqb bins
+    first = np.arange(nqb) * merged         # the last group also takes the remainder
+    bins = np.add.reduceat(counts, first).astype(_F32)
+    norm = np.add.reduceat((counts != 0).astype(np.int64), first)
+    group = np.minimum(np.arange(length) // merged, nqb - 1)
+    value = np.where(norm > 0, bins / np.maximum(norm, 1).astype(_F32), 0).astype(_F32)
+    q = np.where((p != 0) & (norm[group] > 0), value[group], 0).astype(_F32)
+    p, q = _smooth(p), _smooth(q)
+    if q is None or p is None:
+        return _F32(np.inf)
+    return _kl(p, q)
+
+
+def _calibrate(p, xp, hist, edges):
+    hist = np.asarray(hist, dtype=_F32)
+    edges = np.asarray(edges, dtype=_F32)
+    n = hist.size
+    if edges.size != n + 1:
+        raise MXNetError("calibrate_entropy: hist_edges must have %d values for %d bins, got %d"
+                         % (n + 1, n, edges.size))
+    nqb, zero = p.num_quantized_bins, n // 2
+    best, best_t = _F32(np.finfo(_F32).max), None
+    for i in range(nqb // 2, zero + 1):
+        d = _divergence(hist, zero - i, zero + i + 1, nqb)
+        if best_t is None:
+            best_t = edges[zero + i + 1]
+        if d < best:
+            best, best_t = d, edges[zero + i + 1]
+    if best_t is None:
+        raise MXNetError("calibrate_entropy: %d bins are fewer than num_quantized_bins=%d"
+                         % (n, nqb))
+    return xp.asarray([best_t], dtype=_F32), xp.asarray([best], dtype=_F32)
+
+
+register_op("_contrib_calibrate_entropy", _calibrate, inputs=("hist", "hist_edges"),
+            params=[Param("num_quantized_bins", parse_int, 255,
+                          "Bins of the quantized distribution (odd, 255 for int8).", low=1)],
+            num_outputs=2, infer_shape=lambda p, shapes: (shapes, [(1,), (1,)]),
+            infer_type=lambda p, dtypes: [np.dtype(_F32), np.dtype(_F32)],
+            doc="The threshold (a histogram edge) that minimises the KL divergence between "
+                "the histogram clipped to ±threshold and its quantization to "
+                "num_quantized_bins bins, and that divergence (TensorRT's entropy "
+                "calibration, as MXNet's quantization uses it).")
+
+
+# -- batch norm ------------------------------------------------------------------------------
+
+def _batch_norm(p, xp, x, gamma, beta, mean, var, lo, hi):
+    op = "quantized_batch_norm"
+    _check_quantized(x, "data", op)
+    if p.min_calib_range is None or p.max_calib_range is None:
+        raise MXNetError("%s: min_calib_range and max_calib_range are required (MXNet's kernel "
+                         "has no uncalibrated mode)" % op)
+    d_abs = _F32(_max_abs(_scalar(xp, lo, "min_data", op), _scalar(xp, hi, "max_data", op)))
+    o_abs = _F32(_max_abs(p.min_calib_range, p.max_calib_range))
+    if x.dtype == np.uint8:         # first to int8, as MXNet's kernel does
+        x = _saturate(xp, x.astype(_F32) * (_F32(_INT8_RANGE) / _F32(_UINT8_RANGE)), np.int8)
+    axis = p.axis % x.ndim
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    invstd = (_F32(1.0) / xp.sqrt(var.astype(_F32) + _F32(p.eps))).astype(_F32)
+    g = gamma.astype(_F32)          # NOTE: as MXNet's kernel, fix_gamma is not applied
+    scale = (g * invstd * d_abs / o_abs).astype(_F32)
+    shift = ((beta.astype(_F32) - mean.astype(_F32) * g * invstd) * _F32(_INT8_RANGE)
+             / o_abs).astype(_F32)
+    # NOTE: MXNet runs its float kernel with the mean 0 and variance 1 in place of the
+    # moving statistics, and that kernel still adds eps: x / sqrt(1 + eps).
+    norm = x.astype(_F32) / xp.sqrt(_F32(1.0) + _F32(p.eps))
+    y = norm * scale.reshape(shape) + shift.reshape(shape)
+    return (_saturate(xp, y, np.int8), xp.asarray([p.min_calib_range], dtype=_F32),
+            xp.asarray([p.max_calib_range], dtype=_F32))
+
+
+_declare("_contrib_quantized_batch_norm", _batch_norm,
+         ("data", "gamma", "beta", "moving_mean", "moving_var", "min_data", "max_data"),
+         list(OPS["BatchNorm"].params.values()),
+         "Inference batch normalization (moving statistics) of quantized data, requantized "
+         "to int8 over the calibrated output range.",
+         lambda p, shapes: (shapes, [shapes[0], (1,), (1,)]),
+         lambda p, dtypes: [np.dtype(np.int8), np.dtype(_F32), np.dtype(_F32)])
+
+
+# -- elementwise multiply --------------------------------------------------------------------
+
+def _elemwise_mul(p, xp, a, b, alo, ahi, blo, bhi):
+    op = "quantized_elemwise_mul"
+    for x, name in ((a, "lhs"), (b, "rhs")):
+        if x.dtype != np.int8:
+            raise MXNetError("%s: %s must be int8, got %s" % (op, name, x.dtype))
+    if a.shape != b.shape:
+        raise MXNetError("%s: lhs has shape %s but rhs %s" % (op, a.shape, b.shape))
+    a_abs = _F32(_max_abs(_scalar(xp, alo, "lhs_min", op), _scalar(xp, ahi, "lhs_max", op)))
+    b_abs = _F32(_max_abs(_scalar(xp, blo, "rhs_min", op), _scalar(xp, bhi, "rhs_max", op)))
+    a_scale, b_scale = _F32(_INT8_RANGE) / a_abs, _F32(_INT8_RANGE) / b_abs
+    prod = a.astype(np.int32) * b.astype(np.int32)
+    if p.enable_float_output:
+        return (prod * (_F32(1.0) / a_scale / b_scale)).astype(_F32)
+    if p.min_calib_range is not None and p.max_calib_range is not None:
+        lo, hi = p.min_calib_range, p.max_calib_range
+        out_scale = _F32(_INT8_RANGE) / _F32(_max_abs(lo, hi)) / a_scale / b_scale
+        # NOTE: as MXNet's kernel (a C++ float -> int8 cast): truncated, and a value out of
+        # the int8 range wraps around instead of saturating.
+        y = xp.trunc(prod * out_scale).astype(np.int32).astype(np.int8)
+    else:
+        top = float(_F32((float(a_abs) / 127.0) * (float(b_abs) / 127.0)) * _F32(_INT32_RANGE))
+        lo, hi, y = -top, top, prod
+    return y, xp.asarray([lo], dtype=_F32), xp.asarray([hi], dtype=_F32)
+
+
+def _mul_types(p, dtypes):
+    if p.enable_float_output:
+        return [np.dtype(_F32)]
+    calibrated = p.min_calib_range is not None and p.max_calib_range is not None
+    return [np.dtype(np.int8 if calibrated else np.int32), np.dtype(_F32), np.dtype(_F32)]
+
+
+register_op("_contrib_quantized_elemwise_mul", _elemwise_mul,
+            inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+            params=_CALIB_PARAMS + [Param("enable_float_output", parse_bool, False,
+                                          "Return the float32 product (and no range).")],
+            num_outputs=lambda p: 1 if p.enable_float_output else 3,
+            output_names=lambda p: (("output",) if p.enable_float_output
+                                    else ("output", "min_output", "max_output")),
+            infer_shape=lambda p, shapes: (shapes, [shapes[0]] if p.enable_float_output
+                                           else [shapes[0], (1,), (1,)]),
+            infer_type=_mul_types,
+            doc="Product of two int8 arrays: int32 over the product of their ranges, int8 "
+                "over the calibrated range, or float32 with enable_float_output.")
