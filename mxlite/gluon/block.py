@@ -742,7 +742,7 @@ class HybridBlock(Block):
 
     def _call_cached(self, ctx, x, args):
         from .cached_graph import flatten, regroup
-        if not args and type(x) is NDArray:     # the common call: one array
+        if not args and isinstance(x, NDArray):     # the common call: one array
             flat, fmt = [x], (0,)
         else:
             flat, fmt = flatten((x,) + args)

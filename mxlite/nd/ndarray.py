@@ -28,9 +28,10 @@ _object_new = object.__new__
 _float32 = np.dtype(np.float32)
 
 
-def _wrap(data, ctx):
-    """A new NDArray around backend array ``data`` on ``ctx`` (no copy)."""
-    a = _object_new(NDArray)
+def _wrap(data, ctx, cls=None):
+    """A new NDArray (or ``cls``, an NDArray class) around backend array ``data`` on
+    ``ctx`` (no copy)."""
+    a = _object_new(cls or NDArray)
     a._data = data
     a._ctx = ctx
     a._entry = None

@@ -464,15 +464,12 @@ def invoke(op, inputs, p, out=None, ctx=None):
                 v[0] += 1
     if op.output_ctx is not None:
         ctx = op.output_ctx(p)
+    # Outputs take the class of the first input: an mx.np.ndarray stays one.
+    cls = x0.__class__ if inputs else None
     if type(ys) is tuple:
-        outs = [_wrap(y, ctx) for y in ys]
+        outs = [_wrap(y, ctx, cls) for y in ys]
     else:
-        outs = [_wrap(ys, ctx)]
-    if inputs and x0.__class__ is not NDArray:
-        # Outputs take the class of the first input: an mx.np.ndarray stays one.
-        cls = x0.__class__
-        for o in outs:
-            o.__class__ = cls
+        outs = [_wrap(ys, ctx, cls)]
     if op.is_view:
         outs[0]._version = inputs[0]._share_version()
     if _ag_state.recording and op.gradient is not None:

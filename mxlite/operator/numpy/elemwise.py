@@ -77,6 +77,9 @@ def derive(name, base, compute, aliases=(), **kw):
 
 def _binary_compute(kernel, compute_dtype, out_dtype=None):
     def compute(p, xp, a, b):
+        if out_dtype is None and a.dtype == b.dtype and a.dtype.kind == "f":
+            y = kernel(xp, a, b)        # the common case: no promotion to do
+            return y if type(y) is xp.ndarray else xp.asarray(y)
         dt = compute_dtype(a.dtype, b.dtype)
         if a.dtype != dt:
             a = a.astype(dt)
