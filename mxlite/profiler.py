@@ -18,8 +18,8 @@ events (``"C"``) and instant events (``"i"``). With ``aggregate_stats=True``,
 
 NOTE: op time is the time of ``compute`` on the calling thread. On a GPU (CuPy)
 kernels run asynchronously, so it is the launch time unless the op synchronises.
-Backward rules given on raw arrays (``raw_gradient``) run outside ``invoke`` and
-are not timed; those written with mxlite ops show up as those ops.
+Gradient rules show up as the ops they are written with (on raw arrays or NDArrays
+alike: every kernel runs through ``registry.run_step``).
 """
 import json
 import os

@@ -478,6 +478,17 @@ def test_forward_restores_current_context():
     assert mx.current_context() == mx.cpu(0)
 
 
+def test_assigning_a_child_before_block_init_says_so():
+    class Early(gluon.Block):
+        def __init__(self):
+            self.fc = nn.Dense(3)
+            super().__init__()
+
+    with pytest.raises(AttributeError, match=r"Early: cannot assign the Dense 'fc' before "
+                                             r"Block.__init__\(\) has run; call super"):
+        Early()
+
+
 def test_batchnorm_axis_out_of_range_names_it():
     bn = nn.BatchNorm(axis=5)
     bn.initialize()

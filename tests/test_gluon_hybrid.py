@@ -344,100 +344,36 @@ def test_hybridized_gradient_without_inplace_change_still_runs():
     np.testing.assert_allclose(x.grad.asnumpy().reshape(2, 4), (1 - t * t) @ w, rtol=1e-5)
 
 
-# -- the compiled replay (graph_codegen) against the general loops --------------------
+# -- errors inside the replay and its backward name the op ------------------------------
 
 def _graphs(net):
     return [g for _, g in net._cached_graph]
 
 
-def _run_seeded(net, x, train, codegen):
-    for g in _graphs(net):
-        g._codegen = codegen
-    mx.random.seed(3)
-    return _run(net, x, train)
-
-
-def _extra_graphs():
-    class Shared(gluon.HybridBlock):
-        """A weight used twice, an output also read inside, several outputs."""
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            with self.name_scope():
-                self.fc = nn.Dense(4, in_units=4)
-
-        def hybrid_forward(self, F, x):
-            h = self.fc(x)
-            y = self.fc(F.tanh(h)) + h
-            parts = F.split(y, num_outputs=2, axis=1)
-            return F.broadcast_add(parts[0] * parts[1], F.sum(y, axis=1, keepdims=True))
-
-    class NoRawRule(gluon.HybridBlock):
-        def hybrid_forward(self, F, x):
-            return F.sort(x, axis=1) * F.softsign(x)
-
-    return [("Shared", Shared, (3, 4)), ("NoRawRule", NoRawRule, (3, 5))]
-
-
-@pytest.mark.parametrize("name, factory, shape", _layers() + _extra_graphs(),
-                         ids=[r[0] for r in _layers() + _extra_graphs()])
-def test_compiled_replay_matches_general_loop_bit_for_bit(name, factory, shape):
-    rng = np.random.RandomState(1)
-    net = nn.HybridSequential()
-    net.add(factory())
-    net.add(nn.Dropout(0.5))
-    net.initialize(mx.init.Xavier())
-    net.hybridize()
-    x = mx.nd.array(rng.randint(0, 10, (3, 4)) if shape is None else rng.uniform(-1, 1, shape))
-    net(x)
-    net(x)
-    graphs = _graphs(net)
-    assert graphs
-    for train in (False, True):
-        got = _run_seeded(net, x, train, True)
-        want = _run_seeded(net, x, train, False)
-        assert np.array_equal(got[0], want[0], equal_nan=True)
-        if shape is not None:
-            assert np.array_equal(got[1], want[1], equal_nan=True)
-        for g, w in zip(got[2], want[2]):
-            assert np.array_equal(g, w, equal_nan=True)
-    assert any(key[0] == "bwd" for g in graphs for key in g._code)
-
-
-def test_compiled_replay_names_the_failing_op():
+def test_replay_names_the_failing_op():
     net = nn.HybridLambda(lambda F, a, b: F.relu(F.dot(a, b)))
     net.hybridize()
     net(mx.nd.ones((2, 3)), mx.nd.ones((3, 4)))
-    net(mx.nd.ones((2, 3)), mx.nd.ones((3, 4)))
-    for g in _graphs(net):
-        g._codegen = True
+    assert _graphs(net)
     with pytest.raises(mx.MXNetError, match=r"^dot: shapes \(2, 3\) and \(5, 4\)"):
         net(mx.nd.ones((2, 3)), mx.nd.ones((5, 4)))
 
 
-def _failing_rule_op(name, rule):
-    return mx.operator.register_op(
-        name, lambda p, xp, x: x * 2, saves="",
-        gradient=lambda p, x, y, gy: [gy[0] * 2], raw_gradient=rule)
-
-
-@pytest.mark.parametrize("codegen", [True, False])
-def test_compiled_backward_names_a_failing_raw_rule(codegen):
-    def raises(p, xp, x, y, gy, need):
+def test_replay_backward_names_a_failing_rule():
+    def raises(p, x, y, gy, need):
         raise mx.MXNetError("no luck")
 
-    def wrong_shape(p, xp, x, y, gy, need):
+    def wrong_shape(p, x, y, gy, need):
         return [gy[0].sum(axis=0)]
 
     for name, rule, match in (("_test_cg_raises", raises, "no luck"),
                               ("_test_cg_shape", wrong_shape, "gradient has shape")):
-        _failing_rule_op(name, rule)
+        mx.operator.register_op(name, lambda p, xp, x: x * 2, saves="", gradient=rule)
         net = nn.HybridLambda(lambda F, x, n=name: getattr(F._internal, n)(x) + 1)
         net.hybridize()
         x = mx.nd.ones((2, 3))
         x.attach_grad()
         net(x)
-        for g in _graphs(net):
-            g._codegen = codegen
         with mx.autograd.record():
             y = net(x)
         with pytest.raises(mx.MXNetError, match=r"%s \(backward\): %s" % (name, match)):

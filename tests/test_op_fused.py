@@ -7,27 +7,29 @@ import pytest
 
 import mxlite as mx
 from mxlite.gluon import nn
+from mxlite.autograd import node_backward
 from mxlite.operator import get_op
 
+CPU = mx.cpu()
 FUSED = get_op("_log_softmax_pick")
 LOG_SOFTMAX, PICK = get_op("log_softmax"), get_op("pick")
 
 
 def _chain(x, idx, gy, axis, keepdims, mode):
-    """Forward and input gradient of pick(log_softmax(x)) through the two ops' raw rules."""
+    """Forward and input gradient of pick(log_softmax(x)) through the two ops' rules on raw arrays."""
     lp_params = LOG_SOFTMAX.parse_params(dict(axis=axis))
     pk_params = PICK.parse_params(dict(axis=axis, keepdims=keepdims, mode=mode))
     logp = LOG_SOFTMAX.compute(lp_params, np, x)
     picked = PICK.compute(pk_params, np, logp, idx)
-    gs = PICK.raw_gradient(pk_params, np, [logp, idx], [picked], [gy], [True, False])[0]
-    gx = LOG_SOFTMAX.raw_gradient(lp_params, np, [x], [logp], [gs], [True])[0]
+    gs = node_backward(PICK, pk_params, [logp, idx], [picked], [gy], [True, False], CPU)[0]
+    gx = node_backward(LOG_SOFTMAX, lp_params, [x], [logp], [gs], [True], CPU)[0]
     return picked, gx
 
 
 def _fused(x, idx, gy, axis, keepdims, mode):
     p = FUSED.parse_params(dict(axis=axis, keepdims=keepdims, mode=mode))
     ys = FUSED.compute(p, np, x, idx)
-    gx = FUSED.raw_gradient(p, np, [x, idx], list(ys), [gy, None, None], [True, False])[0]
+    gx = node_backward(FUSED, p, [x, idx], list(ys), [gy, None, None], [True, False], CPU)[0]
     return ys[0], gx
 
 

@@ -1,5 +1,5 @@
-"""Raw-array gradient rules (``Op.raw_gradient``) against the NDArray rules they
-shadow, and the ``.grad`` buffers a backward pass adopts instead of copying into."""
+"""Gradient rules run on raw arrays (an unrecorded backward) against the same rules
+run on NDArrays, and the ``.grad`` buffers a backward pass adopts instead of copying into."""
 import json
 import os
 
@@ -16,7 +16,7 @@ from optable import to_nd, outputs
 with open(os.path.join(REF, "ops", "manifest.json")) as f:
     GOLDEN = [c for c in json.load(f)["cases"]
               if not c["forward_only"] and c["grads"]
-              and OPS[c["op"]].raw_gradient is not None]
+              and OPS[c["op"]].gradient_on_raw]
 
 
 def _gradients(run, raw):
@@ -40,7 +40,7 @@ def test_the_common_ops_have_raw_rules():
     for name in ("FullyConnected", "Convolution", "Pooling", "Activation", "relu", "sigmoid",
                  "log_softmax", "softmax", "pick", "mean", "sum", "Flatten", "Reshape",
                  "elemwise_add", "broadcast_mul", "_mul_scalar", "exp"):
-        assert OPS[name].raw_gradient is not None, name
+        assert OPS[name].gradient_on_raw, name
 
 
 @pytest.mark.parametrize("case", GOLDEN, ids=[c["id"] for c in GOLDEN])

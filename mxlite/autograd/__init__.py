@@ -1,10 +1,11 @@
 """Imperative autograd: ``record``/``pause`` scopes, the recorded graph and ``backward``.
 
 Every op run by :func:`mxlite.operator.invoke` while recording, with an input that
-is a marked variable or a recorded result, leaves a :class:`Node`. ``backward``
-walks the nodes in reverse topological order, calls each op's ``gradient`` (written
-in mxlite ops, so a recorded backward pass yields higher-order gradients) and
-writes each variable's ``.grad`` by its ``grad_req``.
+is a marked variable or a recorded result, leaves a :class:`Node` (written by
+:func:`record_node`, the tape's one writer). ``backward`` walks the nodes in reverse
+topological order, runs each node's rule through :func:`node_backward` (on raw
+arrays; on NDArrays when the backward is itself recorded, so that it yields
+higher-order gradients) and writes each variable's ``.grad`` by its ``grad_req``.
 """
 import threading
 from heapq import heappop as _heappop, heappush as _heappush
@@ -22,13 +23,14 @@ class _State(threading.local):
     def __init__(self):
         self.recording = False
         self.training = False
+        self.raw = False        # gradient rules run on raw arrays (see node_backward)
 
 
 _state = _State()
 
-# Ops may give a ``raw_gradient`` rule on raw arrays beside their ``gradient`` in
-# NDArray ops; a backward that is not itself recorded uses it (no NDArray per
-# intermediate, no per-op dispatch). Tests turn this off to compare the two rules.
+# A backward that is not itself recorded runs gradient rules on raw arrays (no
+# NDArray per intermediate). Tests turn this off to run them on NDArrays instead and
+# compare the numbers.
 RAW_RULES = True
 
 
@@ -162,9 +164,21 @@ def set_fresh(entry, value):
         entry[0].fresh = bool(value)
 
 
-def _record(op, p, inputs, outs):
-    checks = []
+def record_node(op, p, inputs, outs, checks=None):
+    """Write one node on the tape: ``outs`` (NDArrays) came from ``inputs`` by ``op``.
+
+    The one writer of the tape, used by :func:`mxlite.operator.invoke` and by every
+    extension as an adapter: ``autograd.Function``, ``CustomOp``, ``@customop`` and a
+    hybridized graph's call. ``op`` is anything with a ``name``, ``saves`` (which of
+    ``"xy"`` its gradient reads: those arrays are version-checked), ``gradient_on_raw``
+    and ``gradient(p, x, y, gy, need)`` (see :func:`node_backward`); ``p`` is handed
+    back to that gradient. ``checks`` replaces the version checks ``saves`` asks for
+    (a hybridized graph checks the arrays its steps read)."""
     saves = op.saves
+    if checks is None:
+        checks = []
+    else:
+        saves = ""
     if "x" in saves:
         for x in inputs:
             v = x._version
@@ -269,9 +283,10 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         raise ValueError("backward: got %d head gradients for %d heads"
                          % (len(head_grads), len(heads)))
     st = _state
-    prev = (st.recording, st.training)
+    prev = (st.recording, st.training, st.raw)
     st.recording = create_graph
     st.training = train_mode
+    st.raw = not create_graph and RAW_RULES
     try:
         table = {}
         pending = ([], [])      # (heap of op nodes by decreasing seq, variable nodes)
@@ -336,7 +351,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                                      "computation leads from it to them)" % k)
         return results
     finally:
-        st.recording, st.training = prev
+        st.recording, st.training, st.raw = prev
         for fn in _AFTER_BACKWARD:
             fn()
 
@@ -348,7 +363,9 @@ def _collect_wanted(wanted, results, node, gl):
 
 
 def _node_gradient(node, gl, create_graph, retain_graph):
-    _wrap = _nd.ndarray._wrap
+    """The input gradients of a recorded ``node`` for its output gradients ``gl`` (None
+    where none came): checks that the node can run, then :func:`node_backward` on raw
+    arrays, or on NDArrays carrying the graph's entries when the backward is recorded."""
     op = node.op
     if node.freed:
         raise MXNetError(
@@ -362,34 +379,24 @@ def _node_gradient(node, gl, create_graph, retain_graph):
                 "before changing it, or change it outside the recorded computation"
                 % (op.name, op.name, version, vobj[0]))
     ctx = node.ctx
-    if not create_graph and RAW_RULES:
-        raw = getattr(op, "raw_gradient", None)
-        if raw is not None:
-            gxs = _raw_node_gradient(node, raw, gl, retain_graph)
-            if gxs is not None:
-                return gxs
-    xs = [_wrap(d, ctx) for d in node.xdata]
-    ys = [_wrap(d, node.yctx) for d in node.ydata]
-    # Inputs carry their graph entry: a gradient rule may skip the (costly) gradient
-    # of an input whose ``_entry`` is None, as nothing would receive it.
-    for x, entry in zip(xs, node.parents):
-        x._entry = entry
-    if create_graph:
-        for i, y in enumerate(ys):
-            y._entry = (node, i)
-    gys = [g if g is not None else _nd.zeros_like(y) for g, y in zip(gl, ys)]
-    try:
-        gxs = op.gradient(node.p, xs, ys, gys)
-    except MXNetError as e:
-        if str(e).startswith(op.name):
-            raise
-        raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+    need = [e is not None for e in node.parents]
+    if create_graph or not RAW_RULES:
+        _wrap = _nd.ndarray._wrap
+        xs = [_wrap(d, ctx) for d in node.xdata]
+        for x, entry in zip(xs, node.parents):
+            x._entry = entry
+        ys = [_wrap(d, node.yctx) for d in node.ydata]
+        if create_graph:
+            for i, y in enumerate(ys):
+                y._entry = (node, i)
+        gxs = node_backward(op, node.p, xs, ys, gl, need, ctx)
+    else:
+        gys = [None if g is None else g._data for g in gl]
+        gxs = node_backward(op, node.p, node.xdata, node.ydata, gys, need, ctx)
+        _wrap = _nd.ndarray._wrap
+        gxs = [None if g is None else _wrap(g, ctx) for g in gxs]
     if not retain_graph:
         _free(node)
-    for x, gx, entry in zip(xs, gxs, node.parents):
-        if gx is not None and entry is not None and gx.shape != x.shape:
-            raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                             % (op.name, gx.shape, x.shape))
     return gxs
 
 
@@ -400,37 +407,48 @@ def _free(node):
     node.p = None       # what an op kept for its backward (a hybridized graph's tape)
 
 
-def call_raw_gradient(op, raw, p, xp, xdata, ydata, gys, need):
-    """``op``'s raw rule on raw arrays, its errors named as the NDArray rule's are.
-    None: the rule does not cover these params; use the NDArray rule."""
+def node_backward(op, p, x, y, gy, need, ctx):
+    """The one place a gradient rule runs: ``op.gradient(p, x, y, gy, need)``.
+
+    ``x``, ``y``, ``gy`` are raw arrays when the backward is not recorded and NDArrays
+    (in the recorded graph) when it is; ``gy`` covers every output, hidden ones too,
+    None where no gradient came. Rules that only take NDArrays (``op.gradient_on_raw``
+    false: user extensions) get them wrapped on ``ctx`` (zeros for the missing ``gy``)
+    and give raw arrays back; so do rules on integer data, where Python's operators on
+    raw arrays would follow NumPy (``/`` is true division) instead of MXNet. Errors are named after the op; a needed gradient of the
+    wrong shape is an error. Returns one gradient per input (None where ``need`` is
+    false or the input has none).
+    """
+    NDArray = (_nd or _nd_module()).NDArray
+    wrapped = type(x[0]) is not NDArray and (
+        not op.gradient_on_raw or x[0].dtype.kind != "f")
+    if wrapped:
+        _wrap = _nd.ndarray._wrap
+        x = [_wrap(a, ctx) for a in x]
+        y = [_wrap(a, ctx) for a in y]
+        gy = [_nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
+    elif not op.gradient_on_raw:
+        gy = [_nd.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
+    st = _state
+    raw_scope = not st.raw and type(x[0]) is not NDArray     # called outside a backward
     try:
-        gxs = raw(p, xp, xdata, ydata, gys, need)
+        if raw_scope:
+            st.raw = True
+        gx = op.gradient(p, x, y, gy, need)
     except MXNetError as e:
         if str(e).startswith(op.name):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
-    if gxs is None:
-        return None
-    for x, gx, want in zip(xdata, gxs, need):
-        if gx is not None and want and gx.shape != x.shape:
+    finally:
+        if raw_scope:
+            st.raw = False
+    if wrapped:
+        gx = [None if g is None else g._data for g in gx]
+    for xi, gi, want in zip(x, gx, need):
+        if gi is not None and want and gi.shape != xi.shape:
             raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                             % (op.name, gx.shape, x.shape))
-    return gxs
-
-
-def _raw_node_gradient(node, raw, gl, retain_graph):
-    """:func:`_node_gradient` through the op's raw rule (the backward is not recorded)."""
-    ctx = node.ctx
-    xp = ctx.xp or ctx.array_module()
-    gys = [g._data if g is not None else xp.zeros_like(y) for g, y in zip(gl, node.ydata)]
-    need = [e is not None for e in node.parents]
-    gxs = call_raw_gradient(node.op, raw, node.p, xp, node.xdata, node.ydata, gys, need)
-    if gxs is None:
-        return None
-    if not retain_graph:
-        _free(node)
-    _wrap = _nd.ndarray._wrap
-    return [None if g is None else _wrap(g, ctx) for g in gxs]
+                             % (op.name, gi.shape, xi.shape))
+    return gx
 
 
 def _write_var_grad(vnode, g, probe=False):

@@ -9,12 +9,13 @@ class _FunctionOp:
     __slots__ = ("func", "name")
     saves = ""
     mutate = ()
+    gradient_on_raw = False
 
     def __init__(self, func):
         self.func = func
         self.name = type(func).__name__
 
-    def gradient(self, p, x, y, gy):
+    def gradient(self, p, x, y, gy, need):
         from . import pause
         with pause():
             gx = self.func.backward(*gy)
@@ -51,7 +52,7 @@ class Function:
         self.saved_tensors = args
 
     def __call__(self, *inputs):
-        from . import _state, _record, pause
+        from . import _state, record_node, pause
         from ..nd.ndarray import NDArray, _wrap
         if self._used:
             raise MXNetError("%s: each Function instance can be called only once; create a "
@@ -65,7 +66,7 @@ class Function:
             # An output that is an input (or a view the caller still holds) must
             # become a new array: rewiring the input itself would make a cycle.
             outs = [_wrap(y._data, y._ctx) if any(y is x for x in inputs) else y for y in outs]
-            _record(_FunctionOp(self), None, list(inputs), outs)
+            record_node(_FunctionOp(self), None, list(inputs), outs)
         return outs[0] if single else outs
 
     def forward(self, *inputs):

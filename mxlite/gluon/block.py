@@ -151,6 +151,11 @@ class Block:
 
     def __setattr__(self, name, value):
         """Register Blocks as children and Parameters as this block's parameters."""
+        if "_children" not in self.__dict__ and isinstance(value, (Block, Parameter)):
+            raise AttributeError(
+                "%s: cannot assign the %s %r before Block.__init__() has run; call "
+                "super().__init__() at the start of __init__" % (
+                    type(self).__name__, type(value).__name__, name))
         if hasattr(self, name):
             existing = getattr(self, name)
             if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):

@@ -3,30 +3,21 @@ op calls over numbered value slots.
 
 The replay skips the Python work of the Block tree (no ``__call__``/hooks per layer,
 no parameter lookups by name, no argument binding or param parsing per op) and,
-where it can, the per-op work of :func:`mxlite.operator.invoke` too: the steps run
-``op.compute`` on raw arrays, only the graph's outputs become NDArrays, and a
-recording run leaves ONE autograd node for the whole call. That node's gradient
-walks the steps in reverse through each op's own gradient rule, so results and
+where it can, the per-op work of :func:`mxlite.operator.invoke` too: each step runs
+through :func:`~mxlite.operator.registry.run_step` on raw arrays, only the graph's
+outputs become NDArrays, and a recording run leaves ONE autograd node for the whole
+call (through :func:`~mxlite.autograd.record_node`). That node's gradient walks the
+steps in reverse through :func:`~mxlite.autograd.node_backward`, so results and
 gradients are those of the imperative run. Graphs with unusual ops (an
 ``output_ctx``) or outputs that are not plain step results replay op by op.
 """
-import os
-
-from .. import autograd as _autograd
-from ..autograd import _state as _ag_state, _record, Node, call_raw_gradient
-from ..base import MXNetError
+from ..autograd import _state as _ag_state, record_node, node_backward, _node_gradient
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
-from ..operator.registry import invoke, _fail
+from ..operator.registry import invoke, run_step
 from ..operator.nn.fused import LOG_SOFTMAX_PICK, fuse_log_softmax_pick
-from .graph_codegen import compile_forward, compile_backward
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
-
-# Replay graphs through generated straight-line code (graph_codegen); with
-# MXLITE_GRAPH_CODEGEN=0 they run through the general loops below, whose
-# tracebacks read more easily when debugging an op inside a hybridized block.
-CODEGEN = os.environ.get("MXLITE_GRAPH_CODEGEN", "1") != "0"
 
 
 def flatten(args, what="input"):
@@ -141,7 +132,7 @@ class CachedGraph:
             self._nvis = [self._nvis[k] for k in keep]
 
     def __call__(self, inputs, ctx):
-        if self._fusable and _registry._profile_hook is None:    # profiling: op by op
+        if self._fusable:
             outs = self._run_fused(inputs, ctx)
             if outs is not None:
                 return outs
@@ -236,11 +227,7 @@ class CachedGraph:
                                 for k, st in reversed(list(enumerate(plan)))]
         self._need = {}
         self._gop = _GraphOp(self)
-        # Straight-line code (graph_codegen); the params are constants in it unless
-        # some are resolved per input shapes.
-        self._codegen = CODEGEN
         self._params_used = [st[1] for st in plan]
-        self._code = {}
 
     def _need_for(self, mask):
         """Per slot: whether its value depends on a graph input/param needing a gradient."""
@@ -255,38 +242,6 @@ class CachedGraph:
             if len(self._need) < 64:
                 self._need[mask] = need
         return need
-
-    def _forward_code(self, mask, need):
-        """The compiled replay for a recording run with input ``mask`` (None: a run
-        that records nothing)."""
-        key = ("fwd", mask)
-        code = self._code.get(key)
-        if code is None:
-            code = compile_forward(self._plan, need, not self._open)
-            if len(self._code) < 128:
-                self._code[key] = code
-        return code
-
-    def _backward_code(self, mask, need):
-        key = ("bwd", mask)
-        code = self._code.get(key)
-        if code is None:
-            plan = self._plan
-
-            def step(k, raw, full, xp, g, ctx, ps):
-                self._backward_step(k, raw, need, full, ps, xp, g, ctx, True)
-
-            def nd_rule(k, xs, ys, gys, ctx, ps):
-                if any(g is None for g in gys):     # hidden outputs; the raw rule declined
-                    xp = ctx.xp or ctx.array_module()
-                    gys = [xp.zeros_like(y) if g is None else g for g, y in zip(gys, ys)]
-                return _nd_rule(plan[k][0], ps[k], xs, ys, gys,
-                                [need[i] for i in plan[k][2]], ctx)
-
-            code = compile_backward(self, need, step, nd_rule, not self._open)
-            if len(self._code) < 128:
-                self._code[key] = code
-        return code
 
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
@@ -314,25 +269,18 @@ class CachedGraph:
         record = need is not None
         full = [None] * len(self._plan) if record else None
         checks = [] if record else None
-        if self._codegen:
-            used = self._params_for(inputs) if self._open else self._params_used
-            self._forward_code(mask, need)(raw, nda, xp, ctx, full, checks, used)
-        else:
-            used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
+        used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
         outs = [nda[s] for s in self.out_slots]
         if record and any(need[s] for s in self.out_slots):
             tape = _Tape(raw, full, used, need, ctx, mask)
-            node = Node(self._gop, tape, [nda[s]._entry for s in self.leaf_slots],
-                        [raw[s] for s in self.leaf_slots], [raw[s] for s in self.out_slots],
-                        ctx, ctx, checks)
-            for i, (o, s) in enumerate(zip(outs, self.out_slots)):
-                if need[s]:
-                    o._entry = (node, i)
+            record_node(self._gop, tape, [nda[s] for s in self.leaf_slots], outs, checks)
+            for o, s in zip(outs, self.out_slots):
+                if not need[s]:
+                    o._entry = None
         return outs
 
     def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks):
-        """The general replay loop (graphs :mod:`graph_codegen` does not compile);
-        returns the params each step ran with."""
+        """Run the steps on raw arrays; returns the params each step ran with."""
         override = self._overrides(inputs) if self._open else None
         record = need is not None
         used = [None] * len(self._plan)
@@ -340,10 +288,7 @@ class CachedGraph:
         for op, p, ins, first, multi, nid, nvis, extra in self._plan:
             if override and nid in override:
                 p = override[nid]
-            try:
-                ys = op.compute(p, xp, *[raw[i] for i in ins])
-            except Exception as e:
-                raise _fail(op, e, p, [raw[i] for i in ins]) from e
+            ys = run_step(op, p, xp, [raw[i] for i in ins])
             if type(ys) is tuple:
                 if multi:
                     raw[first:first + nvis] = ys[:nvis]
@@ -362,7 +307,7 @@ class CachedGraph:
     @staticmethod
     def _step_extra(extra, raw, nda, ctx, checks, recorded):
         """In-place version bumps, output wrapping and version checks of one step,
-        in the order :func:`invoke` and ``_record`` do them."""
+        in the order :func:`invoke` and ``record_node`` do them."""
         mut, xchk, wrap, ychk = extra
         for s, k in mut:
             if s == k:
@@ -385,70 +330,37 @@ class CachedGraph:
                     checks.append((v, 0, nda[s]))
 
     def _gradient(self, tape, xs, gys):
-        """Gradients of the graph inputs/params (in ``leaf_slots`` order)."""
-        if _ag_state.recording:
+        """Gradients of the graph inputs/params (in ``leaf_slots`` order), on raw arrays
+        or, when the backward runs on NDArrays (recorded), on NDArrays."""
+        if type(xs[0]) is NDArray:
             return self._gradient_recorded(tape, xs, gys)
-        ctx = tape.ctx
-        gxs = self._raw_gradient(tape, ctx.xp or ctx.array_module(), [g._data for g in gys])
-        return [None if g is None else _wrap(g, ctx) for g in gxs]
-
-    def _raw_gradient(self, tape, xp, gys):
-        """:meth:`_gradient` on raw arrays: each step runs its op's raw rule where it
-        has one (and raw rules are on), else the NDArray rule on wrapped values."""
-        rules = _autograd.RAW_RULES
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
-        raw, need, full, ctx = tape.raw, tape.need, tape.full, tape.ctx
-        if rules and self._codegen:
-            self._backward_code(tape.mask, need)(raw, full, xp, g, ctx, tape.used)
-        else:
-            for k, op, ins, first, nvis in self._backward_order:
-                if need[first]:
-                    self._backward_step(k, raw, need, full, tape.used, xp, g, ctx, rules)
-        return [g[s] for s in self.leaf_slots]
-
-    def _backward_step(self, k, raw, need, full, used, xp, g, ctx, rules):
-        """One step of :meth:`_raw_gradient`: add its input gradients into ``g``."""
-        op, _, ins, first, _, _, nvis, _ = self._plan[k]
-        y = full[k]
-        if nvis == 1:
-            gy = g[first]
-            if gy is None:
-                return
-            if type(y) is tuple:
-                ys = y
-                gys_k = [gy] + [xp.zeros_like(v) for v in y[1:]]
-            else:
-                ys = (y,)
-                gys_k = [gy]
-        else:
+        raw, need, full, ctx, used = tape.raw, tape.need, tape.full, tape.ctx, tape.used
+        for k, op, ins, first, nvis in self._backward_order:
+            if not need[first]:
+                continue
             gvis = g[first:first + nvis]
             if all(gv is None for gv in gvis):
-                return
-            ys = y
-            gys_k = [gv if gv is not None else xp.zeros_like(v) for gv, v in zip(gvis, y)]
-            gys_k.extend([xp.zeros_like(v) for v in y[nvis:]])
-        xs_k = [raw[i] for i in ins]
-        need_k = [need[i] for i in ins]
-        rule = op.raw_gradient if rules else None
-        gxs = None
-        if rule is not None:
-            gxs = call_raw_gradient(op, rule, used[k], xp, xs_k, ys, gys_k, need_k)
-        if gxs is None:
-            gxs = _nd_rule(op, used[k], xs_k, ys, gys_k, need_k, ctx)
-        for i, gx, want in zip(ins, gxs, need_k):
-            if gx is not None and want:
-                gi = g[i]
-                g[i] = gx if gi is None else gi + gx
+                continue
+            y = full[k]
+            ys = y if type(y) is tuple else (y,)
+            gys_k = gvis + [None] * (len(ys) - nvis) if len(ys) > nvis else gvis
+            need_k = [need[i] for i in ins]
+            gxs = node_backward(op, used[k], [raw[i] for i in ins], ys, gys_k, need_k, ctx)
+            for i, gx, want in zip(ins, gxs, need_k):
+                if gx is not None and want:
+                    gi = g[i]
+                    g[i] = gx if gi is None else gi + gx
+        return [g[s] for s in self.leaf_slots]
 
     def _gradient_recorded(self, tape, xs, gys):
-        """The gradient while the gradient itself is recorded (``create_graph``): the
+        """The gradient on NDArrays (as when it is itself recorded, ``create_graph``): the
         steps are re-recorded op by op from the saved values (nothing is recomputed,
         so random masks and in-place updates are not repeated), starting from ``xs``
         that carry the outer graph's entries, and each step's gradient runs through
         the ordinary recorded node path."""
-        from .. import autograd
         ctx = tape.ctx
         vals = [None] * self.n_slots
         for s, x in zip(self.leaf_slots, xs):
@@ -460,7 +372,7 @@ class CachedGraph:
             ins_nd = [vals[i] for i in ins]
             node = None
             if op.gradient is not None and any(x._entry is not None for x in ins_nd):
-                node = _record(op, tape.used[k], ins_nd, outs)
+                node = record_node(op, tape.used[k], ins_nd, outs)
             nodes.append(node)
             vals[first:first + nvis] = outs[:nvis]
         g = [None] * self.n_slots
@@ -473,40 +385,11 @@ class CachedGraph:
             if node is None or gl.count(None) == nvis:
                 continue
             gl.extend([None] * (node.nout - nvis))
-            gxs = autograd._node_gradient(node, gl, True, True)
+            gxs = _node_gradient(node, gl, True, True)
             for i, gx in zip(ins, gxs):
                 if gx is not None and vals[i]._entry is not None:
                     g[i] = gx if g[i] is None else g[i] + gx
         return [g[s] for s in self.leaf_slots]
-
-
-_MARK = (None, 0)       # a non-None ``_entry``: "this input needs its gradient"
-
-
-def _nd_rule(op, p, xs, ys, gys, need, ctx):
-    """An op's NDArray gradient rule on raw values: raw gradients back."""
-    xs_nd = []
-    for x, want in zip(xs, need):
-        x = _wrap(x, ctx)
-        if want:
-            x._entry = _MARK
-        xs_nd.append(x)
-    try:
-        gxs = op.gradient(p, xs_nd, [_wrap(y, ctx) for y in ys], [_wrap(g, ctx) for g in gys])
-    except MXNetError as e:
-        if str(e).startswith(op.name):
-            raise
-        raise MXNetError("%s (backward): %s" % (op.name, e)) from e
-    out = []
-    for x, gx, want in zip(xs, gxs, need):
-        if gx is None or not want:
-            out.append(None)
-            continue
-        if gx._data.shape != x.shape:
-            raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                             % (op.name, gx.shape, x.shape))
-        out.append(gx._data)
-    return out
 
 
 class _Tape:
@@ -534,8 +417,7 @@ class _GraphOp:
     def __init__(self, graph):
         self.graph = graph
 
-    def gradient(self, tape, xs, ys, gys):
-        return self.graph._gradient(tape, xs, gys)
+    gradient_on_raw = True
 
-    def raw_gradient(self, tape, xp, xs, ys, gys, need):
-        return self.graph._raw_gradient(tape, xp, gys)
+    def gradient(self, tape, xs, ys, gys, need):
+        return self.graph._gradient(tape, xs, gys)

@@ -8,7 +8,10 @@ after the inputs, as in MXNet, or by keyword), then ``out=`` and ``name=``.
 import inspect
 from typing import Literal
 
-from ..operator.registry import REQUIRED, invoke
+import numpy as np
+
+from ..autograd import _state as _ag_state
+from ..operator.registry import REQUIRED, invoke, apply
 from .ndarray import NDArray
 
 __all__ = ["make_function", "namespace_of", "signature", "docstring"]
@@ -100,8 +103,11 @@ def _bad_input(op, name, v):
 def _check_input(op, name, v, face, fname):
     """Raise unless ``v`` is an array this face's functions take: ``'nd'`` functions
     take legacy NDArrays, ``'np'`` ones ``mx.np.ndarray``, ``'any'`` ones both (Gluon's
-    ``F``); MXNet's two faces reject each other's arrays."""
+    ``F``); MXNet's two faces reject each other's arrays. Raw arrays pass inside a
+    gradient rule running on them."""
     if not isinstance(v, NDArray):
+        if _is_raw(v):
+            return
         raise _bad_input(op, name, v)
     if face == "any" or v._np == (face == "np"):
         return
@@ -127,6 +133,8 @@ def make_function(op, fname, face="nd"):
         if not kwargs and len(args) == n_static and op.default_params is not None:
             for a in args:
                 if type(a) is not cls:
+                    if _is_raw(a):
+                        return apply(op, args, op.default_params)
                     _check_input(op, static[args.index(a)], a, face, fname)
             return invoke(op, args, op.default_params, out)
         # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``).
@@ -149,6 +157,19 @@ def make_function(op, fname, face="nd"):
     return fn
 
 
+def _is_raw(a):
+    """Whether ``a`` is a raw backend array that may stand for an NDArray input: only
+    while a gradient rule runs on raw arrays (an unrecorded backward)."""
+    return _ag_state.raw and (isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"))
+
+
+def _run(op, inputs, p, out):
+    """:func:`invoke`, or :func:`apply` for a rule's raw arrays."""
+    if out is None:
+        return apply(op, inputs, p)
+    return invoke(op, inputs, p, out)
+
+
 def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
     if op.variadic:
         inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
@@ -159,12 +180,12 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
                              % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
         kwargs = dict(kwargs)
         kwargs[op.variadic] = len(inputs)
-        return invoke(op, inputs, op.parse_params(kwargs), out)
+        return _run(op, inputs, op.parse_params(kwargs), out)
 
     # Split positional args into inputs (NDArrays or None) and params.
     pos_inputs = []
     k = 0
-    while k < len(args) and (args[k] is None or isinstance(args[k], NDArray)):
+    while k < len(args) and (args[k] is None or isinstance(args[k], NDArray) or _is_raw(args[k])):
         pos_inputs.append(args[k])
         k += 1
     extra = args[k:]
@@ -207,7 +228,7 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
             raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, ", ".join(names)))
         _check_input(op, n, v, face, fname)
         inputs.append(v)
-    return invoke(op, inputs, p, out)
+    return _run(op, inputs, p, out)
 
 
 def _check_unknown(op, named, input_names, param_names):

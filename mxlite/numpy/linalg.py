@@ -1,5 +1,6 @@
-"""``mx.np.linalg``: ``norm`` is an op (``_npi_norm``, differentiable); the others run
-through NumPy (``mxnet.numpy.fallback_linalg``'s way), not recorded by autograd."""
+"""``mx.np.linalg``: ``norm``, ``inv``, ``det``, ``slogdet`` and ``cholesky`` are ops
+(differentiable); the others run through NumPy (``mxnet.numpy.fallback_linalg``'s way),
+not recorded by autograd."""
 import numpy as onp
 
 from ._ndarray import apply
@@ -22,3 +23,26 @@ def norm(x, ord=None, axis=None, keepdims=False):
 for _n in __all__[1:]:
     globals()[_n] = make_fallback(_n, getattr(onp.linalg, _n))
     globals()[_n].__module__ = "mxlite.numpy.linalg"
+
+
+# Differentiable ones: the linalg operators (their gradients are mx.nd's).
+def inv(a):
+    """The inverse of a (stack of) square matrices."""
+    return apply("_linalg_inverse", (a,), py_name="inv")
+
+
+def det(a):
+    """The determinant of a (stack of) square matrices (0-d for one matrix)."""
+    return apply("_linalg_det", (a,), py_name="det").reshape(a.shape[:-2])
+
+
+def slogdet(a):
+    """``(sign, log|det|)`` of a (stack of) square matrices (0-d for one matrix)."""
+    return tuple(y.reshape(a.shape[:-2]) for y in apply("_linalg_slogdet", (a,),
+                                                         py_name="slogdet"))
+
+
+def cholesky(a):
+    """The lower-triangular Cholesky factor of a (stack of) symmetric positive-definite
+    matrices."""
+    return apply("_linalg_potrf", (a,), py_name="cholesky")

@@ -105,7 +105,7 @@ def _run_raw(nd_fn):
 
 def _recompute_gradient(op_name, nd_fn):
     """The gradient of ``nd_fn``'s outputs by running it again under autograd."""
-    def gradient(p, xs, ys, gys):
+    def gradient(p, xs, ys, gys, want):
         if autograd.is_recording():
             raise MXNetError("%s: second-order gradients through control flow are not "
                              "supported (MXNet has none either)" % op_name)
@@ -115,7 +115,6 @@ def _recompute_gradient(op_name, nd_fn):
                              "training mode (Dropout, samplers): its backward would draw "
                              "different numbers than the forward did" % op_name)
         from ..nd.ndarray import _wrap
-        want = [x._entry is not None for x in xs]
         leaves = []
         for x, w in zip(xs, want):
             leaf = _wrap(x._data, x._ctx)
@@ -362,7 +361,7 @@ register_op(
     "_foreach", _run_raw(_foreach_nd),
     inputs=lambda p: ["data%d" % i for i in range(p.num_args - 1)],
     params=_FOREACH_PARAMS,
-    gradient=_recompute_gradient("_foreach", _foreach_nd),
+    gradient=_recompute_gradient("_foreach", _foreach_nd), gradient_on_raw=False,
     num_outputs=lambda p: p.num_outputs, infer_shape=_foreach_shape, infer_type=_foreach_type,
     saves="x",
     doc="The loop of ``mx.sym.contrib.foreach``: the subgraph runs on each slice of the "
@@ -380,6 +379,6 @@ for _name, _nd_fn, _params, _nsub, _shape, _type, _doc in (
         _name, _run_raw(_nd_fn),
         inputs=lambda p, _n=_nsub: ["data%d" % i for i in range(p.num_args - _n)],
         params=_params,
-        gradient=_recompute_gradient(_name, _nd_fn),
+        gradient=_recompute_gradient(_name, _nd_fn), gradient_on_raw=False,
         num_outputs=lambda p: p.num_outputs, infer_shape=_shape, infer_type=_type, saves="x",
         doc=_doc)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..base import MXNetError, DTYPE_TO_FLAG, np_dtype, parse_str
 from ..context import current_context, _state as _ctx_state
-from ..autograd import _state as _ag_state, _record
+from ..autograd import _state as _ag_state, record_node
 from ..nd.ndarray import NDArray, _wrap, _write_into
 from .registry import Param, Params, register_op
 
@@ -507,18 +507,19 @@ class _NodeOp:
     """The op-like object a recorded Custom call leaves in the autograd graph."""
     __slots__ = ("name", "saves", "plan")
     mutate = ()
+    gradient_on_raw = False
 
     def __init__(self, entry, plan):
         self.name = "Custom op %r" % entry.op_type
         self.saves = entry.saves
         self.plan = plan
 
-    def gradient(self, call, x, y, gy):
+    def gradient(self, call, x, y, gy, need):
         plan = self.plan
         entry = plan.entry
         ctx = x[0]._ctx
         xp = ctx.xp or ctx.array_module()
-        req = ["null" if xi._entry is None else "write" for xi in x]
+        req = ["write" if want else "null" for want in need]
         in_grad = _buffers(xp, ctx, [(xi._data.shape, xi._data.dtype) for xi in x])
         if not entry.need_top_grad:
             gy = [_wrap(xp.ones(yi._data.shape, yi._data.dtype), ctx) for yi in y]
@@ -634,7 +635,7 @@ def Custom(*inputs, op_type=None, name=None, out=None, **kwargs):
         plan.give_back(op)
         raise
     if record:
-        _record(plan.node_op, _Call(op, list(inputs[entry.n_args:])), list(args), outs)
+        record_node(plan.node_op, _Call(op, list(inputs[entry.n_args:])), list(args), outs)
     else:
         plan.give_back(op)
     if out is not None:
@@ -677,7 +678,7 @@ def _compute(p, xp, *data):
     return tuple(y._data for y in outs) if len(outs) > 1 else outs[0]._data
 
 
-def _gradient(p, x, y, gy):
+def _gradient(p, x, y, gy, need):
     # NOTE: graph executors keep no per-call state, so backward runs on a pooled
     # instance: this suits ops that do not carry state from forward on ``self``.
     entry = _entry_of(p)
@@ -685,7 +686,7 @@ def _gradient(p, x, y, gy):
     plan = entry.plan(ctx, (ctx,) + tuple((a._data.shape, a._data.dtype) for a in x), x)
     op = plan.take()
     return plan.node_op.gradient(_Call(op, list(x[entry.n_args:])), x[:entry.n_args], y,
-                                 gy) + [None] * len(entry.auxs)
+                                 gy, need[:entry.n_args]) + [None] * len(entry.auxs)
 
 
 def _infer_shape(p, shapes):
@@ -719,7 +720,7 @@ _OP = register_op(
     "Custom", _compute,
     inputs=lambda p: (lambda e: e.args + e.auxs)(_entry_of(p)),
     params=[Param("op_type", parse_str, doc="The name the op's Prop was registered under.")],
-    gradient=_gradient,
+    gradient=_gradient, gradient_on_raw=False,
     num_outputs=lambda p: _entry_of(p).n_out,
     infer_shape=_infer_shape,
     infer_type=_infer_type,

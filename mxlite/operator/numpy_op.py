@@ -32,7 +32,7 @@ import functools
 import numpy as np
 
 from ..base import MXNetError, DTYPE_TO_FLAG
-from ..autograd import _state as _ag_state, _record
+from ..autograd import _state as _ag_state, record_node
 from ..nd.ndarray import NDArray, _wrap
 
 __all__ = ["customop", "CustomFunction"]
@@ -103,7 +103,7 @@ class CustomFunction:
         outs = [self._to_nd(a, ctx, dtype, "result") for a in (ans if many else (ans,))]
         inputs = [args[i] for i in pos]
         if rec and any(x._entry is not None for x in inputs):
-            _record(self._node_op, _Saved(pos, fargs, ans, many), inputs, outs)
+            record_node(self._node_op, _Saved(pos, fargs, ans, many), inputs, outs)
         return outs if many else outs[0]
 
     def _to_nd(self, a, ctx, dtype, what):
@@ -145,12 +145,13 @@ class _CustomFunctionOp:
     __slots__ = ("func", "name")
     saves = ""          # the gradient reads the arrays saved at call time
     mutate = ()
+    gradient_on_raw = False
 
     def __init__(self, func):
         self.func = func
         self.name = "customop %s" % func.__name__
 
-    def gradient(self, saved, x, y, gy):
+    def gradient(self, saved, x, y, gy, need):
         func = self.func
         numpy_kind = func._kind == "numpy"
         if numpy_kind:
@@ -161,8 +162,8 @@ class _CustomFunctionOp:
         g = tuple(g) if saved.many else g[0]
         gxs = []
         st = _ag_state
-        for xi, argnum in zip(x, saved.pos):
-            if xi._entry is None:
+        for xi, argnum, want in zip(x, saved.pos, need):
+            if not want:
                 gxs.append(None)
                 continue
             gfn = func._grads.get(argnum)

@@ -1,38 +1,34 @@
 """The operator registry: every operator is declared here once.
 
 An :class:`Op` carries a name and aliases, its input names, typed params with
-defaults, ``compute(p, xp, *x)`` on raw backend arrays, and ``gradient(p, x, y,
-gy)`` written with mxlite NDArray ops (so that recording the backward pass gives
-higher-order gradients). ``mx.nd.<name>`` and ``mx.sym.<name>`` are generated
-from these declarations, and :func:`invoke` is the one place that runs an op:
-it unwraps inputs, runs ``compute``, wraps outputs and records the autograd node.
+defaults, ``compute(p, xp, *x)`` on raw backend arrays, and ``gradient(p, x, y, gy,
+need)`` (``need[i]``: whether input i wants its gradient) written with mxlite ops,
+which run on raw arrays when the backward is not recorded and on NDArrays when it is
+(so that recording the backward pass gives higher-order gradients). ``mx.nd.<name>``
+and ``mx.sym.<name>`` are generated from these declarations. :func:`run_step` is the
+one place a kernel runs and :func:`invoke` the one place an op runs on NDArrays: it
+unwraps inputs, runs the step, wraps outputs and records the autograd node.
 
 Declaring a new op::
 
     from mxlite.operator import register_op, Param
 
-    def _gy_times_3(p, x, y, gy):
+    def _gy_times_3(p, x, y, gy, need):
         return [gy[0] * 3]
 
     register_op("triple", compute=lambda p, xp, x: x * 3, gradient=_gy_times_3)
     mx.nd.triple(mx.nd.ones((2,)))          # [3. 3.]
-
-An op may also give ``raw_gradient(p, xp, x, y, gy, need)``: the same gradient on
-raw arrays (``need[i]``: whether input i wants one). A backward pass that is not
-itself recorded (``backward()``, ``grad()`` without ``create_graph``, a
-hybridized graph's backward) then skips building an NDArray per intermediate;
-``gradient`` still serves ``create_graph``. The two must give the same numbers
-(``tests/test_raw_gradients.py`` checks every rule against its NDArray twin).
 """
 import inspect
+import sys as _sys
 
 import numpy as np
 
 from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
-__all__ = ["Op", "Param", "ranks", "register_op", "get_op", "list_ops", "invoke", "OPS",
-           "REQUIRED"]
+__all__ = ["Op", "Param", "ranks", "register_op", "get_op", "list_ops", "invoke", "run_step",
+           "OPS", "REQUIRED"]
 
 OPS = {}            # every name and alias -> Op
 REQUIRED = inspect.Parameter.empty   # marks a param without default
@@ -126,8 +122,8 @@ class Op:
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
-                 parse=None, raw_gradient=None, raw_hidden_grads=True, same_shape=None,
-                 infer_shape_back=None, check=None):
+                 parse=None, raw_gradient=None, same_shape=None,
+                 infer_shape_back=None, check=None, gradient_on_raw=None):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -144,18 +140,14 @@ class Op:
         self.compute = compute
         self.inputs = inputs            # tuple of names, or callable(p) -> names
         self.params = {prm.name: prm for prm in params}
-        # callable(p, x, y, gy) -> list of gx; None: not differentiable (the
+        # callable(p, x, y, gy, need) -> list of gx; None: not differentiable (the
         # output is a constant to autograd, as argmax or shape_array are).
-        self.gradient = gradient
-        # callable(p, xp, x, y, gy, need) -> list of raw gx (None where not needed):
-        # the same gradient on raw arrays, used by a backward that is not recorded.
-        # ``y``/``gy`` cover every output (hidden ones too, zeros where no gradient
-        # came); ``need[i]`` tells whether input i wants its gradient. A rule may
-        # return None for params it does not cover: ``gradient`` runs instead.
-        self.raw_gradient = raw_gradient
-        # False: the raw rule ignores the gradients of hidden outputs, and a compiled
-        # graph passes None for them instead of zero arrays.
-        self.raw_hidden_grads = raw_hidden_grads
+        self.gradient = _legacy_gradient(gradient, raw_gradient) if (
+            gradient is not None and _n_positional(gradient) == 4) else gradient
+        # Whether ``gradient`` runs on raw arrays (else the core wraps them first).
+        self.gradient_on_raw = gradient is not None and (
+            raw_gradient is not None or self.gradient is gradient) if (
+            gradient_on_raw is None) else gradient_on_raw
         # Indices of the inputs whose shape is the first output's (elementwise ops):
         # shape inference fills any of them, or the output, from another, in either
         # direction through the graph, as MXNet's does.
@@ -310,6 +302,59 @@ class Op:
         return "<Op %s>" % self.name
 
 
+def _n_positional(fn):
+    P = inspect.Parameter
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 5
+    return sum(1 for prm in ps if prm.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD))
+
+
+_MARK = (None, 0)       # a non-None ``_entry``: "this input wants its gradient"
+
+
+def _legacy_gradient(rule, raw_rule):
+    """An old-form rule ``rule(p, x, y, gy)`` on NDArrays that tells the wanted
+    gradients by ``x[i]._entry`` (and its twin ``raw_rule(p, xp, x, y, gy, need)`` on
+    raw arrays, which may decline with None) as a ``gradient(p, x, y, gy, need)``.
+
+    NOTE: transitional, while op families move to the one signature."""
+    def gradient(p, x, y, gy, need):
+        if type(x[0]) is not NDArray:
+            xp = array_module_of(x[0])
+            gy = [xp.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
+            if raw_rule is not None:
+                gx = raw_rule(p, xp, x, y, gy, need)
+                if gx is not None:
+                    return gx
+            ctx = context_of_raw(x[0])
+            gx = gradient(p, [_wrap(a, ctx) for a in x], [_wrap(a, ctx) for a in y],
+                          [_wrap(a, ctx) for a in gy], need)
+            return [None if g is None else g._data for g in gx]
+        if any(a is None for a in gy):
+            zeros_like = OPS["zeros_like"]
+            gy = [invoke(zeros_like, [b], zeros_like.default_params) if a is None else a
+                  for a, b in zip(gy, y)]
+        for xi, want in zip(x, need):
+            if want and xi._entry is None:
+                xi._entry = _MARK
+        return rule(p, x, y, gy)
+    return gradient
+
+
+def array_module_of(a):
+    """The array module (``xp``) of raw backend array ``a``: NumPy, or CuPy."""
+    return np if isinstance(a, (np.ndarray, np.generic)) else _sys.modules[
+        type(a).__module__.split(".")[0]]
+
+
+def context_of_raw(a):
+    """A Context for raw backend array ``a``: ``cpu()`` for NumPy, its ``gpu(i)``."""
+    from ..context import cpu, gpu
+    return cpu() if isinstance(a, (np.ndarray, np.generic)) else gpu(a.device.id)
+
+
 def ranks(**rules):
     """A ``check`` of the inputs' ranks: ``ranks(data=(3, 5))`` for 3-D to 5-D data,
     ``ranks(data=1)`` for at least 1 dim (inputs by position in the op's input names).
@@ -430,6 +475,37 @@ def _fail(op, e, p=None, data=None):
         return MXNetError("%s: %s" % (op.name, msg))
 
 
+def run_step(op, p, xp, data):
+    """Run ``op``'s kernel on raw arrays ``data``: the one place a kernel runs (for
+    :func:`invoke`, hybridized graphs, and gradient rules running on raw arrays).
+    Returns what ``compute`` returns; errors are named after the op."""
+    try:
+        if _profile_hook is None:
+            return op.compute(p, xp, *data)
+        return _profile_hook(op, p, xp, data)
+    except Exception as e:
+        raise _fail(op, e, p, data) from e
+
+
+def call_raw(op, data, p):
+    """``op`` on raw arrays, as the ``mx.nd`` functions run it inside a gradient rule
+    that runs unrecorded: raw visible output(s) back, nothing recorded."""
+    ys = run_step(op, p, array_module_of(data[0]), data)
+    if type(ys) is not tuple:
+        return ys
+    nvis = op.n_visible(p)
+    return ys[0] if nvis == 1 else list(ys[:nvis])
+
+
+def apply(op, inputs, p):
+    """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
+    :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
+    for x in inputs:
+        if not isinstance(x, NDArray):
+            return call_raw(op, [a._data if isinstance(a, NDArray) else a for a in inputs], p)
+    return invoke(op, inputs, p)
+
+
 def invoke(op, inputs, p, out=None, ctx=None):
     """Run ``op`` on NDArray ``inputs`` with parsed params ``p``.
 
@@ -449,14 +525,7 @@ def invoke(op, inputs, p, out=None, ctx=None):
         data = ()
         if ctx is None:
             ctx = p.get("ctx") or current_context()
-    xp = ctx.xp or ctx.array_module()
-    try:
-        if _profile_hook is None:
-            ys = op.compute(p, xp, *data)
-        else:
-            ys = _profile_hook(op, p, xp, data)
-    except Exception as e:
-        raise _fail(op, e, p, data) from e
+    ys = run_step(op, p, ctx.xp or ctx.array_module(), data)
     if op.mutate:
         for i in op.mutate:
             v = inputs[i]._version
@@ -475,7 +544,7 @@ def invoke(op, inputs, p, out=None, ctx=None):
     if _ag_state.recording and op.gradient is not None:
         for x in inputs:
             if x._entry is not None:
-                _record(op, p, inputs, outs)
+                record_node(op, p, inputs, outs)
                 break
     nvis = op.num_visible_outputs
     if nvis is not None or len(outs) > 1:
@@ -495,8 +564,7 @@ def invoke(op, inputs, p, out=None, ctx=None):
 
 
 # Imported last: mxlite.nd imports this module while it loads.
-import sys as _sys  # noqa: E402
-from ..autograd import _state as _ag_state, _record  # noqa: E402
+from ..autograd import _state as _ag_state, record_node  # noqa: E402
 from ..nd.ndarray import NDArray, _wrap, _write_into, _bind_registry  # noqa: E402
 
 _bind_registry(_sys.modules[__name__])

@@ -12,32 +12,14 @@ def _unbroadcast_axes(gshape, shape):
 
 
 def unbroadcast(gx, shape):
-    """Sum gradient ``gx`` down to ``shape`` (undo broadcasting); NDArray in, NDArray out."""
-    if gx.shape == shape:
-        return gx
-    from .. import nd
-    axes = _unbroadcast_axes(gx.shape, shape)
-    if axes:
-        gx = nd.sum(gx, axis=axes, keepdims=True)
-    return nd.reshape(gx, shape=shape) if gx.shape != shape else gx
-
-
-def unbroadcast_raw(xp, gx, shape):
-    """:func:`unbroadcast` on raw arrays."""
+    """Sum gradient ``gx`` down to ``shape`` (undo broadcasting); an NDArray or a raw
+    array in, the same kind out."""
     if gx.shape == shape:
         return gx
     axes = _unbroadcast_axes(gx.shape, shape)
     if axes:
-        gx = xp.sum(gx, axis=axes, keepdims=True)
+        gx = gx.sum(axis=axes, keepdims=True)
     return gx.reshape(shape) if gx.shape != shape else gx
-
-
-def arithmetic_only(fn):
-    """Whether ``fn`` reads no module-level name but numbers: a gradient formula made
-    of operators and constants only, which runs on raw arrays as on NDArrays."""
-    names = fn.__code__.co_names
-    g = fn.__globals__
-    return all(isinstance(g.get(n, 0.0), (int, float)) for n in names)
 
 
 def same_dtype(name, a, b):
@@ -71,7 +53,14 @@ def norm_axes(axis, ndim, exclude=False):
     return axes
 
 
-def zeros_grad(p, x, y, gy):
+def fill_missing(gy, y):
+    """Output gradients ``gy`` with zeros where none came (None), for a rule of an op
+    with several outputs that reads each one's gradient."""
+    from .. import nd
+    return [nd.zeros_like(b) if g is None else g for g, b in zip(gy, y)]
+
+
+def zeros_grad(p, x, y, gy, need):
     """Gradient rule of piecewise-constant ops (floor, sign, ...): zero for every input."""
     from .. import nd
     return [nd.zeros_like(xi) for xi in x]

@@ -11,8 +11,7 @@ from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float
 from ..registry import register_op, Param
-from ..util import arithmetic_only
-from ..tensor.elemwise_unary import UNARY, _sigmoid, _softplus, _relu_backward
+from ..tensor.elemwise_unary import UNARY, _softplus
 from ..tensor import special
 
 _SQRT2 = math.sqrt(2.0)
@@ -42,35 +41,17 @@ _ACTIVATIONS = {
 }
 
 
-# act_type: the same gradients on raw arrays (same operations, same order). Formulas
-# made of operators only (sigmoid, tanh) run on raw arrays as they are.
-_RAW_GRADIENTS = {
-    "relu": lambda xp, x, y, gy: _relu_backward(None, xp, gy, x),
-    "softrelu": lambda xp, x, y, gy: gy * _sigmoid(xp, x),
-}
-_RAW_GRADIENTS.update({act: (lambda g: lambda xp, x, y, gy: g(x, y, gy))(grad)
-                       for act, (_, grad) in _ACTIVATIONS.items()
-                       if act not in _RAW_GRADIENTS and arithmetic_only(grad)})
-
-
 def _act_compute(p, xp, x):
     fwd, _ = _ACTIVATIONS[p.act_type]
     return fwd(xp, x).astype(x.dtype, copy=False)
 
 
-def _act_grad(p, x, y, gy):
+def _act_grad(p, x, y, gy, need):
     _, grad = _ACTIVATIONS[p.act_type]
     return [grad(x[0], y[0], gy[0])]
 
 
-def _act_raw_grad(p, xp, x, y, gy, need):
-    rule = _RAW_GRADIENTS.get(p.act_type)
-    if rule is None or x[0].dtype.kind != "f":
-        return None
-    return [rule(xp, x[0], y[0], gy[0])]
-
-
-register_op("Activation", _act_compute, gradient=_act_grad, raw_gradient=_act_raw_grad,
+register_op("Activation", _act_compute, gradient=_act_grad,
             saves="xy",
             params=[Param("act_type", choices=_ACTIVATIONS,
                           doc="The activation; log_sigmoid and mish are mxlite's (MXNet 2's) "

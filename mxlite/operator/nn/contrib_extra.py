@@ -225,10 +225,10 @@ def _bn_relu(p, xp, *x):
     return xp.maximum(y, 0), mean, inv
 
 
-def _bn_relu_grad(p, x, y, gy):
+def _bn_relu_grad(p, x, y, gy, need):
     # relu's mask comes from the output; BatchNorm's rule reads only the saved mean/inv.
     g = gy[0] * (y[0] > 0)
-    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]))
+    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]), need)
 
 
 def _register_bn_relu():

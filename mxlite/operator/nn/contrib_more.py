@@ -160,7 +160,6 @@ _CORR_PARAMS = [
 register_op("Correlation", _correlation, inputs=("data1", "data2"), params=_CORR_PARAMS,
             gradient=_correlation_grad, raw_gradient=_correlation_raw_grad, saves="x",
             num_outputs=3, num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
-            raw_hidden_grads=False,
             doc="FlowNet's correlation layer: for every position of data1 (stride1) and "
                 "displacement (stride2, up to max_displacement), the mean over a "
                 "kernel_size^2 patch and the channels of data1 * data2 (or |data1 - data2|). "
@@ -602,7 +601,7 @@ _DPS_PARAMS = [
 register_op("_contrib_DeformablePSROIPooling", _dps_forward, inputs=_dps_inputs,
             params=_DPS_PARAMS, gradient=_dps_grad, raw_gradient=_dps_raw_grad, saves="x",
             num_outputs=2, num_visible_outputs=1, output_names=("output", "top_count"),
-            raw_hidden_grads=False, infer_shape=_dps_shape,
+            infer_shape=_dps_shape,
             infer_type=lambda p, dtypes: [dtypes[0], dtypes[0]],
             doc="Deformable position-sensitive ROI pooling (Deformable ConvNets): bin (i, j) "
                 "of channel c averages sample_per_part^2 bilinear samples of input channel "
@@ -815,7 +814,7 @@ _HAWKES_INPUTS = ("lda", "alpha", "beta", "state", "lags", "marks", "valid_lengt
 
 register_op("_contrib_hawkesll", _hawkes_forward, inputs=_HAWKES_INPUTS,
             gradient=_hawkes_grad, raw_gradient=_hawkes_raw_grad, saves="x", num_outputs=2,
-            output_names=("output", "state"), raw_hidden_grads=False,
+            output_names=("output", "state"),
             infer_type=lambda p, dtypes: [dtypes[0], dtypes[0]],
             no_grad_inputs=(4, 5, 6, 7),
             doc="Log likelihood of a marked univariate Hawkes process with exponential decay "

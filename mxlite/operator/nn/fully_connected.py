@@ -9,7 +9,6 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_int, parse_bool
 from ..registry import register_op, Param
-from ..tensor.matrix import matmul2d
 
 
 def _in_units(p, dshape):
@@ -65,47 +64,23 @@ def _compute(p, xp, x, w, b=None):
     return y.reshape(_out_shape(p, x.shape)).astype(x.dtype, copy=False)
 
 
-def _gradient(p, x, y, gy):
+def _gradient(p, x, y, gy, need):
     data, w = x[0], x[1]
     g = gy[0]
     if g.ndim != 2:
         g = g.reshape((-1, p.num_hidden))
-    rows = data
-    if data.ndim != 2:
-        rows = data.reshape((data.shape[0], -1)) if p.flatten else data.reshape((-1, w.shape[1]))
     # An input outside the recorded graph (the network's data, a frozen weight) needs
     # no gradient: skipping it saves the largest GEMM of a first layer.
     gx = gw = None
-    if data._entry is not None:
+    if need[0]:
         gx = nd.dot(g, w)
         if gx.shape != data.shape:
             gx = gx.reshape(data.shape)
-    if w._entry is not None:
-        gw = nd.dot(g, rows, transpose_a=True)
-    grads = [gx, gw]
-    if not p.no_bias:
-        grads.append(nd.sum(g, axis=0) if x[2]._entry is not None else None)
-    return grads
-
-
-def _raw_gradient(p, xp, x, y, gy, need):
-    """:func:`_gradient` on raw arrays: the same products, in the same order."""
-    data, w = x[0], x[1]
-    g = gy[0]
-    if g.ndim != 2:
-        g = g.reshape((-1, p.num_hidden))
-    gx = gw = gb = None
-    if need[0]:
-        gx = matmul2d(xp, g, w)
-        if gx.shape != data.shape:
-            gx = gx.reshape(data.shape)
     if need[1]:
-        gw = matmul2d(xp, g.T, _rows(p, data))
+        gw = nd.dot(g, data if data.ndim == 2 else _rows(p, data), transpose_a=True)
     if p.no_bias:
         return [gx, gw]
-    if need[2]:
-        gb = g.sum(axis=0)
-    return [gx, gw, gb]
+    return [gx, gw, g.sum(axis=0) if need[2] else None]
 
 
 def _infer_shape_back(p, ins, outs):
@@ -146,7 +121,7 @@ def _infer_shape(p, shapes):
     return shapes
 
 
-register_op("FullyConnected", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
+register_op("FullyConnected", _compute, gradient=_gradient,
             saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=[Param("num_hidden", parse_int, doc="Number of output units.", low=1),

@@ -14,15 +14,14 @@ row, so the backward can be written per position:
             t = exp(y) * s
             gx = 0 - t,  and g - t at the picked positions
 
-the same operations on the same operands at every position. The raw rule takes
-None for the gradients of the hidden outputs (``raw_hidden_grads=False``: a
-compiled graph passes None, as nothing else reads them there) and declines when
-one is given, leaving it to the NDArray rule.
+the same operations on the same operands at every position. The fused kernel runs
+when the backward is not recorded and no gradient reached the hidden outputs.
 """
 import numpy as np
 
 from ...base import parse_bool
-from ..registry import register_op, Param, get_op
+from ...nd.ndarray import NDArray
+from ..registry import register_op, Param, get_op, array_module_of
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
@@ -34,13 +33,7 @@ def _compute(p, xp, x, idx):
     return picked, y, flat
 
 
-def _raw_gradient(p, xp, x, y, gy, need):
-    if gy[1] is not None:
-        # The log-probabilities got a gradient of their own (a recorded backward read
-        # them): decline, and the NDArray rule adds it in.
-        return None
-    if not need[0]:
-        return [None, None]
+def _fused_gradient(p, xp, x, y, gy):
     _, logp, flat = y
     g = gy[0]
     axis = norm_axis(p.axis, logp.ndim)
@@ -53,15 +46,23 @@ def _raw_gradient(p, xp, x, y, gy, need):
     return [gx.astype(x[0].dtype, copy=False), None]
 
 
-def _gradient(p, x, y, gy):
-    """The chain's own NDArray rules, in order (a recorded, differentiable backward).
-    A recorded backward can reach the hidden log-probabilities too (a second-order
+def _gradient(p, x, y, gy, need):
+    """The chain's own rules, in order (a recorded, differentiable backward). A
+    recorded backward can reach the hidden log-probabilities too (a second-order
     gradient through log_softmax's rule reads them): that gradient joins pick's."""
+    if not need[0]:
+        return [None, None]
+    if gy[1] is None and not isinstance(x[0], NDArray):
+        # NOTE: unrecorded, and nothing read the log-probabilities: the fused kernel.
+        return _fused_gradient(p, array_module_of(x[0]), x, y, gy)
     pick, log_softmax = get_op("pick"), get_op("log_softmax")
-    pp = pick.parse_params(dict(axis=p.axis, keepdims=p.keepdims, mode=p.mode))
-    gs = pick.gradient(pp, [y[1], x[1]], [y[0]], [gy[0]])[0] + gy[1]
+    gs = gy[1]
+    if gy[0] is not None:
+        pp = pick.parse_params(dict(axis=p.axis, keepdims=p.keepdims, mode=p.mode))
+        gs0 = pick.gradient(pp, [y[1], x[1]], [y[0]], [gy[0]], [True, False])[0]
+        gs = gs0 if gs is None else gs0 + gs
     lp = log_softmax.parse_params(dict(axis=p.axis))
-    return [log_softmax.gradient(lp, [x[0]], [y[1]], [gs])[0], None]
+    return [log_softmax.gradient(lp, [x[0]], [y[1]], [gs], [True])[0], None]
 
 
 def _infer_type(p, dtypes):
@@ -73,8 +74,8 @@ LOG_SOFTMAX_PICK = register_op(
     params=_SOFTMAX_PARAMS + [
         Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
         Param("mode", None, "clip", "Out-of-range indices.", choices=PICK_MODES)],
-    num_outputs=3, num_visible_outputs=1, gradient=_gradient, raw_gradient=_raw_gradient,
-    saves="xy", infer_type=_infer_type, raw_hidden_grads=False,
+    num_outputs=3, num_visible_outputs=1, gradient=_gradient,
+    saves="xy", infer_type=_infer_type,
     doc="``pick(log_softmax(data, axis), index, axis)`` in one step (what a hybridized "
         "graph runs for that chain); hidden outputs: the log-probabilities and the flat "
         "picked positions.")

@@ -34,7 +34,7 @@ def _conv_params(p):
 register_op("Convolution_v1",
             lambda p, xp, *x: _CONV.compute(_conv_params(p), xp, *x),
             inputs=lambda p: _CONV.input_names(_conv_params(p)),
-            gradient=lambda p, x, y, gy: _CONV.gradient(_conv_params(p), x, y, gy),
+            gradient=lambda p, x, y, gy, need: _CONV.gradient(_conv_params(p), x, y, gy, need),
             infer_shape=lambda p, shapes: _CONV.infer_shape_rule(_conv_params(p), shapes),
             params=list(_CONV.params.values()), saves=_CONV.saves,
             doc="MXNet's first Convolution: ``Convolution`` for 2-D NCHW data only.")
@@ -75,7 +75,7 @@ def _pool_v1_grad(p, x, y, gy):
         xpad = nd.pad(data, mode="constant", pad_width=(0, 0, 0, 0, ph, ph, pw, pw))
     ypool = y[0] if area == 1 else y[0] * area
     g = gy[0] if area == 1 else gy[0] / area
-    gx = _POOL.gradient(pp, [xpad], [ypool], [g])[0]
+    gx = _POOL.gradient(pp, [xpad], [ypool], [g], [True])[0]
     if ph or pw:
         h, w = data.shape[2:]
         gx = nd.slice(gx, begin=(None, None, ph, pw), end=(None, None, ph + h, pw + w))

@@ -91,28 +91,22 @@ def _softmax_gx(p, x, out, g, sign):
 
 
 def _softmax_grad_rule(sign):
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         return [_softmax_gx(p, x[0], y[0], gy[0], sign)] + ([None] if len(x) > 1 else [])
     return gradient
 
 
-def _softmax_raw_rule(sign):
-    def raw_gradient(p, xp, x, y, gy, need):
-        return [_softmax_gx(p, x[0], y[0], gy[0], sign)] + ([None] if len(x) > 1 else [])
-    return raw_gradient
-
-
-def _log_softmax_backward(p, xp, gy, y, axis=None):
+def _log_softmax_backward(p, xp, gy, y):
     # The same operations, in the same order, as the rule written in four ops.
-    return gy - xp.exp(y) * gy.sum(axis=p.axis if axis is None else axis, keepdims=True)
+    return gy - xp.exp(y) * gy.sum(axis=p.axis, keepdims=True)
 
 
-def _log_softmax_backward_grad(p, x, y, gy):
+def _log_softmax_backward_grad(p, x, y, gy, need):
     g, out = x
     ggx = gy[0]
     e = nd.exp(out)
     ggy = ggx - nd.sum(e * ggx, axis=p.axis, keepdims=True)
-    gout = -(ggx * e * nd.sum(g, axis=p.axis, keepdims=True)) if out._entry is not None else None
+    gout = -(ggx * e * nd.sum(g, axis=p.axis, keepdims=True)) if need[1] else None
     return [ggy, gout]
 
 
@@ -123,17 +117,10 @@ register_op("_backward_log_softmax", _log_softmax_backward, inputs=("gy", "y"),
             doc="Gradient of log_softmax along ``axis``: ``gy - exp(y) * sum(gy)``.")
 
 
-def _log_softmax_grad(p, x, y, gy):
+def _log_softmax_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim)
     gx = nd._internal._backward_log_softmax(gy[0], y[0], axis=axis)
     if _scale(p) != 1.0:                # x * 1.0 is x: skip the op
-        gx = gx * _scale(p)
-    return [gx.astype(x[0].dtype, copy=False)]
-
-
-def _log_softmax_raw_grad(p, xp, x, y, gy, need):
-    gx = _log_softmax_backward(None, xp, gy[0], y[0], norm_axis(p.axis, x[0].ndim))
-    if _scale(p) != 1.0:
         gx = gx * _scale(p)
     return [gx.astype(x[0].dtype, copy=False)]
 
@@ -152,16 +139,13 @@ _PARAMS = [Param("axis", parse_int, -1, "The axis to normalise over."),
            Param("use_length", optional(parse_bool), False,
                  "Only the first ``length`` entries along ``axis`` take part; the rest are 0.")]
 
-register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0),
-            raw_gradient=_softmax_raw_rule(1.0), saves="y",
+register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
             doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.", same_shape=(0,))
-register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0),
-            raw_gradient=_softmax_raw_rule(-1.0), saves="y",
+register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
             doc="``softmax(-x)`` along ``axis``.", same_shape=(0,))
-register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad,
-            raw_gradient=_log_softmax_raw_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
+register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
             doc="``log(softmax(x))`` along ``axis``, computed stably.", same_shape=(0,))
 
 

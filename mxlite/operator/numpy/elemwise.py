@@ -46,19 +46,9 @@ def _cast_gradient(rule):
     if rule is None:
         return None
 
-    def gradient(p, x, y, gy):
-        return _keep_float_dtype(x, rule(p, x, y, gy))
+    def gradient(p, x, y, gy, need):
+        return _keep_float_dtype(x, rule(p, x, y, gy, need))
     return gradient
-
-
-def _cast_raw_gradient(rule):
-    if rule is None:
-        return None
-
-    def raw_gradient(p, xp, x, y, gy, need):
-        gxs = rule(p, xp, x, y, gy, need)
-        return None if gxs is None else _keep_float_dtype(x, gxs)
-    return raw_gradient
 
 
 def derive(name, base, compute, aliases=(), **kw):
@@ -66,11 +56,13 @@ def derive(name, base, compute, aliases=(), **kw):
     params and gradient rules (the same math under MXNet's np name)."""
     b = OPS[base]
     spec = dict(inputs=b.inputs, params=tuple(b.params.values()),
-                gradient=_cast_gradient(b.gradient), raw_gradient=_cast_raw_gradient(b.raw_gradient),
+                gradient=_cast_gradient(b.gradient), gradient_on_raw=b.gradient_on_raw,
                 saves=b.saves, num_outputs=b.num_outputs,
                 num_visible_outputs=b.num_visible_outputs, same_shape=b.same_shape,
                 variadic=b.variadic, infer_shape=b.infer_shape_rule,
                 infer_type=b.infer_type_rule, doc=b.doc, aliases=aliases)
+    if "gradient" in kw:
+        del spec["gradient_on_raw"]
     spec.update(kw)
     return register_op(name, compute, **spec)
 
@@ -132,7 +124,7 @@ _COMPARE = [("equal", "broadcast_equal", lambda xp, a, b: a == b),
 # in a recorded graph does not stop backward), so they have the zero rule.
 for _n, _base, _k in _COMPARE:
     derive("_npi_" + _n, _base, _binary_compute(_k, promote, BOOL), gradient=zeros_grad,
-           raw_gradient=None, infer_type=lambda p, dtypes: [BOOL],
+           infer_type=lambda p, dtypes: [BOOL],
            doc="Elementwise %s of two arrays with broadcasting, as bool." % _n)
 
 _INT_ONLY = [("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b)),
@@ -141,7 +133,7 @@ _INT_ONLY = [("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b)),
              ("lcm", lambda xp, a, b: xp.lcm(a, b))]
 for _n, _k in _INT_ONLY:
     derive("_npi_" + _n, "broadcast_equal", _binary_compute(_k, promote), gradient=None,
-           raw_gradient=None, infer_type=_binary_type(promote),
+           infer_type=_binary_type(promote),
            doc="Elementwise %s of two integer arrays with broadcasting." % _n)
 
 
@@ -208,7 +200,7 @@ def _compare_scalar_compute(base):
 
 for _n, _base in _SCALAR_COMPARE:
     derive("_npi_" + _n, _base, _compare_scalar_compute(_base), gradient=zeros_grad,
-           raw_gradient=None, infer_type=lambda p, dtypes: [BOOL])
+           infer_type=lambda p, dtypes: [BOOL])
 
 
 # -- unary ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float
 from ..registry import register_op, Param
-from ..util import unbroadcast, unbroadcast_raw, same_dtype, arithmetic_only
+from ..util import unbroadcast, same_dtype
 
 
 def _check_same_shape(name, a, b):
@@ -84,22 +84,14 @@ def _binary(name, kernel, grad, saves, check_shape, aliases=()):
             _check_same_shape(name, a, b)
         return kernel(xp, a, b)
 
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         a, b = x
         ga, gb = grad(a, b, y[0], gy[0])
-        return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)]
+        return [unbroadcast(ga, a.shape) if need[0] else None,
+                unbroadcast(gb, b.shape) if need[1] else None]
 
-    def raw_gradient(p, xp, x, y, gy, need):
-        a, b = x
-        if a.dtype.kind != "f" or gy[0].dtype.kind != "f":
-            return None
-        ga, gb = grad(a, b, y[0], gy[0])
-        return [unbroadcast_raw(xp, ga, a.shape) if need[0] else None,
-                unbroadcast_raw(xp, gb, b.shape) if need[1] else None]
-
-    raw = raw_gradient if grad and arithmetic_only(grad) else None
     register_op(name, compute, inputs=("lhs", "rhs"), gradient=gradient if grad else None,
-                raw_gradient=raw, saves=saves, aliases=aliases,
+                saves=saves, aliases=aliases,
                 same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise %s of two arrays%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
@@ -212,16 +204,10 @@ def _scalar_op(name, kernel, grad, saves):
         y = kernel(xp, x, _scalar_of(x, p.scalar))
         return y if y.dtype == x.dtype else y.astype(x.dtype)
 
-    def gradient(p, x, y, gy):
-        return [grad(x[0], y[0], gy[0], p.scalar)]
-
-    def raw_gradient(p, xp, x, y, gy, need):
-        if x[0].dtype.kind != "f" or gy[0].dtype.kind != "f":
-            return None
+    def gradient(p, x, y, gy, need):
         return [grad(x[0], y[0], gy[0], p.scalar)]
 
     register_op(name, compute, params=_SCALAR_PARAMS, gradient=gradient, saves=saves,
-                raw_gradient=raw_gradient if arithmetic_only(grad) else None,
                 aliases=_SCALAR_ALIASES.get(name, ()), same_shape=(0,), infer_type=_scalar_type,
                 doc="Elementwise %s with a scalar." % name.strip("_").replace("_scalar", ""))
 
@@ -259,7 +245,7 @@ def _add_n(p, xp, *xs):
     return y
 
 
-def _add_n_grad(p, x, y, gy):
+def _add_n_grad(p, x, y, gy, need):
     return [gy[0]] * len(x)
 
 

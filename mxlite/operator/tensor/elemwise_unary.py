@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import parse_float, np_dtype
 from ..registry import register_op, Param
-from ..util import zeros_grad, arithmetic_only
+from ..util import zeros_grad
 from . import special
 
 _LN2 = math.log(2.0)
@@ -25,21 +25,11 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
             return _int_unary(xp, fwd, x)
         return fwd(xp, x)
 
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         return [grad(x[0], y[0], gy[0])]
 
-    raw = None
-    if name in _RAW_UNARY:
-        raw = _RAW_UNARY[name]
-    elif grad is not None and arithmetic_only(grad):
-        def raw(p, xp, x, y, gy, need):
-            # The formula's operators act on raw float arrays as on NDArrays.
-            if x[0].dtype.kind != "f" or gy[0].dtype.kind != "f":
-                return None
-            return [grad(x[0], y[0], gy[0])]
-
     return register_op(name, compute, gradient=gradient if grad is not None else None,
-                       raw_gradient=raw, saves=saves, aliases=aliases, same_shape=(0,),
+                       saves=saves, aliases=aliases, same_shape=(0,),
                        doc=doc or "Elementwise %s." % name)
 
 
@@ -139,15 +129,9 @@ def _relu_backward(p, xp, gy, x):
     return gy * (x > 0)
 
 
-_RAW_UNARY = {
-    "relu": lambda p, xp, x, y, gy, need: [_relu_backward(p, xp, gy[0], y[0])],
-}
-
-
-def _relu_backward_grad(p, x, y, gy):
+def _relu_backward_grad(p, x, y, gy, need):
     ggx, data = gy[0], x[1]
-    return [nd._internal._backward_relu(ggx, data),
-            nd.zeros_like(data) if data._entry is not None else None]
+    return [nd._internal._backward_relu(ggx, data), nd.zeros_like(data) if need[1] else None]
 
 
 # NOTE: one op for ``gy * (x > 0)``, to save a comparison op per ReLU in backward.
@@ -178,7 +162,7 @@ register_op("ones_like", lambda p, xp, x: xp.ones_like(x), gradient=zeros_grad, 
             doc="An array of ones with the input's shape and dtype.", same_shape=(0,))
 
 
-def _identity_grad(p, x, y, gy):
+def _identity_grad(p, x, y, gy, need):
     return [gy[0]]
 
 
@@ -187,7 +171,7 @@ register_op("_copy", lambda p, xp, x: x.copy(), gradient=_identity_grad, saves="
             aliases=("identity",), doc="A copy of the input.", same_shape=(0,))
 
 
-def _block_grad(p, x, y, gy):
+def _block_grad(p, x, y, gy, need):
     return [nd.zeros_like(gy[0])]
 
 
@@ -200,7 +184,7 @@ def _hard_sigmoid(p, xp, x):
     return xp.clip(x * p.alpha + p.beta, 0, 1).astype(x.dtype, copy=False)
 
 
-def _hard_sigmoid_grad(p, x, y, gy):
+def _hard_sigmoid_grad(p, x, y, gy, need):
     z = x[0] * p.alpha + p.beta
     return [gy[0] * p.alpha * (z > 0) * (z < 1)]
 
@@ -214,7 +198,7 @@ def _clip(p, xp, x):
     return xp.clip(x, p.a_min, p.a_max).astype(x.dtype, copy=False)
 
 
-def _clip_grad(p, x, y, gy):
+def _clip_grad(p, x, y, gy, need):
     return [gy[0] * (x[0] >= p.a_min) * (x[0] <= p.a_max)]
 
 
@@ -229,7 +213,7 @@ def _cast(p, xp, x):
     return x.astype(p.dtype)
 
 
-def _cast_grad(p, x, y, gy):
+def _cast_grad(p, x, y, gy, need):
     return [gy[0].astype(x[0].dtype)]
 
 
@@ -250,7 +234,7 @@ def _copyto(p, xp, x):
     return x.copy()
 
 
-def _copyto_grad(p, x, y, gy):
+def _copyto_grad(p, x, y, gy, need):
     return [gy[0].as_in_context(x[0].context)]
 
 
@@ -264,6 +248,6 @@ def _parse_ctx(v):
     raise ValueError("expected a Context, got %r" % (v,))
 
 
-register_op("_copyto", _copyto, gradient=_copyto_grad, saves="",
+register_op("_copyto", _copyto, gradient=_copyto_grad, gradient_on_raw=False, saves="",
             params=[Param("ctx", _parse_ctx)], output_ctx=lambda p: p.ctx,
             doc="A copy of the input on context ``ctx``.")

@@ -11,7 +11,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
-from ..registry import register_op, Param, Params, invoke
+from ..registry import register_op, Param, Params, apply
 from ..util import unbroadcast, norm_axis, zeros_grad
 
 
@@ -38,9 +38,9 @@ def _getitem(p, xp, x):
     return y
 
 
-def _getitem_grad(p, x, y, gy):
+def _getitem_grad(p, x, y, gy, need):
     op = _GETITEM_BWD
-    return [invoke(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
+    return [apply(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
 
 
 def _getitem_backward(p, xp, gy):
@@ -55,9 +55,9 @@ def _getitem_backward(p, xp, gy):
     return gx
 
 
-def _getitem_backward_grad(p, x, y, gy):
+def _getitem_backward_grad(p, x, y, gy, need):
     op = _GETITEM
-    return [invoke(op, (gy[0],), Params(op, {"key": p.key, "view": False})).reshape(x[0].shape)]
+    return [apply(op, (gy[0],), Params(op, {"key": p.key, "view": False})).reshape(x[0].shape)]
 
 
 _GETITEM = register_op("_getitem", _getitem, gradient=_getitem_grad, saves="",
@@ -93,13 +93,13 @@ def _setitem(p, xp, x, v=None):
     return y
 
 
-def _setitem_grad(p, x, y, gy):
+def _setitem_grad(p, x, y, gy, need):
     op = _SETITEM
     g = gy[0]
-    gx = invoke(op, (g,), Params(op, {"key": p.key, "scalar": 0.0}))
+    gx = apply(op, (g,), Params(op, {"key": p.key, "scalar": 0.0}))
     if len(x) == 1:
         return [gx]
-    gv = invoke(_GETITEM, (g,), Params(_GETITEM, {"key": p.key, "view": False}))
+    gv = apply(_GETITEM, (g,), Params(_GETITEM, {"key": p.key, "view": False}))
     v = x[1]
     if gv.shape != v.shape:
         if gv.size == v.size:
@@ -145,10 +145,10 @@ def _take(p, xp, a, idx):
     return xp.take(a, i, axis=axis)
 
 
-def _take_grad(p, x, y, gy):
+def _take_grad(p, x, y, gy, need):
     a, idx = x
     op = _TAKE_BWD
-    return [invoke(op, (gy[0], idx), Params(op, {"axis": p.axis, "mode": p.mode,
+    return [apply(op, (gy[0], idx), Params(op, {"axis": p.axis, "mode": p.mode,
                                                  "shape": a.shape})), None]
 
 
@@ -163,9 +163,9 @@ def _take_backward(p, xp, gy, idx):
     return gx
 
 
-def _take_backward_grad(p, x, y, gy):
+def _take_backward_grad(p, x, y, gy, need):
     op = _TAKE
-    return [invoke(op, (gy[0], x[1]), Params(op, {"axis": p.axis, "mode": p.mode})), None]
+    return [apply(op, (gy[0], x[1]), Params(op, {"axis": p.axis, "mode": p.mode})), None]
 
 
 _TAKE_PARAMS = [Param("axis", parse_int, 0, "The axis to take along."),
@@ -216,9 +216,9 @@ def _pick(p, xp, x, idx):
     return pick_with_flat(p, xp, x, idx)[0]
 
 
-def _pick_grad(p, x, y, gy):
+def _pick_grad(p, x, y, gy, need):
     op = _PICK_BWD
-    return [invoke(op, (gy[0], x[1]), Params(op, dict(p.items(), shape=x[0].shape))), None]
+    return [apply(op, (gy[0], x[1]), Params(op, dict(p.items(), shape=x[0].shape))), None]
 
 
 def _pick_scatter(p, xp, shape, gy, idx):
@@ -233,21 +233,16 @@ def _pick_backward(p, xp, gy, idx):
     return _pick_scatter(p, xp, tuple(p.shape), gy, idx)
 
 
-def _pick_raw_grad(p, xp, x, y, gy, need):
-    return [_pick_scatter(p, xp, x[0].shape, gy[0], x[1]), None]
-
-
-def _pick_backward_grad(p, x, y, gy):
+def _pick_backward_grad(p, x, y, gy, need):
     op = _PICK
-    g = invoke(op, (gy[0], x[1]), Params(op, {k: v for k, v in p.items() if k != "shape"}))
+    g = apply(op, (gy[0], x[1]), Params(op, {k: v for k, v in p.items() if k != "shape"}))
     return [g.reshape(x[0].shape), None]
 
 
 _PICK_PARAMS = [Param("axis", parse_int, -1, "The axis to pick along."),
                 Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
                 Param("mode", None, "clip", "Out-of-range indices.", choices=PICK_MODES)]
-_PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad,
-                    raw_gradient=_pick_raw_grad, saves="x",
+_PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad, saves="x",
                     params=_PICK_PARAMS,
                     doc="One element per position along ``axis``: ``y[i] = x[i, index[i]]`` "
                         "for 2-D data and axis=-1.\n\n>>> mx.nd.pick(mx.nd.array([[1, 2], "
@@ -329,9 +324,9 @@ def _gather_nd(p, xp, x, idx):
     return x[_nd_key(xp, idx, x.shape, "gather_nd")]
 
 
-def _gather_nd_grad(p, x, y, gy):
+def _gather_nd_grad(p, x, y, gy, need):
     op = _SCATTER_ADD
-    return [invoke(op, (gy[0], x[1]), Params(op, {"shape": x[0].shape})), None]
+    return [apply(op, (gy[0], x[1]), Params(op, {"shape": x[0].shape})), None]
 
 
 def _scatter_nd_add(p, xp, v, idx):
@@ -347,7 +342,7 @@ def _scatter_nd(p, xp, v, idx):
     return y
 
 
-def _scatter_grad(p, x, y, gy):
+def _scatter_grad(p, x, y, gy, need):
     return [nd.gather_nd(gy[0], x[1]), None]
 
 
@@ -388,10 +383,10 @@ def _sliced(xp, x, key):
 
 
 def _slice_grad_for(key_fn):
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         op = _GETITEM_BWD
         key = key_fn(p, x[0].shape, x)
-        gx = invoke(op, (gy[0],), Params(op, {"key": key, "shape": x[0].shape}))
+        gx = apply(op, (gy[0],), Params(op, {"key": key, "shape": x[0].shape}))
         return [gx] + [None] * (len(x) - 1)
     return gradient
 

@@ -30,8 +30,8 @@ OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradien
              "mutate": "mutate", "saves": "saves", "is_view": "is_view", "doc": "doc",
              "variadic": "variadic", "output_names": "output_names",
              "no_grad_inputs": "no_grad_inputs", "output_ctx": "output_ctx",
-             "parse": "custom_parse", "raw_gradient": "raw_gradient",
-             "raw_hidden_grads": "raw_hidden_grads", "same_shape": "same_shape",
+             "parse": "custom_parse", "gradient_on_raw": "gradient_on_raw",
+             "same_shape": "same_shape",
              "infer_shape_back": "infer_shape_back"}
 
 
@@ -170,9 +170,9 @@ def _choose(p, xp, x, index):
     return pick.compute(pp, xp, x, index)
 
 
-def _choose_grad(p, x, y, gy):
+def _choose_grad(p, x, y, gy, need):
     pick, pp = _pick_params()
-    return pick.gradient(pp, x, y, gy)
+    return pick.gradient(pp, x, y, gy, need)
 
 
 register_op("choose_element_0index", _choose, inputs=("lhs", "rhs"), gradient=_choose_grad,
@@ -263,8 +263,8 @@ def _square_sum(p, xp, x):
     return _SUM.compute(p, xp, x * x)
 
 
-def _square_sum_grad(p, x, y, gy):
-    g = _SUM.gradient(p, [x[0]], y, gy)[0]
+def _square_sum_grad(p, x, y, gy, need):
+    g = _SUM.gradient(p, [x[0]], y, gy, need)[0]
     return [g * x[0] * 2]
 
 

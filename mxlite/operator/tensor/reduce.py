@@ -11,7 +11,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, parse_dtype,
                      optional)
 from ..registry import register_op, Param
-from ..util import norm_axes, norm_axis
+from ..util import norm_axes, norm_axis, fill_missing
 
 REDUCE_PARAMS = [Param("axis", parse_axis, None, "Axis or axes to reduce; all if None."),
                  Param("keepdims", parse_bool, False, "Keep reduced axes with size 1."),
@@ -37,23 +37,7 @@ def expand_to(gy, x_shape, axes):
     return nd.broadcast_to(g, shape=x_shape) if g.shape != x_shape else g
 
 
-def expand_to_raw(xp, gy, x_shape, axes, copy=True):
-    """:func:`expand_to` on raw arrays; ``copy=False`` leaves a read-only broadcast
-    view, for a caller that makes a new array of it anyway."""
-    g = gy.reshape(reduced_shape(x_shape, axes))
-    if g.shape == x_shape:
-        return g
-    g = xp.broadcast_to(g, x_shape)
-    return g.copy() if copy else g
-
-
-def _mean_raw_grad(xp, x, gy, axes):
-    n = math.prod([x.shape[i] for i in axes])
-    g = expand_to_raw(xp, gy, x.shape, axes, copy=n <= 1)
-    return g / n if n > 1 else g
-
-
-def _reduction(name, kernel, grad, saves, aliases=(), doc="", raw_grad=None, adds=False):
+def _reduction(name, kernel, grad, saves, aliases=(), doc="", adds=False):
     def compute(p, xp, x):
         axes = norm_axes(p.axis, x.ndim, p.exclude)
         if adds and x.dtype.kind == "f" and x.size and math.prod([x.shape[i] for i in axes]) == 1:
@@ -65,17 +49,12 @@ def _reduction(name, kernel, grad, saves, aliases=(), doc="", raw_grad=None, add
         return _finish(xp.asarray(y, dtype=x.dtype) if not hasattr(y, "dtype") or y.dtype != x.dtype
                        else y, x.shape, axes, p.keepdims)
 
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         axes = norm_axes(p.axis, x[0].ndim, p.exclude)
         return [grad(x[0], y[0], gy[0], axes)]
 
-    raw_gradient = None
-    if raw_grad is not None:
-        def raw_gradient(p, xp, x, y, gy, need):
-            return [raw_grad(xp, x[0], gy[0], norm_axes(p.axis, x[0].ndim, p.exclude))]
-
     register_op(name, compute, params=REDUCE_PARAMS, gradient=gradient, saves=saves,
-                raw_gradient=raw_gradient, aliases=aliases, doc=doc)
+                aliases=aliases, doc=doc)
 
 
 def _arg_eq(x, y, axes):
@@ -86,7 +65,7 @@ def _arg_eq(x, y, axes):
 
 _reduction("sum", lambda xp, x, a: xp.sum(x, axis=a),
            lambda x, y, gy, a: expand_to(gy, x.shape, a), "", aliases=("sum_axis",),
-           raw_grad=lambda xp, x, gy, a: expand_to_raw(xp, gy, x.shape, a), adds=True,
+           adds=True,
            doc="Sum over the given axes.")
 
 
@@ -106,7 +85,7 @@ def _mean(xp, x, axes):
 
 
 _reduction("mean", _mean, _mean_grad, "",
-           raw_grad=_mean_raw_grad, adds=True, doc="Mean over the given axes.")
+           adds=True, doc="Mean over the given axes.")
 _reduction("prod", lambda xp, x, a: xp.prod(x, axis=a),
            lambda x, y, gy, a: expand_to(gy * y, x.shape, a) / x, "xy",
            doc="Product over the given axes.")
@@ -145,7 +124,7 @@ def _norm(p, xp, x):
     return _finish(y.astype(dt, copy=False), x.shape, axes, p.keepdims)
 
 
-def _norm_grad(p, x, y, gy):
+def _norm_grad(p, x, y, gy, need):
     x, y, gy = x[0], y[0], gy[0]
     if y.dtype != x.dtype:      # out_dtype: differentiate in the input's dtype
         y, gy = y.astype(x.dtype), gy.astype(x.dtype)
@@ -231,8 +210,8 @@ def _moments(p, xp, x):
     return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
 
 
-def _moments_grad(p, x, y, gy):
-    x = x[0]
+def _moments_grad(p, x, y, gy, need):
+    x, gy = x[0], fill_missing(gy, y)
     axes = _moments_axes(p, x.ndim)
     n = max(1, math.prod([x.shape[i] for i in axes]))
     mean = expand_to(y[0], x.shape, axes)
@@ -263,7 +242,7 @@ def _cumsum(p, xp, x):
     return xp.cumsum(x, axis=norm_axis(p.axis, x.ndim), dtype=dtype)
 
 
-def _cumsum_grad(p, x, y, gy):
+def _cumsum_grad(p, x, y, gy, need):
     # The adjoint of a running sum is the running sum taken from the other end.
     g = gy[0]
     axis = 0 if p.axis is None else norm_axis(p.axis, x[0].ndim)

@@ -7,8 +7,8 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
-from ..registry import register_op, Param, Params, invoke, OPS
-from ..util import norm_axis, norm_axes
+from ..registry import register_op, Param, Params, apply, OPS
+from ..util import norm_axis, norm_axes, fill_missing
 
 
 class ReshapeSizeError(MXNetError, ValueError):
@@ -100,13 +100,9 @@ def _reverse_spec(spec):
     return tuple(v for g in reversed(groups) for v in g)
 
 
-def _as_shape_of(p, x, y, gy):
+def _as_shape_of(p, x, y, gy, need):
     # Gradient of every op that only relabels dims (squeeze, Flatten, reshape_like).
     return [gy[0].reshape(x[0].shape)] + [None] * (len(x) - 1)
-
-
-def _as_shape_of_raw(p, xp, x, y, gy, need):
-    return _as_shape_of(p, x, y, gy)     # .reshape reads the same on raw arrays
 
 
 def _reshape(p, xp, x):
@@ -115,11 +111,11 @@ def _reshape(p, xp, x):
     return x.reshape(infer_reshape(x.shape, p.shape, p.reverse))
 
 
-def _reshape_grad(p, x, y, gy):
+def _reshape_grad(p, x, y, gy, need):
     return [gy[0].reshape(x[0].shape)]
 
 
-register_op("Reshape", _reshape, gradient=_reshape_grad, raw_gradient=_as_shape_of_raw,
+register_op("Reshape", _reshape, gradient=_reshape_grad,
             saves="", is_view=True,
             aliases=("reshape",),
             params=[Param("shape", parse_shape, None, "The target shape, with special codes."),
@@ -137,7 +133,7 @@ def _transpose(p, xp, x):
     return xp.transpose(x)
 
 
-def _transpose_grad(p, x, y, gy):
+def _transpose_grad(p, x, y, gy, need):
     nd_ = x[0].ndim
     axes = tuple(a % nd_ for a in p.axes) if p.axes else tuple(reversed(range(nd_)))
     return [nd.transpose(gy[0], axes=tuple(np.argsort(axes).tolist()))]
@@ -161,7 +157,7 @@ def _broadcast_to(p, xp, x):
     return xp.broadcast_to(x, shape).copy()
 
 
-def _broadcast_grad(p, x, y, gy):
+def _broadcast_grad(p, x, y, gy, need):
     from ..util import unbroadcast
     return [unbroadcast(gy[0], x[0].shape)]
 
@@ -175,7 +171,7 @@ def _expand_dims(p, xp, x):
     return xp.expand_dims(x, norm_axis(p.axis, x.ndim + 1))
 
 
-register_op("expand_dims", _expand_dims, gradient=_reshape_grad, raw_gradient=_as_shape_of_raw,
+register_op("expand_dims", _expand_dims, gradient=_reshape_grad,
             saves="", is_view=True,
             params=[Param("axis", parse_int, doc="Where to insert the new axis of size 1.")],
             doc="Insert a new axis of size 1 at ``axis``.")
@@ -208,7 +204,7 @@ def _squeeze(p, xp, x):
     return x.reshape(shape or (1,))     # MXNet keeps one dim when everything is squeezed
 
 
-register_op("squeeze", _squeeze, gradient=_as_shape_of, raw_gradient=_as_shape_of_raw,
+register_op("squeeze", _squeeze, gradient=_as_shape_of,
             saves="", is_view=True,
             params=[Param("axis", optional(parse_shape), None,
                           "Axes of size 1 to remove; every size-1 axis if None.")],
@@ -222,7 +218,7 @@ def _flatten(p, xp, x):
     return x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
 
 
-register_op("Flatten", _flatten, gradient=_as_shape_of, raw_gradient=_as_shape_of_raw,
+register_op("Flatten", _flatten, gradient=_as_shape_of,
             saves="", is_view=True,
             aliases=("flatten",),
             doc="Collapse every axis but the first: shape (d0, d1*...*dk).")
@@ -245,7 +241,7 @@ def _concat(p, xp, *xs):
     return xp.concatenate(xs, axis=dim)
 
 
-def _concat_grad(p, x, y, gy):
+def _concat_grad(p, x, y, gy, need):
     dim = norm_axis(p.dim, x[0].ndim)
     gx, begin = [], 0
     for xi in x:
@@ -279,7 +275,7 @@ def _stack(p, xp, *xs):
     return xp.stack(xs, axis=norm_axis(p.axis, xs[0].ndim + 1))
 
 
-def _stack_grad(p, x, y, gy):
+def _stack_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim + 1)
     g = nd.split(gy[0], num_outputs=len(x), axis=axis, squeeze_axis=True)
     return list(g) if isinstance(g, list) else [g]
@@ -316,8 +312,9 @@ def _slice_channel(p, xp, x):
 
 
 def _split_grad_for(axis_of):
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         axis = axis_of(p, x[0].ndim)
+        gy = fill_missing(gy, y)
         parts = [nd.expand_dims(g, axis=axis) if p.squeeze_axis and g.ndim < x[0].ndim else g
                  for g in gy]
         if p.squeeze_axis and x[0].ndim == 1:
@@ -384,7 +381,7 @@ def _v2_params(p):
 
 _SPLIT_V2 = OPS["_split_v2"]
 register_op("split_v2", lambda p, xp, x: _split_v2(_v2_params(p), xp, x), saves="",
-            gradient=lambda p, x, y, gy: _SPLIT_V2.gradient(_v2_params(p), x, y, gy),
+            gradient=lambda p, x, y, gy, need: _SPLIT_V2.gradient(_v2_params(p), x, y, gy, need),
             num_outputs=lambda p: _v2_count(_v2_params(p)),
             params=[Param("indices_or_sections", _parse_sections,
                           doc="An int (equal parts) or a tuple of split points."),
@@ -403,7 +400,7 @@ def _tile(p, xp, x):
     return xp.tile(x, p.reps) if p.reps else x.copy()
 
 
-def _tile_grad(p, x, y, gy):
+def _tile_grad(p, x, y, gy, need):
     xs = x[0].shape
     n = max(len(xs), len(p.reps))
     shape = (1,) * (n - len(xs)) + xs
@@ -427,7 +424,7 @@ def _repeat(p, xp, x):
     return xp.repeat(x, p.repeats, axis=norm_axis(p.axis, x.ndim))
 
 
-def _repeat_grad(p, x, y, gy):
+def _repeat_grad(p, x, y, gy, need):
     xs = x[0].shape
     if p.axis is None:
         return [nd.sum(gy[0].reshape((-1, p.repeats)), axis=1).reshape(xs)]
@@ -560,7 +557,7 @@ def _broadcast_like(p, xp, x, like):
     return xp.broadcast_to(x, shape).copy()
 
 
-def _broadcast_like_grad(p, x, y, gy):
+def _broadcast_like_grad(p, x, y, gy, need):
     from ..util import unbroadcast
     return [unbroadcast(gy[0], x[0].shape), None]
 
@@ -590,7 +587,7 @@ def _range(b, e, n):
 
 
 register_op("reshape_like", _reshape_like, inputs=("lhs", "rhs"), gradient=_as_shape_of,
-            raw_gradient=_as_shape_of_raw, saves="", is_view=True,
+            saves="", is_view=True,
             params=[Param(n, optional(parse_int), None, d) for n, d in (
                 ("lhs_begin", "First lhs axis to replace."), ("lhs_end", "End of lhs axes."),
                 ("rhs_begin", "First rhs axis to copy."), ("rhs_end", "End of rhs axes."))],
@@ -674,11 +671,11 @@ def _diag_backward(p, xp, gy):
     return gx
 
 
-def _diag_grad(p, x, y, gy):
+def _diag_grad(p, x, y, gy, need):
     if x[0].ndim == 1:
         return [nd.diag(gy[0], k=p.k)]
     op = _DIAG_BWD
-    return [invoke(op, (gy[0],), Params(op, dict(p.items(), shape=x[0].shape)))]
+    return [apply(op, (gy[0],), Params(op, dict(p.items(), shape=x[0].shape)))]
 
 
 _DIAG_PARAMS = [Param("k", parse_int, 0, "The diagonal: 0 main, > 0 above, < 0 below."),
