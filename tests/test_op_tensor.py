@@ -250,6 +250,47 @@ CASES = [
     case("div_sqrt_dim", lambda x: nd.contrib.div_sqrt_dim(x), lambda x: x / 2.0, [u(3, 4)]),
 ]
 
+# Elementwise math without a row above: their own RandomState, so that the inputs of
+# the rows above stay as they were.
+_R2 = np.random.RandomState(7)
+
+
+def _in(lo, hi, shape=(3, 4)):
+    return _R2.uniform(lo, hi, shape)
+
+
+def _unary_row(name, ref, lo, hi, grad=(0,)):
+    return case(name, getattr(nd, name), ref, [_in(lo, hi)], grad=grad)
+
+
+CASES += [
+    _unary_row("log1p", np.log1p, 0.1, 2),
+    _unary_row("log2", np.log2, 0.5, 2),
+    _unary_row("log10", np.log10, 0.5, 2),
+    _unary_row("cbrt", np.cbrt, 0.5, 2),
+    _unary_row("rcbrt", lambda x: 1 / np.cbrt(x), 0.5, 2),
+    _unary_row("abs", np.abs, 0.2, 1),
+    _unary_row("sin", np.sin, -2, 2),
+    _unary_row("cos", np.cos, -2, 2),
+    _unary_row("tan", np.tan, -1, 1),
+    _unary_row("arcsin", np.arcsin, -0.8, 0.8),
+    _unary_row("arccos", np.arccos, -0.8, 0.8),
+    _unary_row("sinh", np.sinh, -1, 1),
+    _unary_row("cosh", np.cosh, -1, 1),
+    _unary_row("tanh", np.tanh, -1, 1),
+    _unary_row("arcsinh", np.arcsinh, -1, 1),
+    _unary_row("arccosh", np.arccosh, 1.5, 3),
+    _unary_row("arctanh", np.arctanh, -0.8, 0.8),
+    _unary_row("radians", np.radians, -90, 90),
+    _unary_row("log_sigmoid", lambda x: -np.logaddexp(0, -x), -2, 2),
+    _unary_row("relu", lambda x: np.maximum(x, 0), 0.1, 1),
+    _unary_row("floor", np.floor, -2.9, 2.9, grad=()),
+    _unary_row("ceil", np.ceil, -2.9, 2.9, grad=()),
+    _unary_row("trunc", np.trunc, -2.9, 2.9, grad=()),
+    _unary_row("fix", np.fix, -2.9, 2.9, grad=()),
+    _unary_row("sign", np.sign, -1, 1, grad=()),
+]
+
 GRAD_CASES = [c for c in CASES if c.grad]
 ORDER2_CASES = [c for c in GRAD_CASES if c.order >= 2]
 
