@@ -385,10 +385,13 @@ class Constant(Initializer):
         arr[:] = self.value
 
     def dumps(self):
+        """``'["constant", {"value": ...}]'``; an array value is written as nested lists
+        (and, as in MXNet, kept in ``_kwargs`` in that form from then on)."""
         val = self._kwargs["value"]
         if not np.isscalar(val):
-            val = val.tolist() if isinstance(val, np.ndarray) else val.asnumpy().tolist()
-        return json.dumps([self.__class__.__name__.lower(), {"value": val}])
+            self._kwargs["value"] = (val.tolist() if isinstance(val, np.ndarray)
+                                     else val.asnumpy().tolist())
+        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
 
 @register

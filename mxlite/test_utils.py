@@ -32,6 +32,7 @@ from .io import DataIter
 from .nd import NDArray, array  # noqa: F401
 from .runtime import Features  # noqa: F401
 from .symbol import Symbol  # noqa: F401
+from .util import getenv, setenv, use_np  # noqa: F401
 
 
 # -- contexts and default tolerances ------------------------------------------------

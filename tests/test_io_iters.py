@@ -505,3 +505,17 @@ def test_module_fit_with_csviter(tmp_path):
             optimizer_params={"learning_rate": 0.5})
     it = mx.io.CSVIter(data_csv=data, data_shape=(4,), label_csv=label, batch_size=8)
     assert dict(mod.score(it, "acc"))["accuracy"] > 0.8
+
+
+def test_iterators_ignore_unknown_arguments_with_one_warning(tmp_path):
+    image, label = _write_idx(str(tmp_path), n=8)[:2]
+    with pytest.warns(UserWarning, match="MNISTIter: MXNet ignores the argument\\(s\\) "
+                                         "data_shape, input_shape"):
+        it = mx.io.MNISTIter(image=image, label=label, batch_size=4, silent=True,
+                             data_shape=(1, 28, 28), input_shape=(1, 28, 28))
+    assert it.provide_data[0].shape == (4, 1, 28, 28)
+    data = tmp_path / "d.csv"
+    data.write_text("1,2\n3,4\n")
+    with pytest.warns(UserWarning, match="CSVIter: MXNet ignores the argument\\(s\\) part"):
+        it = mx.io.CSVIter(data_csv=str(data), data_shape=(2,), batch_size=2, part=0)
+    np.testing.assert_array_equal(next(it).data[0].asnumpy(), [[1, 2], [3, 4]])

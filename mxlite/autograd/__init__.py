@@ -553,9 +553,19 @@ def _grads_or_zeros(heads, variables, head_grads, train_mode):
 
 
 def get_symbol(x):
-    """Not supported: mxlite records no symbolic graph in autograd."""
-    raise MXNetError("autograd.get_symbol: mxlite's autograd records an imperative graph; "
-                     "use HybridBlock.export or mx.sym to build symbols")
+    """The recorded computation of NDArray ``x`` as a Symbol (marked variables become
+    its arguments).
+
+    Examples
+    --------
+    >>> x = mx.nd.ones((1,)); x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = x * x + 1
+    >>> mx.autograd.get_symbol(y).list_arguments()
+    ['var0']
+    """
+    from ._symbol import graph_symbol
+    return graph_symbol(x)
 
 
 from .function import Function  # noqa: E402

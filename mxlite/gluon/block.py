@@ -571,19 +571,64 @@ class _DeferredF:
 # ----------------------------------------------------------------------------
 # HybridBlock
 
-def _first_ctx(args):
-    """The context of the first NDArray in (nested) ``args`` and whether a Symbol is there."""
+def _input_kinds(args):
+    """For (nested) ``args``: the context of the first NDArray (None without one),
+    whether a Symbol is among them, and the set of the arrays' contexts."""
     sym = _symbol_type()
-    for a in args:
+    first, has_sym, ctxs = None, False, set()
+    stack = list(reversed(args))
+    while stack:
+        a = stack.pop()
         if isinstance(a, NDArray):
-            return a.context, False
-        if sym is not None and isinstance(a, sym):
-            return None, True
-        if isinstance(a, (list, tuple)):
-            ctx, has_sym = _first_ctx(a)
-            if ctx is not None or has_sym:
-                return ctx, has_sym
-    return None, False
+            first = a.context if first is None else first
+            ctxs.add(a.context)
+        elif sym is not None and isinstance(a, sym):
+            has_sym = True
+        elif isinstance(a, (list, tuple)):
+            stack.extend(reversed(a))
+    return first, has_sym, ctxs
+
+
+def _mx_format(fmt, nones):
+    """MXNet's input format: the nesting ``fmt`` with -1 at the None leaves."""
+    it = iter(nones or (False,) * _count_leaves(fmt))
+
+    def walk(f):
+        return tuple(-1 if next(it) else 0 if g == 0 else walk(g) for g in f)
+    return walk(fmt)
+
+
+def _count_leaves(fmt):
+    return sum(1 if f == 0 else _count_leaves(f) for f in fmt)
+
+
+def _check_structure(first_key, key):
+    """As MXNet: a hybridized block takes the input structure of its first call again;
+    only None arguments may be added or left out at the end (defaults)."""
+    stored, fmt = _mx_format(*first_key), _mx_format(*key)
+    if fmt == stored:
+        return
+    short, long_ = (stored, fmt) if len(stored) <= len(fmt) else (fmt, stored)
+    if long_[:len(short)] == short and all(f == -1 for f in long_[len(short):]):
+        return
+    raise ValueError("The argument structure of HybridBlock does not match the cached version. "
+                     "Stored format = %s, input format = %s" % (list(stored), list(fmt)))
+
+
+def _trace_failure(e):
+    """``'<Error>: message (at file:line: code)'``: why a trace failed and the innermost
+    line outside mxlite that led there."""
+    import os
+    import traceback
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    where = None
+    for frame in traceback.extract_tb(e.__traceback__):
+        if not os.path.abspath(frame.filename).startswith(here):
+            where = frame
+    text = "%s: %s" % (type(e).__name__, e)
+    if where is not None:
+        text += " (at %s:%d: %s)" % (where.filename, where.lineno, (where.line or "").strip())
+    return text
 
 
 class HybridBlock(Block):
@@ -687,6 +732,12 @@ class HybridBlock(Block):
 
         The block must be hybridized and have run forward at least once.
         """
+        if self._trace_failed:
+            raise RuntimeError(
+                "export: %s could not be traced into a graph (%s). Export needs a "
+                "hybrid_forward that uses only F.* operators on its inputs: no NumPy "
+                "conversion (asnumpy, asscalar), no Python branching on array values, no "
+                "NDArray-only methods" % (type(self).__name__, self._trace_failed))
         if not self._cached_graph:
             raise RuntimeError(
                 "Please first call block.hybridize() and then run forward with this block at "
@@ -705,20 +756,26 @@ class HybridBlock(Block):
         nd.save("%s-%04d.params" % (path, epoch), arg_dict)
         return "%s-symbol.json" % path, "%s-%04d.params" % (path, epoch)
 
-    def _graph_for(self, fmt, n_inputs):
-        """The cached graph for an input structure, tracing it on first use.
+    def _graph_for(self, fmt, n_inputs, nones=()):
+        """The cached graph for an input structure, tracing it on first use. ``nones``
+        marks the flattened inputs that are None: they stay None in the trace.
 
         Returns None when the block cannot be traced (after warning once).
         """
-        for key, graph in self._cached_graph:
-            if key == fmt:
+        key = (fmt, tuple(nones))
+        for k, graph in self._cached_graph:
+            if k == key:
                 return graph
         if self._trace_failed:
             return None
+        if self._cached_graph:
+            _check_structure(self._cached_graph[0][0], key)
         from .. import symbol
         from .cached_graph import CachedGraph, flatten, regroup
-        names = ["data"] if n_inputs == 1 else ["data%d" % i for i in range(n_inputs)]
-        inputs = [np_symbol(symbol.var(n)) for n in names]
+        n_arrays = n_inputs - sum(nones)
+        names = ["data"] if n_arrays == 1 else ["data%d" % i for i in range(n_arrays)]
+        it = iter([np_symbol(symbol.var(n)) for n in names])
+        inputs = [None if none else next(it) for none in (nones or [False] * n_inputs)]
         grouped, _ = regroup(inputs, fmt)
         try:
             out = self._symbol_forward(*grouped)
@@ -728,30 +785,40 @@ class HybridBlock(Block):
             sym = symbol.Group(outs)
             params = {p.name: p for p in self.collect_params().values()}
             graph = CachedGraph(sym, names, params)
-        except TypeError as e:
-            if str(e).startswith("Block's output"):
-                raise
-            self._trace_failed = True
-            warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
-                          % (type(self).__name__, type(e).__name__, e), stacklevel=3)
-            return None
         except Exception as e:  # noqa: BLE001 (any failure means: run imperatively)
-            self._trace_failed = True
-            warnings.warn("%s cannot be hybridized (%s: %s); it keeps running imperatively"
-                          % (type(self).__name__, type(e).__name__, e), stacklevel=3)
+            if isinstance(e, TypeError) and str(e).startswith("Block's output"):
+                raise
+            self._trace_failed = _trace_failure(e)
+            warnings.warn("%s cannot be hybridized: %s; it keeps running imperatively (export "
+                          "is not possible)" % (type(self).__name__, self._trace_failed),
+                          stacklevel=3)
             return None
         graph.out_format = out_fmt
         graph.single = not isinstance(out, (list, tuple))
-        self._cached_graph = self._cached_graph + ((fmt, graph),)
+        self._cached_graph = self._cached_graph + ((key, graph),)
         return graph
 
-    def _call_cached(self, ctx, x, args):
-        from .cached_graph import flatten, regroup
+    def _flat_inputs(self, x, args):
+        """The input arrays flattened, their nesting format, and which flattened
+        positions hold None (empty when none do)."""
+        from .cached_graph import flatten
         if not args and isinstance(x, NDArray):     # the common call: one array
-            flat, fmt = [x], (0,)
-        else:
-            flat, fmt = flatten((x,) + args)
-        graph = self._graph_for(fmt, len(flat))
+            return [x], (0,), ()
+        flat, fmt = flatten((x,) + args)
+        for a in flat:
+            if a is not None and not isinstance(a, NDArray):
+                raise ValueError("When hybridized, the input of HybridBlock %s must be "
+                                 "(nested) list of Symbol or NDArray, but got %r of type %s"
+                                 % (self.name, a, type(a).__name__))
+        nones = tuple(a is None for a in flat)
+        if not any(nones):
+            return flat, fmt, ()
+        return [a for a in flat if a is not None], fmt, nones
+
+    def _call_cached(self, ctx, x, args):
+        from .cached_graph import regroup
+        flat, fmt, nones = self._flat_inputs(x, args)
+        graph = self._graph_for(fmt, len(nones) or len(flat), nones)
         if graph is None:
             return None
         outs = graph(flat, ctx)
@@ -764,10 +831,17 @@ class HybridBlock(Block):
     def forward(self, x, *args):
         """Run ``hybrid_forward`` with ``F = mx.nd`` and this block's parameters on the
         context of the first input array."""
-        if isinstance(x, NDArray):
+        if isinstance(x, NDArray) and not args:
             ctx, has_sym = x.context, False
         else:
-            ctx, has_sym = _first_ctx((x,) + args)
+            ctx, has_sym, ctxs = _input_kinds((x,) + args)
+            if has_sym and ctx is not None:
+                raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols "
+                                 "types for the input. Please check the type of the args.\n")
+            if self._active and len(ctxs) > 1:
+                raise ValueError("Find multiple contexts in the input, After hybridized, the "
+                                 "HybridBlock only supports one input context. Find all "
+                                 "contexts = %s" % sorted(map(str, ctxs)))
         if _np_state.array:
             check_inputs(self, (x,) + args)
         if ctx is None:
@@ -790,9 +864,8 @@ class HybridBlock(Block):
                     # traced right after, so export works after one forward.
                     out = self._imperative_forward(ctx, x, args)
                     if self._initialized_for(ctx):
-                        from .cached_graph import flatten
-                        flat, fmt = flatten((x,) + args)
-                        self._graph_for(fmt, len(flat))
+                        flat, fmt, nones = self._flat_inputs(x, args)
+                        self._graph_for(fmt, len(nones) or len(flat), nones)
                     return out
             return self._imperative_forward(ctx, x, args)
         finally:
@@ -880,6 +953,10 @@ class SymbolBlock(HybridBlock):
                 raise ValueError("SymbolBlock: inputs must be variables (mx.sym.var), got %r" % s)
             names.append(s.name)
         out = Group(outputs) if isinstance(outputs, (list, tuple)) else outputs
+        for node in out._nodes():
+            if node.op is None and node.attrs.get("__storage_type__") == "1":
+                raise AssertionError("SymbolBlock doesn't support Parameter '%s' because its "
+                                     "storage type is 'row_sparse'." % node.name)
         missing = [n for n in names if n not in out.list_inputs()]
         if missing:
             raise ValueError("SymbolBlock: input(s) %s are not used by the graph, whose inputs "
@@ -890,6 +967,11 @@ class SymbolBlock(HybridBlock):
         for name in out.list_auxiliary_states():
             if name not in names:
                 self.params.get(name, grad_req="null", allow_deferred_init=True)
+        # As MXNet: registered under their names less the common prefix, so that a
+        # SymbolBlock inside another block saves and loads its parameters by structure.
+        import os
+        cut = len(os.path.commonprefix(list(self.params.keys())))
+        self._reg_params = {key[cut:]: p for key, p in self.params.items()}
         self._sym = out
         self._input_names = names
         self._multi = isinstance(outputs, (list, tuple)) or len(out) > 1

@@ -175,7 +175,12 @@ class Parameter:
         self._shape = new_shape
 
     def _set_trainer(self, trainer):
-        """Set the Trainer that updates this parameter."""
+        """Set the Trainer that updates this parameter; a sparse one takes only one."""
+        if self._stype != "default" and self._trainer is not None and trainer is not None \
+                and self._trainer is not trainer:
+            raise RuntimeError("Failed to set the trainer for Parameter '%s' because it was "
+                               "already set. More than one trainers for a %s Parameter is not "
+                               "supported." % (self.name, self._stype))
         self._trainer = trainer
 
     # -- access --------------------------------------------------------------------
@@ -214,11 +219,19 @@ class Parameter:
         DeferredInitializationError
             When the shape is still waiting for the first forward pass.
         """
+        self._check_dense("data")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self):
         """The values on every context, in the order of :meth:`list_ctx`."""
+        self._check_dense("list_data")
         return self._check_and_get(self._data, list)
+
+    def _check_dense(self, method):
+        if self._stype != "default":
+            raise RuntimeError("Cannot return a copy of Parameter '%s' via %s() because its "
+                               "storage type is %s. Please use row_sparse_data() instead."
+                               % (self.name, method, self._stype))
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""
@@ -235,12 +248,28 @@ class Parameter:
         return self._check_and_get(self._grad, list)
 
     def row_sparse_data(self, row_id):
-        """The (dense) value on ``row_id``'s context: mxlite stores every array dense."""
-        return self.data(row_id.context)
+        """The value of a ``row_sparse`` parameter on ``row_id``'s context, for the rows
+        ``row_id`` lists. mxlite stores the whole value there, so rows outside
+        ``row_id`` hold their values too (MXNet's copy has zeros there)."""
+        return self._row_sparse_get("row_sparse_data", row_id, row_id.context)
 
     def list_row_sparse_data(self, row_id):
-        """The (dense) values on every context."""
-        return self.list_data()
+        """:meth:`row_sparse_data` on every context."""
+        return self._row_sparse_get("list_row_sparse_data", row_id, list)
+
+    def _row_sparse_get(self, method, row_id, ctx):
+        if self._stype != "row_sparse":
+            raise RuntimeError("Cannot return copies of Parameter '%s' via %s() because its "
+                               "storage type is %s. Please use data() instead."
+                               % (self.name, method, self._stype))
+        from ..nd.ndarray import NDArray
+        if not isinstance(row_id, NDArray):
+            raise TypeError("%s: row_id must be an NDArray, got %s"
+                            % (method, type(row_id).__name__))
+        if self._trainer is None:
+            raise RuntimeError("Cannot get row_sparse data for Parameter '%s' when no Trainer "
+                               "is created with it." % self.name)
+        return self._check_and_get(self._data, ctx)
 
     def list_ctx(self):
         """The contexts this parameter lives (or will live, when deferred) on."""
@@ -308,6 +337,8 @@ class Parameter:
         self._ctx_map = {c: i for i, c in enumerate(self._ctx_list)}
         with autograd.pause():
             self._data = [data.copyto(c) for c in self._ctx_list]
+            if self._stype != "default":
+                self._data = [d.tostype(self._stype) for d in self._data]
         if _np_state.array:         # under npx.set_np(): Parameter data are np arrays
             from ..numpy._ndarray import ndarray
             for d in self._data:
@@ -319,12 +350,12 @@ class Parameter:
             self._grad = None
             return
         for d in self._data:
-            d.attach_grad(self.grad_req)
+            d.attach_grad(self.grad_req, stype=self._grad_stype)
         self._grad = [d.grad for d in self._data]
 
     def _reduce(self):
         """The value averaged over contexts, on the CPU (what is saved)."""
-        arrays = self.list_data()
+        arrays = self._check_and_get(self._data, list)
         with autograd.pause():
             if len(arrays) == 1:
                 return arrays[0].copyto(cpu())

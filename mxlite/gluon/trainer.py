@@ -187,7 +187,7 @@ class Trainer:
                 continue
             if self._kvstore:
                 idx = self._param2idx[param.name]
-                arrays = param.list_data()
+                arrays = param._check_and_get(param._data, list)
                 has_key = getattr(self._kvstore, "_has_key", None)
                 if has_key is not None and has_key(idx):
                     # The same store again after _reset_kvstore (a set_data on a
@@ -317,7 +317,7 @@ class Trainer:
                 continue
             datas, grads = param._data, param._grad
             if datas is None or grads is None:      # not initialised: their errors
-                datas, grads = param.list_data(), param.list_grad()
+                datas, grads = param._check_and_get(param._data, list), param.list_grad()
             flags = [is_fresh(d._entry) for d in datas]
             if False in flags:
                 stale += [(param.name, datas[j].context) for j, ok in enumerate(flags)
@@ -344,7 +344,7 @@ class Trainer:
         if not self._kvstore:
             return
         if plan is None:
-            plan = [(i, param, param.list_data(), param.list_grad(), None)
+            plan = [(i, param, param._check_and_get(param._data, list), param.list_grad(), None)
                     for i, param in enumerate(self._params) if param.grad_req != "null"]
         keys, grads, datas = [], [], []
         dist = _is_dist(self._kvstore)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..base import MXNetError, parse_bool, parse_int, parse_shape
 from ..nd.ndarray import array
-from .io import DataBatch, DataDesc, DataIter, _HoldsBatch, _NextWithDescs
+from .io import DataBatch, DataDesc, DataIter, _HoldsBatch, _NextWithDescs, ignore_unknown_args
 
 __all__ = ["MNISTIter", "CSVIter", "PrefetchingIter"]
 
@@ -169,8 +169,9 @@ class MNISTIter(_FileIter):
     def __init__(self, image="./train-images-idx3-ubyte", label="./train-labels-idx1-ubyte",
                  batch_size=128, shuffle=True, flat=False, seed=0, silent=False, num_parts=1,
                  part_index=0, prefetch_buffer=4, ctx="gpu", dtype=None, data_name="data",
-                 label_name="softmax_label"):
+                 label_name="softmax_label", **kwargs):
         where = "MNISTIter"
+        ignore_unknown_args(where, kwargs)
         super().__init__(_positive("batch_size", batch_size, where), data_name, label_name)
         self.flat = parse_bool(flat)
         num_parts = _positive("num_parts", num_parts, where)
@@ -329,8 +330,9 @@ class CSVIter(_FileIter):
 
     def __init__(self, data_csv, data_shape, label_csv=None, label_shape=(1,), batch_size=None,
                  round_batch=True, prefetch_buffer=4, ctx="gpu", dtype="float32",
-                 data_name="data", label_name="softmax_label"):
+                 data_name="data", label_name="softmax_label", **kwargs):
         where = "CSVIter"
+        ignore_unknown_args(where, kwargs)
         if batch_size is None:
             raise ValueError("CSVIter: batch_size is required")
         super().__init__(_positive("batch_size", batch_size, where), data_name, label_name)

@@ -17,7 +17,7 @@ from ..base import MXNetError, parse_bool, parse_float, parse_int, parse_shape, 
 from ..image import image as _img
 from ..image.augmenters import ColorJitterAug, LightingAug, _PCA_EIGVAL, _PCA_EIGVEC
 from .. import recordio
-from .io import DataDesc, DataIter, _TupleBatch
+from .io import DataDesc, DataIter, _TupleBatch, ignore_unknown_args
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
@@ -79,9 +79,9 @@ _NORMALIZE = ("mean_img", "mean_r", "mean_g", "mean_b", "mean_a", "std_r", "std_
 
 
 def _parse_args(where, kwargs):
-    unknown = sorted(set(kwargs) - set(_PARAMS) - {"rotate_list"})
-    if unknown:
-        raise ValueError("%s: unknown argument(s) %s" % (where, ", ".join(unknown)))
+    unknown = set(kwargs) - set(_PARAMS) - {"rotate_list"}
+    ignore_unknown_args(where, unknown)
+    kwargs = {k: v for k, v in kwargs.items() if k not in unknown}
     p = {k: (kwargs[k] if k in kwargs else d) for k, (_, d) in _PARAMS.items()}
     for k in kwargs:
         if k in _PARAMS and kwargs[k] is not None:
@@ -206,9 +206,9 @@ class ImageRecordIter(_TupleBatch, DataIter):
 
     Differences from MXNet:
 
-    - Unknown arguments raise (MXNet ignores them), and so do the affine and HLS
-      augmentations (``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
-      ``min/max_random_scale``, ``min/max_img_size``, ``random_h/s/l``), which need
+    - Unknown arguments are ignored with one warning (MXNet ignores them silently). The
+      affine and HLS augmentations (``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
+      ``min/max_random_scale``, ``min/max_img_size``, ``random_h/s/l``) raise: they need
       OpenCV's ``warpAffine``/``cvtColor``.
     - Random draws (crops, mirrors, jitter, shuffling) come from mxlite's own generators
       (seeded from ``seed``/``seed_aug``: reproducible, not MXNet's numbers). Random

@@ -1,5 +1,6 @@
 """Data iterators for the Module API: ``DataDesc``, ``DataBatch``, ``DataIter``,
 ``NDArrayIter`` and ``ResizeIter``, as ``mxnet.io``."""
+import warnings
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -8,6 +9,14 @@ from ..base import MXNetError
 from ..nd.ndarray import NDArray, array
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "ResizeIter"]
+
+
+def ignore_unknown_args(where, unknown):
+    """MXNet's C++ data iterators ignore keywords they do not know (``data_shape`` given
+    to ``MNISTIter``); so do mxlite's, with one warning naming them."""
+    if unknown:
+        warnings.warn("%s: MXNet ignores the argument(s) %s, and so does mxlite"
+                      % (where, ", ".join(sorted(unknown))), stacklevel=3)
 
 
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
@@ -158,9 +167,18 @@ class NDArrayIter(DataIter):
         self.label = _init_data(label, True, label_name)
         n = self.data[0][1].shape[0]
         for k, v in self.data + self.label:
-            if v.shape[0] != n:
+            if v.shape[0] < n:
                 raise ValueError("NDArrayIter: %r has %d samples but %r has %d"
                                  % (k, v.shape[0], self.data[0][0], n))
+        longer = [k for k, v in self.data + self.label if v.shape[0] > n]
+        if longer:
+            # As MXNet: the first data array sets the number of samples; longer arrays
+            # give their first ones.
+            warnings.warn("NDArrayIter: %s hold more than the %d samples of %r; only their "
+                          "first %d are used" % (", ".join(map(repr, longer)), n,
+                                                 self.data[0][0], n), stacklevel=2)
+            self.data = [(k, v[:n]) for k, v in self.data]
+            self.label = [(k, v[:n]) for k, v in self.label]
         self.num_data = n
         if last_batch_handle == "discard" and n < batch_size:
             raise ValueError("NDArrayIter: batch_size %d is larger than the %d samples"

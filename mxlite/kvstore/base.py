@@ -2,7 +2,7 @@
 
 from ..base import MXNetError, register_class
 
-__all__ = ["KVStoreBase", "create", "LOCAL_TYPES", "DIST_TYPES"]
+__all__ = ["KVStoreBase", "TestStore", "create", "LOCAL_TYPES", "DIST_TYPES"]
 
 #: The single-machine store types; in one process they all behave the same.
 LOCAL_TYPES = ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
@@ -123,3 +123,53 @@ def create(name="local"):
                                             + tuple(KVStoreBase.kv_registry))))
     from .kvstore import KVStore
     return KVStore(name)
+
+
+@KVStoreBase.register
+class TestStore(KVStoreBase):
+    """MXNet's store for testing the KVStoreBase interface (``kv.create('teststore')``):
+    in-process sums, no optimizer on the store."""
+
+    def broadcast(self, key, value, out, priority=0):
+        """Write ``value`` into every array of ``out`` (lists of keys take lists)."""
+        if isinstance(key, (list, tuple)):
+            for k, v, o in zip(key, value, out):
+                self.broadcast(k, v, o, priority)
+            return
+        for o in out if isinstance(out, list) else [out]:
+            o[:] = value
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Sum ``value`` (an array or a list, on the first one's context) into ``out``,
+        or back into ``value``'s arrays when ``out`` is None (lists of keys take lists)."""
+        if isinstance(key, (list, tuple)):
+            for i, k in enumerate(key):
+                self.pushpull(k, value[i], None if out is None else out[i], priority)
+            return
+        values = value if isinstance(value, (list, tuple)) else [value]
+        ctx = values[0].context
+        total = values[0].copy()
+        for v in values[1:]:
+            total += v.as_in_context(ctx)
+        targets = values if out is None else (out if isinstance(out, list) else [out])
+        for o in targets:
+            o[:] = total
+
+    @staticmethod
+    def is_capable(capability):
+        """No capability: no optimizer, compression or sparse support."""
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return False
+        raise ValueError("Unknown capability: %s" % capability)
+
+    @property
+    def type(self):
+        return "teststore"
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1

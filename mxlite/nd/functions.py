@@ -2,7 +2,6 @@
 signatures, and the NumPy-style binary functions that pick the broadcast or scalar op."""
 import numpy as np
 
-from ..base import MXNetError
 from ..context import current_context
 from ..operator.registry import OPS, invoke
 from ..operator import binary_functions as _binary
@@ -25,16 +24,12 @@ def _create(name, ctx, kwargs):
     return invoke(op, (), op.parse_params(kwargs), out, ctx=ctx or current_context())
 
 
-def _dense_only(stype, where):
-    if stype not in (None, "default"):
-        raise MXNetError("%s: stype=%r needs sparse storage, which mxlite does not have; "
-                         "leave stype out (or 'default') for a dense array" % (where, stype))
-
-
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     """An array of zeros: ``mx.nd.zeros((2, 3), ctx=mx.cpu(), dtype='float32')``;
-    ``out=`` writes into an existing array."""
-    _dense_only(stype, "zeros")
+    ``out=`` writes into an existing array; ``stype`` gives a sparse one."""
+    if stype not in (None, "default"):
+        from .sparse import zeros as sparse_zeros
+        return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype, **kwargs)
     return _create("_zeros", ctx, dict(shape=_shape(shape), dtype=dtype or "float32", **kwargs))
 
 

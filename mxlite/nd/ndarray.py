@@ -208,11 +208,12 @@ class NDArray:
     as_in_ctx = as_in_context
 
     def tostype(self, stype):
-        """Storage conversion: only ``'default'`` (dense) is supported."""
-        if stype != "default":
-            raise MXNetError("tostype: mxlite stores every array dense; stype %r is not supported"
-                             % (stype,))
-        return self
+        """This array in storage ``stype``: itself for ``'default'``, else a
+        ``RowSparseNDArray``/``CSRNDArray`` copy (see :mod:`mxlite.nd.sparse`)."""
+        if stype == "default":
+            return self
+        from .sparse import cast_storage
+        return cast_storage(self, stype)
 
     def broadcast_to(self, shape):
         """Broadcast to ``shape``; unlike the op, missing leading axes count as 1
@@ -252,6 +253,9 @@ class NDArray:
                              % (grad_req,))
         xp = self._ctx.xp or self._ctx.array_module()
         grad = _wrap(xp.zeros(self._data.shape, self._data.dtype), self._ctx)
+        if stype not in (None, "default"):
+            from .sparse import cast_storage
+            grad = cast_storage(grad, stype)
         _autograd.mark_variables([self], [grad], grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):

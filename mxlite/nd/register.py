@@ -231,8 +231,28 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
     return _run(op, inputs, p, out)
 
 
+_IGNORED_WARNED = set()
+
+
+def warn_ignored(op, key):
+    """Warn, once per op and keyword, that a keyword of a parameterless op is ignored."""
+    if (op.name, key) not in _IGNORED_WARNED:
+        _IGNORED_WARNED.add((op.name, key))
+        import warnings
+        warnings.warn("%s takes no parameters; MXNet ignores %s=, and so does mxlite"
+                      % (op.name, key), stacklevel=5)
+
+
 def _check_unknown(op, named, input_names, param_names):
+    """Raise TypeError for a keyword that is neither an input nor a param; drop it
+    from ``named`` with one warning instead where the op takes no params at all (MXNet
+    has no parser for those ops and ignores such keywords)."""
     unknown = [key for key in named if key not in input_names]
+    if unknown and not op.params and not any(isinstance(named[k], NDArray) for k in unknown):
+        for key in unknown:
+            del named[key]
+            warn_ignored(op, key)
+        return
     if unknown:
         raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                         % (op.name, unknown[0], ", ".join(list(input_names) + param_names)))

@@ -356,8 +356,8 @@ class _Plan:
             ok = all(isinstance(r, (list, tuple)) for r in res)
         if not ok:
             raise MXNetError(
-                "Custom op %r (%s): must return three lists (inputs, outputs, auxiliary states), "
-                "got %r; return ([...], [...], []) when the op has no auxiliary states"
+                "Custom op %r (%s): must return two or three lists (inputs, outputs and, when "
+                "the op has any, auxiliary states), got %r"
                 % (entry.op_type, method, res))
         res = list(res) + ([[]] if len(res) == 2 else [])
         for what, got, want in (("input", res[0], entry.n_args), ("output", res[1], entry.n_out),
@@ -370,7 +370,7 @@ class _Plan:
     def _infer_shapes(self, entry, shapes):
         res = entry._call("infer_shape", entry.prop.infer_shape,
                           [list(s) for s in shapes[:entry.n_args]])
-        ins, outs, auxs = self._three(entry, "infer_shape", res)
+        ins, outs, auxs = self._three(entry, "infer_shape", res, allow_two=True)
         names = entry.args + entry.auxs
         for i, (got, real) in enumerate(zip(list(ins) + list(auxs), shapes)):
             if _as_shape(entry, got) != real:
@@ -703,7 +703,7 @@ def _infer_shape(p, shapes):
         if any(s is None for s in args):
             return shapes
         raise
-    ins, outs, auxs = _Plan._three(entry, "infer_shape", res)
+    ins, outs, auxs = _Plan._three(entry, "infer_shape", res, allow_two=True)
     return ([_as_shape(entry, s) for s in list(ins) + list(auxs)],
             [_as_shape(entry, s) for s in outs])
 

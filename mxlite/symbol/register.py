@@ -4,7 +4,7 @@ Inputs are Symbols (positionally or by name); a missing input becomes a variable
 named ``<node>_<input>`` (``fc1_weight``), as in MXNet. Params are kept as MXNet
 attribute strings (for JSON) and parsed once into typed values.
 """
-from ..attribute import AttrScope, with_hidden_keys
+from ..attribute import HIDDEN_KEYS, AttrScope, with_hidden_keys
 from ..base import format_attr
 from ..name import current as _current_names
 from ..nd.register import docstring, signature
@@ -34,6 +34,18 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
     if dunder:      # ``__layout__='NC'`` and the like are attributes, as in MXNet
         attr = dict(attr or {}, **{k: str(kwargs[k]) for k in dunder})
         kwargs = {k: v for k, v in kwargs.items() if k not in dunder}
+    # As MXNet: ``lr_mult=0`` (and the other hidden keys) on an op is the attribute
+    # ``__lr_mult__`` of the node, which the weights the op creates inherit.
+    hidden = [k for k in kwargs if k in HIDDEN_KEYS and k not in op.params]
+    if hidden:
+        attr = dict(attr or {}, **{"__%s__" % k: str(kwargs[k]) for k in hidden})
+        kwargs = {k: v for k, v in kwargs.items() if k not in hidden}
+    for k in kwargs:
+        for key in HIDDEN_KEYS:
+            if k.endswith("_" + key) and k not in op.params:
+                raise ValueError("%s: setting variable attributes with %s is deprecated; "
+                                 "please instead use w = Variable(%s=%s) and pass %s=w"
+                                 % (op.name, k, key, kwargs[k], k[:-len(key) - 1]))
     sym_kw = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     # None is a value for a declared param (axis=None) but means "absent" for an input
     raw = {k: v for k, v in kwargs.items()
@@ -55,6 +67,13 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
             raw[pname] = v
     params = {k: _attr_string(v) for k, v in raw.items()}
     unknown = [k for k in params if k not in op.params]
+    if unknown and not op.params and op.custom_parse is None:
+        # As MXNet (no parser for an op without params): such keywords are ignored.
+        from ..nd.register import warn_ignored
+        for k in unknown:
+            warn_ignored(op, k)
+            del params[k]
+        unknown = []
     if unknown and op.custom_parse is None:
         raise TypeError("%s: unexpected argument %r; valid arguments are %s"
                         % (op.name, unknown[0], ", ".join(op.arg_names())))
@@ -82,9 +101,31 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
         raise TypeError("%s takes %d input(s) (%s), got %d"
                         % (op.name, len(names), ", ".join(names), len(args)))
     node.inputs = inputs
+    _default_var_inits(op, inputs)
     # The result has the class of the first input Symbol (an np Symbol stays one).
     cls = next((type(a) for a in args if isinstance(a, Symbol)), Symbol)
     return cls([(node, i) for i in range(node.num_visible())])
+
+
+# MXNet's FSetInputVarAttrOnCompose: a variable read by these inputs (by index) gets
+# this initializer as its ``__init__`` attribute unless it has one.
+_ZERO, _ONE = '["zero", {}]', '["one", {}]'
+_BN_INITS = {3: _ZERO, 4: _ONE}
+_INPUT_VAR_INITS = {
+    "BatchNorm": _BN_INITS, "BatchNorm_v1": _BN_INITS, "_contrib_SyncBatchNorm": _BN_INITS,
+    "_contrib_BatchNormWithReLU": _BN_INITS, "IdentityAttachKLSparseReg": {1: _ZERO},
+    "LeakyReLU": {1: '["Constant", {"value": 0.25}]'},
+}
+
+
+def _default_var_inits(op, inputs):
+    table = _INPUT_VAR_INITS.get(op.name)
+    if table:
+        for i, init in table.items():
+            if i < len(inputs):
+                node = inputs[i][0]
+                if node.op is None and "__init__" not in node.attrs:
+                    node.attrs["__init__"] = init
 
 
 def make_function(op, fname, hint=None):

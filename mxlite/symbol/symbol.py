@@ -344,6 +344,51 @@ class Symbol:
     def __hash__(self):
         return id(self) // 16
 
+    # -- NDArray methods: astype composes Cast; the ones that need values raise ------
+    def astype(self, dtype, **kwargs):
+        """``Cast`` of this symbol to ``dtype`` (the twin of ``NDArray.astype``)."""
+        from .. import symbol as _sym_mod
+        return _sym_mod.Cast(self, dtype=dtype, **kwargs)
+
+    def as_nd_ndarray(self):
+        """This symbol (already a legacy Symbol)."""
+        return self
+
+    def as_np_ndarray(self):
+        """The same outputs as an np ``_Symbol`` (NumPy semantics)."""
+        from .numpy._np_symbol import _Symbol
+        return _Symbol(self._outputs)
+
+    def _no_values(self, method):
+        from ..base import NotImplementedForSymbol
+        raise NotImplementedForSymbol(method, None)
+
+    def wait_to_read(self):
+        self._no_values(Symbol.wait_to_read)
+
+    def asnumpy(self):
+        self._no_values(Symbol.asnumpy)
+
+    def asscalar(self):
+        self._no_values(Symbol.asscalar)
+
+    def copy(self):
+        self._no_values(Symbol.copy)
+
+    def as_in_context(self, *args, **kwargs):
+        self._no_values(Symbol.as_in_context)
+
+    def detach(self):
+        self._no_values(Symbol.detach)
+
+    def backward(self, *args, **kwargs):
+        self._no_values(Symbol.backward)
+
+    @property
+    def handle(self):
+        """MXNet's C handle of the symbol; mxlite's Symbol is its own handle."""
+        return self
+
     def __getattr__(self, name):
         # Fluent methods: sym.reshape(...), sym.sum(...) as mx.sym.<op>(sym, ...)
         if name.startswith("_"):
@@ -680,6 +725,11 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
             attrs[k] = str(v)
         else:
             raise ValueError("Variable: attribute %r must be of the form __%s__" % (k, k))
+    for k, v in attrs.items():
+        if hasattr(v, "dumps") and not isinstance(v, str):
+            attrs[k] = v.dumps()        # an Initializer: its JSON, as init= stores it
+        elif not isinstance(v, str):
+            attrs[k] = str(v)
     return Symbol([(SymNode(None, name, attrs=with_hidden_keys(attrs)), 0)])
 
 

@@ -136,7 +136,15 @@ def _leaky_grad(p, x, y, gy):
     return [g * pos + g * neg * y[1]]    # rrelu: the drawn slopes
 
 
-register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy",
+def _leaky_infer(p, shapes):
+    """prelu's gamma, when unknown, is one slope per channel: shape (data.shape[1],)."""
+    if p.act_type == "prelu" and len(shapes) == 2 and shapes[1] is None \
+            and shapes[0] is not None and len(shapes[0]) > 1:
+        shapes = [shapes[0], (shapes[0][1],)]
+    return shapes
+
+
+register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy", infer_shape=_leaky_infer,
             inputs=lambda p: ("data", "gamma") if p.act_type == "prelu" else ("data",),
             num_outputs=lambda p: 2 if p.act_type == "rrelu" else 1,
             params=[Param("act_type", None, "leaky", choices=_LEAKY),

@@ -63,9 +63,11 @@ def _unpack(p, xp, data, label, rest):
         l_len = xp.where(is_pad.any(axis=1), is_pad.argmax(axis=1), lab.shape[1])
     pos = xp.arange(lab.shape[1])[None, :]
     used = pos < l_len[:, None]
-    if bool((used & ((lab < 0) | (lab >= c) | (lab == blank))).any()):
-        raise MXNetError("label values must be classes in [0, %d) other than the blank %d "
-                         "(blank_label=%r)" % (c, blank, p.blank_label))
+    # NOTE: as MXNet, a label equal to the blank class is taken as it comes (a symbol
+    # of the blank's index, which the transitions treat as a blank).
+    if bool((used & ((lab < 0) | (lab >= c))).any()):
+        raise MXNetError("label values must be classes in [0, %d) (blank_label=%r, blank %d)"
+                         % (c, p.blank_label, blank))
     return t_len, xp.where(used, lab, blank), l_len, blank
 
 

@@ -105,11 +105,11 @@ class Identity(HybridBlock):
 class SparseEmbedding(Block):
     """Turns non-negative integer indices into dense vectors of size ``output_dim``.
 
-    In MXNet the weight and its gradient are ``RowSparseNDArray`` (for distributed
-    training with huge vocabularies). mxlite has no sparse storage: the weight and its
-    gradient are dense arrays holding the same numbers (the gradient is zero on the rows
-    not looked up), so results and optimizer updates equal a dense Embedding's; the
-    parameter still declares ``stype``/``grad_stype='row_sparse'`` as MXNet's does.
+    The weight and its gradient are ``RowSparseNDArray`` (for distributed training with
+    huge vocabularies), read through ``row_sparse_data``, so a Trainer must be created
+    with the parameter before the first forward, as in MXNet. mxlite keeps sparse
+    arrays' values dense (see :mod:`mxlite.nd.sparse`): the gradient is zero on the rows
+    not looked up, and results and optimizer updates equal a dense Embedding's.
 
     Parameters
     ----------
@@ -128,6 +128,7 @@ class SparseEmbedding(Block):
     --------
     >>> emb = mx.gluon.contrib.nn.SparseEmbedding(10, 3)
     >>> emb.initialize()
+    >>> trainer = mx.gluon.Trainer(emb.collect_params(), 'sgd')
     >>> emb(mx.nd.array([[1, 2]])).shape
     (1, 2, 3)
     """
