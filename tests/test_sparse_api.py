@@ -88,3 +88,14 @@ def test_row_sparse_parameter_is_read_through_row_sparse_data():
     with pytest.raises(RuntimeError, match="Please use data"):
         dense.row_sparse_data(mx.nd.array([0]))
     assert dense.data().stype == "default"
+
+
+@pytest.mark.parametrize("array_stype", ["default", "csr", "row_sparse"])
+def test_gradient_buffer_takes_the_array_stype_unless_given(array_stype):
+    x = mx.nd.zeros((1, 1), stype=array_stype)
+    x.attach_grad()
+    assert x.grad.stype == array_stype
+    for grad_stype in ("default", "csr", "row_sparse"):
+        x.attach_grad(stype=grad_stype)
+        assert x.grad.stype == grad_stype
+        assert x.detach().stype == array_stype

@@ -253,7 +253,8 @@ class NDArray:
                              % (grad_req,))
         xp = self._ctx.xp or self._ctx.array_module()
         grad = _wrap(xp.zeros(self._data.shape, self._data.dtype), self._ctx)
-        if stype not in (None, "default"):
+        stype = self.stype if stype is None else stype   # as MXNet: the array's own
+        if stype != "default":
             from .sparse import cast_storage
             grad = cast_storage(grad, stype)
         _autograd.mark_variables([self], [grad], grad_req)
