@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
+from mxlite.operator.nn import _conv_kernels
 from mxlite.base import MXNetError
 
 RNG = np.random.default_rng(7)
@@ -115,12 +116,22 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
     ((2, 9, 6, 7), (3, 2), (2, 1), (1, 2), (1, 0), 4, 1),
     ((1, 8, 5), (3,), (2,), (1,), (1,), 3, 1),
     ((1, 8, 3, 4, 3), (2, 2, 2), (1, 1, 2), (1, 1, 1), (0, 1, 1), 2, 1),
+    # 1x1: plain products (strided: every other position; deconv with adj 1 and 0)
+    ((2, 6, 4, 5), (1, 1), (1, 1), (1, 1), (0, 0), 3, 1),
+    ((2, 5, 6, 7), (1, 1), (2, 2), (1, 1), (0, 0), 4, 1),
+    # stride 1: deconv as the correlation with flipped weights (grouped and dilated;
+    # a pad beyond the dilated kernel crops)
+    ((2, 4, 8, 8), (3, 3), (1, 1), (2, 2), (2, 2), 6, 2),
+    ((1, 3, 6, 6), (3, 3), (1, 1), (1, 1), (3, 3), 4, 1),
 ]
 
 
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                              r[0][1]))
-def test_convolution_forward_and_grad(row):
+@pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
+def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
+    # per_sample: the columns laid out per sample, as on large maps (see _conv_kernels)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
     w = _rand(nf, shape[1] // ng, *kernel)

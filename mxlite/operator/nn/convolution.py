@@ -120,7 +120,7 @@ after_backward(lambda: _COLS.clear() if _COLS.entries else None)
 
 
 def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=False):
-    """Columns (G, C/G*K, N*L) of the padded input (see ``build_cols``).
+    """Columns of the padded input (see ``build_cols``).
     ``keep``: a recorded forward keeps them for the weight gradient (``reuse``)."""
     key = (id(x), kernel, stride, dilate, pad, groups, tuple(out))
     if reuse:
@@ -148,7 +148,7 @@ def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.pointwise(xp, x, w, stride)
     cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
-    return kern.cols_product(xp, cols, w, x.shape[0], out)
+    return kern.cols_product(xp, cols, w, x.shape[0], out, groups)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
@@ -156,11 +156,9 @@ def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
     out = gy.shape[2:]
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.pointwise_weight_grad(xp, x, gy, stride)
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)  # (G,CgK,N*L)
-    f = gy.shape[1]
-    g = xp.swapaxes(gy.reshape(gy.shape[0], f, -1), 0, 1).reshape(groups, f // groups, -1)
-    gw = xp.matmul(g, xp.swapaxes(cols, 1, 2))                          # (G, Fg, CgK)
-    return gw.reshape((f, x.shape[1] // groups) + tuple(kernel))
+    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)
+    gw = kern.cols_weight_grad(xp, cols, gy, groups)
+    return gw.reshape((gy.shape[1], x.shape[1] // groups) + tuple(kernel))
 
 
 def deconv_out_size(name, size, kernel, stride, dilate, pad, adj):
@@ -179,7 +177,7 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.transposed_pointwise(xp, x, w, stride, out)
-    if all(s == 1 for s in stride):
+    if all(s == 1 for s in stride) and 4 * _prod(out) <= 5 * _prod(x.shape[2:]):
         return kern.transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
     if _use_rows(groups, x.shape[2:], fg, kernel):
