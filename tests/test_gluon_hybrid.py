@@ -396,3 +396,19 @@ def test_hybridized_block_sees_replaced_and_rewritten_parameters():
     net.collect_params().reset_ctx(mx.cpu(1))
     y = net(x.as_in_context(mx.cpu(1)))
     assert y.context == mx.cpu(1) and y.asnumpy().tolist() == [[4.0, 5.0, 6.0]]
+
+
+def test_empty_prefix_children_share_the_enclosing_name_counter():
+    """Blocks made with prefix='' (ResNet's residual units) name their ops in the
+    enclosing block's counter, as MXNet does: the internals of a symbolic call have
+    distinct names, so one can be picked by name for a SymbolBlock."""
+    net = mx.gluon.model_zoo.vision.resnet18_v1()
+    internals = net(mx.sym.var("data")).get_internals()
+    names = internals.list_outputs()
+    assert len(names) == len(set(names))
+    assert "resnetv10_stage1_activation1_output" in names
+    outs = [internals["resnetv10_stage%d_activation0_output" % i] for i in (1, 2)]
+    feats = mx.gluon.SymbolBlock(outs, mx.sym.var("data"), params=net.collect_params())
+    net.initialize()
+    y1, y2 = feats(mx.nd.ones((1, 3, 32, 32)))
+    assert y1.shape == (1, 64, 8, 8) and y2.shape == (1, 128, 4, 4)

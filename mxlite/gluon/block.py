@@ -13,6 +13,7 @@ forward pass: each op that receives one fills its shape with the op's registered
 ``infer_shape`` rule (``FullyConnected`` gives the weight ``(num_hidden, in_units)``
 from the data), so no separate shape pass runs and no op runs twice.
 """
+import contextlib
 import re
 import threading
 import warnings
@@ -915,7 +916,10 @@ class HybridBlock(Block):
         from .. import symbol
         from ..name import Prefix
         params = {k: np_symbol(v.var()) for k, v in self._reg_params.items()}
-        with self.name_scope(), Prefix(self.prefix):
+        # A block made with prefix='' names its ops in the enclosing block's counter, as
+        # in MXNet: two such blocks in one stage give activation0 and activation1.
+        names = contextlib.nullcontext() if self._empty_prefix else Prefix(self.prefix)
+        with self.name_scope(), names:
             return self.hybrid_forward(face_of(symbol), x, *args, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
