@@ -325,3 +325,32 @@ def test_declared_sizes_are_checked_before_allocating():
     buf[pos:pos + 8] = struct.pack("<q", 16000 * 16000)
     with pytest.raises(mx.MXNetError, match="needs 1024000000 bytes .*truncated"):
         mx.nd.load_frombuffer(bytes(buf))
+
+
+@pytest.mark.parametrize("saved_np, loaded_np", [(True, False), (False, True)])
+def test_load_requires_the_shape_semantics_the_file_was_saved_in(tmp_path, saved_np, loaded_np):
+    """As MXNet 1.9.1: mx.nd.load refuses a file saved under the other shape semantics
+    (np shape writes v3 records), and the message says which scope to load it in."""
+    fname = str(tmp_path / "a.nd")
+    with mx.np_shape(saved_np):
+        mx.nd.save(fname, [mx.nd.zeros((2, 0, 1)), mx.nd.ones((2, 1))])
+    with mx.np_shape(loaded_np):
+        with pytest.raises(mx.MXNetError, match="np_shape\\(%s\\)" % saved_np):
+            mx.nd.load(fname)
+    with mx.np_shape(saved_np):
+        loaded = mx.nd.load(fname)
+    assert [a.shape for a in loaded] == [(2, 0, 1), (2, 1)]
+    assert loaded[1].asnumpy().tolist() == [[1.0], [1.0]]
+
+
+def test_load_parameters_takes_either_semantics(tmp_path):
+    """Gluon's load_parameters reads a legacy file under np shape (MXNet retries
+    outside np semantics there)."""
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+    fname = str(tmp_path / "net.params")
+    net.save_parameters(fname)
+    other = mx.gluon.nn.Dense(2, in_units=3)
+    with mx.np_shape(True):
+        other.load_parameters(fname)
+    assert np.array_equal(other.weight.data().asnumpy(), net.weight.data().asnumpy())

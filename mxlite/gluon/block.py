@@ -286,7 +286,7 @@ class Block:
         dtype_source : {'current', 'saved'}, default 'current'
             With ``cast_dtype``, which dtype wins.
         """
-        loaded = _nd().load(filename)
+        loaded = _nd().io._load_either(filename)
         if not isinstance(loaded, dict):
             raise ValueError("load_parameters: file '%s' holds a list of %d arrays without "
                              "names, not saved parameters" % (filename, len(loaded)))

@@ -702,7 +702,7 @@ class ParameterDict:
                 if not name.startswith(restore_prefix):
                     raise _AssertError("restore_prefix is '%s' but Parameters name '%s' does not "
                                        "start with '%s'" % (restore_prefix, name, restore_prefix))
-        self.load_dict(_nd().load(filename), ctx, allow_missing, ignore_extra, restore_prefix,
+        self.load_dict(_nd().io._load_either(filename), ctx, allow_missing, ignore_extra, restore_prefix,
                        filename, cast_dtype, dtype_source)
 
     def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,

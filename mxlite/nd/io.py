@@ -269,8 +269,22 @@ def _densify(r, i, stype, shape, values, aux):
     return dense
 
 
-def _read_record(r, i):
+def _check_semantics(r, i, magic):
+    """MXNet loads a record only under the shape semantics it was saved in."""
+    if magic == V3_MAGIC and not _util.is_np_shape():
+        raise MXNetError("load: %s: array %d was saved in np shape semantics and must be "
+                         "loaded in them: load it inside `with mx.np_shape(True):` (or under "
+                         "npx.set_np())" % (r.source, i))
+    if magic != V3_MAGIC and _util.is_np_shape():
+        raise MXNetError("load: %s: array %d was not saved in np shape semantics but is being "
+                         "loaded in them: load it inside `with mx.np_shape(False):`"
+                         % (r.source, i))
+
+
+def _read_record(r, i, strict=False):
     magic, = r.unpack("I", "array %d: magic" % i)
+    if strict:
+        _check_semantics(r, i, magic)
     if magic not in (V2_MAGIC, V3_MAGIC):
         if magic == V1_MAGIC or magic <= _MAX_LEGACY_NDIM:
             return _read_legacy(r, i, magic)
@@ -311,7 +325,7 @@ def _min_record_bytes():
     return 12       # magic + storage type + ndim: every record is at least this long
 
 
-def _read_container(buf, source):
+def _read_container(buf, source, strict=True):
     r = _Reader(buf, source)
     header, _reserved = r.unpack("QQ", "header")
     if header != LIST_MAGIC:
@@ -319,7 +333,7 @@ def _read_container(buf, source):
     n, = r.unpack("Q", "array count")
     if n * _min_record_bytes() > r.remaining():
         raise r.error("array count %d cannot fit in the %d bytes that follow" % (n, r.remaining()))
-    arrays = [_read_record(r, i) for i in range(n)]
+    arrays = [_read_record(r, i, strict) for i in range(n)]
     m, = r.unpack("Q", "name count")
     if m not in (0, n):
         raise r.error("%d names for %d arrays (expected 0 or %d)" % (m, n, n))
@@ -395,13 +409,23 @@ def load(fname):
     [0. 0.]
     <NDArray 2 @cpu(0)>]
     """
+    return _load_file(fname, strict=True)
+
+
+def _load_either(fname):
+    """:func:`load` that takes records of either shape semantics, as Gluon's
+    ``load_parameters`` does in MXNet (it retries outside np semantics)."""
+    return _load_file(fname, strict=False)
+
+
+def _load_file(fname, strict):
     fname = _path(fname)
     try:
         with open(fname, "rb") as f:
             buf = f.read()
     except OSError as e:
         raise MXNetError("load: cannot read %r: %s" % (fname, e.strerror or e)) from None
-    return _read_container(buf, repr(fname))
+    return _read_container(buf, repr(fname), strict)
 
 
 def _path(fname):
