@@ -193,3 +193,19 @@ def test_np_outputs_are_np_arrays_of_the_row_dtype():
         ys = y if isinstance(y, list) else [y]
         assert all(o.dtype == onp.float64 for o in ys), c.id
     assert type(np.exp(x)) is np.ndarray and type(npx.relu(x)) is np.ndarray
+
+
+def test_gradient_of_scalar_rmod_on_a_0d_array():
+    """The rule of ``s % x`` runs nd.floor on what ``s / x`` gives for a 0-d input:
+    a NumPy scalar, which an unrecorded backward must take like a raw array."""
+    from mxlite import np as mnp, npx
+    npx.set_np()
+    try:
+        x = mnp.array(3.0)
+        x.attach_grad()
+        with mx.autograd.record():
+            y = 7.0 % x
+        y.backward()
+        assert float(y) == 1.0 and float(x.grad) == -2.0     # -floor(7 / 3)
+    finally:
+        npx.reset_np()

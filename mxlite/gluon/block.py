@@ -796,6 +796,10 @@ class HybridBlock(Block):
             return None
         graph.out_format = out_fmt
         graph.single = not isinstance(out, (list, tuple))
+        # Each output keeps the face it was traced with: an np Symbol gives an np array,
+        # a legacy one (``x.as_nd_ndarray() + ...``) an NDArray, as in MXNet.
+        from ..symbol.numpy._np_symbol import _Symbol
+        graph.np_outs = [isinstance(o, _Symbol) for o in outs]
         self._cached_graph = self._cached_graph + ((key, graph),)
         return graph
 
@@ -823,8 +827,8 @@ class HybridBlock(Block):
         if graph is None:
             return None
         outs = graph(flat, ctx)
-        if flat and flat[0]._np:
-            outs = _retype_np(outs)
+        if any(graph.np_outs):
+            outs = [_retype_np(y) if is_np else y for y, is_np in zip(outs, graph.np_outs)]
         if graph.single:
             return outs[0]
         return regroup(outs, graph.out_format)[0]

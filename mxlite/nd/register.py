@@ -160,7 +160,10 @@ def make_function(op, fname, face="nd"):
 def _is_raw(a):
     """Whether ``a`` is a raw backend array that may stand for an NDArray input: only
     while a gradient rule runs on raw arrays (an unrecorded backward)."""
-    return _ag_state.raw and (isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"))
+    # NOTE: arithmetic on 0-d NumPy arrays gives NumPy scalars (np.generic), so a rule
+    # running on the raw arrays of 0-d np inputs passes those too.
+    return _ag_state.raw and (isinstance(a, (np.ndarray, np.generic))
+                              or type(a).__module__.startswith("cupy"))
 
 
 def _run(op, inputs, p, out):

@@ -502,7 +502,9 @@ def apply(op, inputs, p):
     :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
     for x in inputs:
         if not isinstance(x, NDArray):
-            return call_raw(op, [a._data if isinstance(a, NDArray) else a for a in inputs], p)
+            return call_raw(op, [a._data if isinstance(a, NDArray) else
+                                 np.asarray(a) if isinstance(a, np.generic) else a
+                                 for a in inputs], p)
     return invoke(op, inputs, p)
 
 
