@@ -137,14 +137,20 @@ def make_function(op, fname, face="nd"):
                         return apply(op, args, op.default_params)
                     _check_input(op, static[args.index(a)], a, face, fname)
             return invoke(op, args, op.default_params, out)
-        # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``).
+        # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``), and the
+        # raw arrays of a gradient rule (``nd.dot(gy, x, transpose_a=True)``).
         if kwargs:
+            raw = False
             for a in args:
                 if type(a) is not cls:
-                    break
+                    if not _is_raw(a):
+                        break
+                    raw = True
             else:
                 p = op.keyword_params(kwargs)
                 if p is not None and len(args) == len(op.input_names(p)):
+                    if raw:
+                        return _run(op, args, p, out)
                     return invoke(op, args, p, out)
         return _call(op, param_names, args, kwargs, out, face, fname)
 
