@@ -10,27 +10,39 @@ from ..registry import OPS, register_op, Param
 from .shape import reshape_to
 from .elemwise import derive
 
-_ALIASES = {
-    "softmax": "_npx_softmax",
-    "log_softmax": "_npx_log_softmax", "Activation": "_npx_activation",
-    "batch_dot": "_npx_batch_dot", "Flatten": "_npx_batch_flatten",
-    "BatchNorm": "_npx_batch_norm", "Convolution": "_npx_convolution",
-    "Deconvolution": "_npx_deconvolution", "Pooling": "_npx_pooling",
-    "FullyConnected": "_npx_fully_connected", "Embedding": "_npx_embedding",
-    "Dropout": "_npx_dropout", "LayerNorm": "_npx_layer_norm",
-    "SequenceMask": "_npx_sequence_mask", "one_hot": "_npx_one_hot", "pick": "_npx_pick",
-    "topk": "_npx_topk", "gather_nd": "_npi_gather_nd", "RNN": "_npx_rnn",
-    "LeakyReLU": "_npx_leaky_relu", "erf": "_npx_erf", "erfinv": "_npx_erfinv",
-    "gamma": "_npx_gamma", "gammaln": "_npx_gammaln", "shape_array": "_npx_shape_array",
-    "reshape_like": "_npx_reshape_like", "slice": "_npx_slice", "smooth_l1": "_npx_smooth_l1",
-    "_contrib_arange_like": "_npx_arange_like", "Cast": "_npx_cast",
-    "ROIPooling": "_npx_roi_pooling", "_contrib_MultiBoxPrior": "_npx_multibox_prior",
-    "_contrib_MultiBoxTarget": "_npx_multibox_target",
-    "_contrib_MultiBoxDetection": "_npx_multibox_detection",
+# mx.npx function -> (registry op, the legacy op it is an alias of; None for an op of its own)
+NPX_OPS = {
+    "relu": ("_npx_relu", None), "sigmoid": ("_npx_sigmoid", None),
+    "softmax": ("_npx_softmax", "softmax"), "log_softmax": ("_npx_log_softmax", "log_softmax"),
+    "activation": ("_npx_activation", "Activation"), "batch_dot": ("_npx_batch_dot", "batch_dot"),
+    "batch_flatten": ("_npx_batch_flatten", "Flatten"),
+    "batch_norm": ("_npx_batch_norm", "BatchNorm"),
+    "convolution": ("_npx_convolution", "Convolution"),
+    "deconvolution": ("_npx_deconvolution", "Deconvolution"),
+    "pooling": ("_npx_pooling", "Pooling"),
+    "fully_connected": ("_npx_fully_connected", "FullyConnected"),
+    "embedding": ("_npx_embedding", "Embedding"), "dropout": ("_npx_dropout", "Dropout"),
+    "layer_norm": ("_npx_layer_norm", "LayerNorm"),
+    "sequence_mask": ("_npx_sequence_mask", "SequenceMask"),
+    "one_hot": ("_npx_one_hot", "one_hot"), "pick": ("_npx_pick", "pick"),
+    "topk": ("_npx_topk", "topk"), "gather_nd": ("_npi_gather_nd", "gather_nd"),
+    "rnn": ("_npx_rnn", "RNN"), "leaky_relu": ("_npx_leaky_relu", "LeakyReLU"),
+    "erf": ("_npx_erf", "erf"), "erfinv": ("_npx_erfinv", "erfinv"),
+    "gamma": ("_npx_gamma", "gamma"), "gammaln": ("_npx_gammaln", "gammaln"),
+    "shape_array": ("_npx_shape_array", "shape_array"),
+    "reshape_like": ("_npx_reshape_like", "reshape_like"), "slice": ("_npx_slice", "slice"),
+    "smooth_l1": ("_npx_smooth_l1", "smooth_l1"),
+    "arange_like": ("_npx_arange_like", "_contrib_arange_like"),
+    "cast": ("_npx_cast", "Cast"), "roi_pooling": ("_npx_roi_pooling", "ROIPooling"),
+    "multibox_prior": ("_npx_multibox_prior", "_contrib_MultiBoxPrior"),
+    "multibox_target": ("_npx_multibox_target", "_contrib_MultiBoxTarget"),
+    "multibox_detection": ("_npx_multibox_detection", "_contrib_MultiBoxDetection"),
+    "reshape": ("_npx_reshape", None), "nonzero": ("_npx_nonzero", None),
+    "constraint_check": ("_npx_constraint_check", None),
 }
-for _legacy, _alias in _ALIASES.items():
-    if _legacy in OPS and _alias not in OPS:
-        OPS[_alias] = OPS[_legacy]
+for _op, _legacy in NPX_OPS.values():
+    if _legacy is not None and _legacy in OPS and _op not in OPS:
+        OPS[_op] = OPS[_legacy]
 
 # MXNet registers these two as operators of their own (graphs name them _npx_relu and
 # _npx_sigmoid): the legacy kernels and gradients under those names.

@@ -4,7 +4,7 @@ from ...numpy_extension._op import NPX_OPS
 from ..register import make_function
 
 __all__ = []
-for _name, _op in NPX_OPS.items():
+for _name, (_op, _legacy) in NPX_OPS.items():
     if _op in OPS:
         globals()[_name] = make_function(OPS[_op], _name, hint=_name)
         __all__.append(_name)
