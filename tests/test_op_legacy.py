@@ -126,8 +126,8 @@ def test_op_fields_cover_every_declaration_argument():
 def test_alias_is_declared_like_its_target(alias):
     op, target = OPS[alias], OPS[legacy.ALIASES[alias]]
     assert op.name == alias
-    for attr in ("compute", "gradient", "gradient_on_raw", "inputs", "num_outputs", "saves",
-                 "infer_shape_rule", "same_shape"):
+    for attr in ("kernel", "check", "gradient", "gradient_on_raw", "inputs", "num_outputs",
+                 "saves", "infer_shape_rule", "same_shape"):
         assert getattr(op, attr) is getattr(target, attr) or \
             getattr(op, attr) == getattr(target, attr), attr
     assert list(op.params) == list(target.params)

@@ -193,12 +193,28 @@ def test_declared_rank_rules_run_before_the_kernel():
 
 
 def test_raw_numpy_errors_name_the_op_inputs_and_params():
-    # NumPy's "tuple index out of range" alone says nothing: the op adds what it got
-    with pytest.raises(MXNetError, match=r"^SequenceLast: index -1 is out of bounds .*, for "
-                                         r"data float32 \(0, 3\)$"):
-        mx.nd.SequenceLast(mx.nd.ones((0, 3)))
-    with pytest.raises(IndexError, match=r"^take: .* for a float32 \(\), indices float32"):
-        mx.nd.take(mx.nd.ones(()), mx.nd.ones((2,)))        # an IndexError and an MXNetError
+    # A raw NumPy error ("tuple index out of range" alone says nothing) that escapes an
+    # op's rules becomes an MXNetError saying what the op got
+    op = get_op("take")
+    p = op.parse_params({"axis": 1})
+    e = mx.operator.registry._fail(op, IndexError("tuple index out of range"), p,
+                                   [np.ones(()), np.ones(2)])
+    assert isinstance(e, MXNetError) and isinstance(e, IndexError)
+    assert str(e) == ("take: tuple index out of range, for a float64 (), indices float64 "
+                      "(2,); axis=1")
     with pytest.raises(MXNetError, match=r"^_zeros: out of memory \(.*\), for no inputs; "
                                          r"shape=\(1000000, 1000000\)"):
         mx.nd.zeros((10 ** 6, 10 ** 6))
+
+
+def test_shape_rules_name_argument_expected_and_actual():
+    # The op's rules run before its kernel: what NumPy got wrong is said in the op's words
+    with pytest.raises(MXNetError, match=r"^SequenceLast: data expected at least one time "
+                                         r"step on axis 0, got shape \(0, 3\)$"):
+        mx.nd.SequenceLast(mx.nd.ones((0, 3)))
+    with pytest.raises(MXNetError, match=r"^take: a expected at least 1 dims, got shape \(\)$"):
+        mx.nd.take(mx.nd.ones(()), mx.nd.ones((2,)))
+    with pytest.raises(MXNetError, match=r"^argmax: data expected a non-empty axis 0"):
+        mx.nd.argmax(mx.nd.ones((0, 3)))
+    with pytest.raises(MXNetError, match=r"^SwapAxis: data expected at least 1 dims"):
+        mx.nd.swapaxes(mx.nd.ones(()), dim1=0, dim2=0)

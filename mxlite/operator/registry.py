@@ -27,7 +27,7 @@ import numpy as np
 from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
-__all__ = ["Op", "Param", "ranks", "register_op", "get_op", "list_ops", "invoke", "run_step",
+__all__ = ["Op", "Param", "ranks", "dtypes", "register_op", "get_op", "list_ops", "invoke", "run_step",
            "OPS", "REQUIRED"]
 
 OPS = {}            # every name and alias -> Op
@@ -129,9 +129,12 @@ class Op:
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
         # hybridized, symbolic), so an op that writes in place raises before its first
         # write and a wrong rank or dtype is named instead of failing deep in NumPy.
+        if isinstance(check, (tuple, list)):
+            check = _all_of(check)
         self.check = check
-        if getattr(check, "op", False) is None:
-            check.op = self                 # a ranks() rule names its op
+        for rule in getattr(check, "rules", (check,)):
+            if getattr(rule, "op", False) is None:
+                rule.op = self              # a ranks() or dtypes() rule names its op
         self.kernel = kernel = compute      # compute without the check
         if check is not None:
             def compute(p, xp, *x):
@@ -372,6 +375,43 @@ def ranks(**rules):
                 raise MXNetError("%s: %s expected %s dims, got shape %s"
                                  % (check.op.name, name, want, shape))
     check.op = None     # set by Op when the rule is declared
+    return check
+
+
+# What a dtype rule's kinds (numpy ``dtype.kind`` letters) say in an error message.
+_KIND_WORDS = {"f": "a floating-point dtype", "fiu": "a numeric dtype (not bool)",
+               "iu": "an integer dtype", "iub": "an integer or bool dtype",
+               "fc": "a floating-point dtype"}
+
+
+def dtypes(**rules):
+    """A ``check`` of the inputs' dtypes by kind: ``dtypes(data="f")`` for floating-point
+    data, ``dtypes(inputs="fiu")`` for every input numeric (bool refused), as MXNet's
+    kernels refuse the types they have no code for. A bad dtype is ``"weight expected
+    a floating-point dtype, got int32"``."""
+    every = rules.pop("inputs", None)
+
+    def check(p, *x):
+        names = list(check.op.input_names(p))
+        names += ["input%d" % i for i in range(len(names), len(x))]
+        for i, a in enumerate(x):
+            kinds = rules.get(names[i], every)
+            if kinds is not None and a.dtype.kind not in kinds:
+                raise MXNetError("%s: %s expected %s, got %s" % (
+                    check.op.name, names[i], _KIND_WORDS.get(kinds, "dtype kind " + kinds),
+                    a.dtype))
+    check.op = None     # set by Op when the rule is declared
+    return check
+
+
+def _all_of(rules):
+    """One ``check`` running ``rules`` (ranks(), dtypes(), an op's own) in order."""
+    rules = tuple(r for r in rules if r is not None)
+
+    def check(p, *x):
+        for rule in rules:
+            rule(p, *x)
+    check.rules = rules
     return check
 
 

@@ -35,6 +35,15 @@ def norm_axis(axis, ndim, name="axis"):
     return axis % ndim if ndim else 0
 
 
+def nonempty_axes(x, axes, what="reduce"):
+    """Raise unless every axis in ``axes`` of array ``x`` has some elements: a max, min or
+    arg-extreme of nothing has no value (MXNet refuses it as well)."""
+    for a in axes:
+        if x.shape[a] == 0:
+            raise MXNetError("data expected a non-empty axis %d to %s, got shape %s"
+                             % (a, what, tuple(x.shape)))
+
+
 def norm_axes(axis, ndim, exclude=False):
     """Axes of a reduction as a sorted tuple: None means all; ``exclude`` inverts."""
     if axis is None or axis == ():

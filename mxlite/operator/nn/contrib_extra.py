@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param, OPS, ranks
+from ..registry import register_op, Param, OPS, dtypes, ranks
 from . import normalization  # noqa: F401  (BatchNorm, reused by BatchNormWithReLU)
 
 
@@ -258,7 +258,7 @@ def _bipartite(p, xp, data):
         # candidate list in a way not reproduced yet): refuse rather than differ.
         raise MXNetError("bipartite_matching: topk=%d is not supported (only -1)" % p.topk)
     lead, (n, m) = s.shape[:-2], s.shape[-2:]
-    s = s.reshape(-1, n, m)
+    s = s.reshape((int(np.prod(lead)), n, m))
     rows = np.full((s.shape[0], n), -1, s.dtype)
     cols = np.full((s.shape[0], m), -1, s.dtype)
     for b in range(s.shape[0]):
@@ -274,7 +274,7 @@ def _bipartite(p, xp, data):
     return xp.asarray(rows.reshape(lead + (n,))), xp.asarray(cols.reshape(lead + (m,)))
 
 
-register_op("_contrib_bipartite_matching", _bipartite, num_outputs=2,
+register_op("_contrib_bipartite_matching", _bipartite, num_outputs=2, check=dtypes(data="f"),
             params=[Param("is_ascend", parse_bool, False, "Match the lowest scores first."),
                     Param("threshold", parse_float, doc="Ignore scores below it (above it "
                                                         "with is_ascend)."),

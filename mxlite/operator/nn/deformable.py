@@ -246,6 +246,14 @@ def _raw_grad(p, xp, x, y, gy, need):
     return out
 
 
+def _backward_rule(p, gy, data, offset, weight):
+    """The forward's rule (:func:`_check_inputs`), and ``gy`` of the output's shape."""
+    _check_inputs(p, data, offset, weight, None)
+    want = (data.shape[0], p.num_filter) + tuple(offset.shape[2:])
+    if gy.shape != want:
+        raise MXNetError("grad has shape %s, expected %s (the output's)" % (gy.shape, want))
+
+
 def _backward_compute(p, xp, gy, data, offset, weight):
     return _backward(p, xp, gy, data, offset, weight)
 
@@ -297,7 +305,7 @@ register_op("_contrib_DeformableConvolution", _deform_conv,
                 "num_deformable_group * 2 * kh * kw, out_h, out_w), (dy, dx) per tap; weight: "
                 "(num_filter, C / num_group, kh, kw).")
 register_op("_deformable_conv_backward", _backward_compute,
-            inputs=("grad", "data", "offset", "weight"), params=_PARAMS,
+            inputs=("grad", "data", "offset", "weight"), params=_PARAMS, check=_backward_rule,
             gradient=_no_second_order, saves="", num_outputs=3,
             output_names=("data_grad", "offset_grad", "weight_grad"),
             doc="Gradients (data, offset, weight) of DeformableConvolution.")

@@ -141,6 +141,24 @@ def _roi_flat_index(xp, rois, maxidx, in_shape):
     return xp.where(k >= 0, base + k, -1)
 
 
+def _pooled_rule(in_shape, pooled, maxidx, rois):
+    """The shapes the adjoints of ROIPooling take: ``in_shape`` (N, C, H, W), ``rois``
+    (R, 5) and the pooled arrays (R, C, ph, pw) with ``maxidx`` in [-1, H * W)."""
+    if len(in_shape) != 4:
+        raise MXNetError("data expected shape (N, C, H, W), got %s" % (tuple(in_shape),))
+    if rois.ndim != 2 or rois.shape[1] != 5:
+        raise MXNetError("rois expected shape (num_rois, 5), got %s" % (rois.shape,))
+    want = (rois.shape[0], in_shape[1]) + pooled.shape[2:]
+    for name, a in (("grad", pooled), ("maxidx", maxidx)):
+        if a.ndim != 4 or a.shape != want:
+            raise MXNetError("%s has shape %s, expected %s (num_rois, channels, ph, pw)"
+                             % (name, a.shape, want))
+    hw = in_shape[2] * in_shape[3]
+    if maxidx.size and not bool(((maxidx >= -1) & (maxidx < hw)).all()):
+        raise MXNetError("maxidx expected values in [-1, %d) (a position in H x W), got %s"
+                         % (hw, maxidx.min() if maxidx.min() < -1 else maxidx.max()))
+
+
 def _roi_pool_scatter(p, xp, grad, maxidx, rois):
     shape = tuple(p.in_shape)
     idx = _roi_flat_index(xp, rois, maxidx, shape).ravel()
@@ -197,9 +215,11 @@ _ROI_POOL_SCATTER = register_op(
     "_roi_pool_scatter", _roi_pool_scatter, inputs=("grad", "maxidx", "rois"),
     params=_ROI_POOL_PARAMS + [Param("in_shape", parse_shape, doc="The data's shape.")],
     gradient=_roi_pool_scatter_grad, saves="x",
+    check=lambda p, grad, maxidx, rois: _pooled_rule(p.in_shape, grad, maxidx, rois),
     doc="Gradient of ROIPooling: ``grad`` added at each bin's maximum.")
 register_op("_roi_pool_gather", _roi_pool_gather, inputs=("data", "maxidx", "rois"),
             params=_ROI_POOL_PARAMS, gradient=_roi_pool_gather_grad, saves="x",
+            check=lambda p, data, maxidx, rois: _pooled_rule(data.shape, maxidx, maxidx, rois),
             doc="``data`` read at each ROIPooling bin's maximum (adjoint of _roi_pool_scatter).")
 
 
@@ -498,6 +518,18 @@ def _nms_rows(record):
     return record.reshape(-1).astype(np.int64)
 
 
+def _nms_rule(p, g, record):
+    """box_nms's adjoints take rows (..., k) and ``record`` (..., 1): one input row
+    index (or -1) per row."""
+    if g.ndim < 2 or record.shape != g.shape[:-1] + (1,):
+        raise MXNetError("record has shape %s, expected %s for rows of shape %s"
+                         % (record.shape, g.shape[:-1] + (1,) if g.ndim >= 2 else "(..., 1)",
+                            g.shape))
+    rows = record.size
+    if rows and not bool((record < rows).all()):
+        raise MXNetError("record expected row indices below %d, got %s" % (rows, record.max()))
+
+
 def _nms_scatter(p, xp, grad, record):
     k = grad.shape[-1]
     src = _nms_rows(record)
@@ -553,10 +585,10 @@ register_op("_contrib_box_nms", _box_nms, aliases=("_contrib_box_non_maximum_sup
                 "score (ties keep input order), every other row -1. The gradient copies "
                 "each output row's head gradient back to the input row it came from.")
 register_op("_box_nms_scatter", _nms_scatter, inputs=("grad", "record"),
-            gradient=_nms_scatter_grad, saves="x",
+            gradient=_nms_scatter_grad, saves="x", check=_nms_rule,
             doc="Gradient of box_nms: output rows' gradients copied to their input rows.")
 register_op("_box_nms_gather", _nms_gather, inputs=("data", "record"),
-            gradient=_nms_gather_grad, saves="x",
+            gradient=_nms_gather_grad, saves="x", check=_nms_rule,
             doc="Input rows read at box_nms's output positions (adjoint of _box_nms_scatter).")
 
 

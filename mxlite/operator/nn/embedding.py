@@ -52,6 +52,12 @@ register_op("Embedding", _compute, gradient=_gradient, saves="x",
                 "``data``; the output has shape ``data.shape + (output_dim,)``.")
 
 
+def _backward_rule(p, data, g):
+    if g.shape[:-1] != data.shape or g.ndim != data.ndim + 1:
+        raise MXNetError("grad has shape %s, expected %s + (output_dim,) (the output's for "
+                         "data of shape %s)" % (g.shape, data.shape, data.shape))
+
+
 def _backward(p, xp, data, g):
     idx = _indices(xp, data, p.input_dim).reshape(-1)
     rows = g.reshape(idx.shape[0], -1)
@@ -73,4 +79,5 @@ def _backward_grad(p, x, y, gy):
 
 register_op("_embedding_backward", _backward, gradient=_backward_grad, saves="x",
             inputs=("data", "grad"), params=[Param("input_dim", parse_int, low=1)],
+            check=_backward_rule,
             doc="Weight gradient of Embedding: rows of ``grad`` summed per index.")

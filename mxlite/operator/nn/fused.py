@@ -21,7 +21,7 @@ import numpy as np
 
 from ...base import parse_bool
 from ...nd.ndarray import NDArray
-from ..registry import register_op, Param, get_op, array_module_of
+from ..registry import register_op, Param, get_op, array_module_of, dtypes
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
@@ -75,7 +75,7 @@ LOG_SOFTMAX_PICK = register_op(
         Param("keepdims", parse_bool, False, "Keep the picked axis with size 1."),
         Param("mode", None, "clip", "Out-of-range indices.", choices=PICK_MODES)],
     num_outputs=3, num_visible_outputs=1, gradient=_gradient,
-    saves="xy", infer_type=_infer_type,
+    saves="xy", infer_type=_infer_type, check=dtypes(data="f"),
     doc="``pick(log_softmax(data, axis), index, axis)`` in one step (what a hybridized "
         "graph runs for that chain); hidden outputs: the log-probabilities and the flat "
         "picked positions.")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float
-from ..registry import register_op, Param, ranks
+from ..registry import register_op, Param, dtypes, ranks
 
 
 def _softmax(xp, x, axis):
@@ -141,9 +141,10 @@ def _softmax_output_grad(p, x, y, gy):
 
 
 register_op("_backward_SoftmaxOutput", _softmax_output_backward,
-            inputs=("y", "label", "gy"), params=_SOFTMAX_OUTPUT_PARAMS,
+            inputs=("y", "label", "gy"), params=_SOFTMAX_OUTPUT_PARAMS, check=dtypes(y="f"),
             doc="Gradient of SoftmaxOutput (not differentiable).")
-register_op("SoftmaxOutput", _softmax_output, check=ranks(data=1), inputs=("data", "label"),
+register_op("SoftmaxOutput", _softmax_output, check=(ranks(data=1), dtypes(data="f")),
+            inputs=("data", "label"),
             params=_SOFTMAX_OUTPUT_PARAMS, gradient=_softmax_output_grad, saves="xy",
             aliases=("Softmax",), infer_shape=_label_from_data(lambda p, d: _so_layout(p, d)[2]),
             same_shape=(0,),
@@ -176,9 +177,10 @@ def _regression(name, fwd, bwd, doc):
                 _label_zeros(x)]
 
     params = [Param("grad_scale", parse_float, 1.0, "Scale of the gradient.")]
-    register_op(bname, backward, inputs=("y", "label"), params=params,
+    register_op(bname, backward, inputs=("y", "label"), params=params, check=dtypes(y="f"),
                 doc="Gradient of %s (not differentiable)." % name)
     register_op(name, compute, inputs=("data", "label"), params=params, gradient=gradient,
+                check=dtypes(data="f"),
                 saves="xy", infer_shape=_label_from_data(lambda p, d: d), same_shape=(0,),
                 doc=doc)
 
@@ -253,6 +255,9 @@ def _softmax_cross_entropy(p, xp, data, label):
 
 
 def _sce_backward(p, xp, data, label, gy):
+    _sce_check(data, label)
+    if gy.size != 1:
+        raise MXNetError("gy has shape %s, expected (1,) (the loss's)" % (gy.shape,))
     k = data.shape[1]
     onehot = xp.arange(k) == label.astype(np.int64)[:, None]
     g = (_softmax(xp, data, 1) - onehot) * gy.reshape(())

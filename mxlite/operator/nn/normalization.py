@@ -406,7 +406,7 @@ def _window_sum_grad(p, x, y, gy):
     return [nd._internal._lrn_window_sum(gy[0], nsize=p.nsize)]
 
 
-register_op("_lrn_window_sum", _window_sum, gradient=_window_sum_grad, saves="",
+register_op("_lrn_window_sum", _window_sum, gradient=_window_sum_grad, saves="", check=ranks(data=2),
             params=[Param("nsize", parse_int, doc="The channel window size.", low=1)],
             doc="Sum of ``data`` over a window of ``nsize`` channels (LRN's neighbourhood).")
 

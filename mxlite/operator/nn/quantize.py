@@ -95,6 +95,9 @@ def _quantize_v2(p, xp, x):
         return (x.copy(),) + _range(xp, -_INT8_RANGE, _INT8_RANGE)
     if calibrated:
         lo, hi = cmin, cmax
+    elif x.size == 0:
+        raise MXNetError("data expected some values to take the range from (or give "
+                         "min_calib_range and max_calib_range), got shape %s" % (x.shape,))
     else:
         lo, hi = float(x.min()), float(x.max())
     real = _max_abs(lo, hi)

@@ -502,6 +502,23 @@ def _rnn_backward(p, xp, data, w, state, *rest):
     return outs + ((gcell.astype(cell.dtype, copy=False),) if lstm else ())
 
 
+def _backward_rule(p, data, w, state, *rest):
+    """_backward_RNN's inputs: the forward's (as :func:`_check`) and head gradients of
+    the forward's output shapes (the reserve is checked where it is carved)."""
+    lstm = p.mode == "lstm"
+    _check(p, data, w, state, rest[0] if lstm else None)
+    masks, heads = (rest[1], rest[3:]) if lstm else (rest[0], rest[2:])
+    out = data.shape[:2] + (_dirs(p) * p.state_size,)
+    if masks.size and masks.shape != (p.num_layers - 1,) + out:
+        raise MXNetError("masks has shape %s, expected (0,) or %s (the forward's)"
+                         % (masks.shape, (p.num_layers - 1,) + out))
+    wants = (out, state.shape, state.shape)
+    for name, g, want in zip(_bwd_inputs(p)[-len(heads):], heads, wants):
+        if g.shape != want:
+            raise MXNetError("%s has shape %s, expected %s (the forward output's)"
+                             % (name, g.shape, want))
+
+
 def _bwd_inputs(p):
     heads = ("gy_out", "gy_hy") + (("gy_cy",) if p.mode == "lstm" else ())
     return _inputs(p) + ("masks", "reserve") + heads
@@ -540,6 +557,7 @@ _BWD_PARAMS = _PARAMS + [
 ]
 
 register_op("_backward_RNN", _rnn_backward, inputs=_bwd_inputs, params=_BWD_PARAMS,
+            check=_backward_rule,
             num_outputs=lambda p: 4 if p.mode == "lstm" else 3,
             doc="Backpropagation through time of RNN (not differentiable).")
 register_op("RNN", _rnn, inputs=_inputs, params=_PARAMS, gradient=_rnn_grad, saves="xy",

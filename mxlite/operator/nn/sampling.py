@@ -18,7 +18,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      optional)
 from ...nd.ndarray import _wrap
-from ..registry import register_op, Param, invoke
+from ..registry import register_op, Param, dtypes, invoke, ranks
 from ..util import same_dtype
 
 _RESIZE_MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down",
@@ -203,9 +203,9 @@ register_op(
 
 _RESIZE_BWD = register_op(
     "_backward_contrib_BilinearResize2D", _resize_backward, gradient=_resize_backward_grad,
-    saves="", inputs=("ograd",),
-    params=[Param("height", parse_int, doc="The resized data's height."),
-            Param("width", parse_int, doc="The resized data's width."),
+    saves="", inputs=("ograd",), check=ranks(ograd=(4, 4)),
+    params=[Param("height", parse_int, doc="The resized data's height.", low=1),
+            Param("width", parse_int, doc="The resized data's width.", low=1),
             Param("align_corners", parse_bool, True, "As in the forward.")],
     doc="The adjoint of BilinearResize2D: spread ``ograd`` back onto (height, width).")
 
@@ -270,8 +270,9 @@ register_op(
 _POOL_BWD = register_op(
     "_backward_contrib_AdaptiveAvgPooling2D", _adaptive_pool_backward,
     gradient=_adaptive_pool_backward_grad, saves="", inputs=("ograd",),
-    params=[Param("height", parse_int, doc="The pooled data's height."),
-            Param("width", parse_int, doc="The pooled data's width.")],
+    check=ranks(ograd=(4, 4)),
+    params=[Param("height", parse_int, doc="The pooled data's height.", low=1),
+            Param("width", parse_int, doc="The pooled data's width.", low=1)],
     doc="The adjoint of AdaptiveAvgPooling2D: spread ``ograd`` back onto (height, width).")
 
 
@@ -417,6 +418,14 @@ def _sampler(p, xp, data, grid):
     return _bilinear_sample(xp, data, grid)
 
 
+def _scatter_add_rule(p, vals, idx):
+    if idx.shape != vals.shape:
+        raise MXNetError("indices has shape %s, expected %s (the data's)" % (idx.shape, vals.shape))
+    if idx.size and not bool(((idx >= 0) & (idx < p.size)).all()):
+        raise MXNetError("indices expected values in [0, %d), got %s"
+                         % (p.size, idx.min() if idx.min() < 0 else idx.max()))
+
+
 def _scatter_add_raw(p, xp, vals, idx):
     # NOTE: bincount sums in float64 and is many times faster than add.at.
     y = xp.bincount(idx.ravel(), weights=vals.ravel(), minlength=p.size)
@@ -429,7 +438,8 @@ def _scatter_add_grad(p, x, y, gy):
 
 _SCATTER = register_op(
     "_sampling_scatter_add", _scatter_add_raw, gradient=_scatter_add_grad, saves="x",
-    inputs=("data", "indices"), params=[Param("size", parse_int, doc="Output length.")],
+    inputs=("data", "indices"), params=[Param("size", parse_int, doc="Output length.", low=0)],
+    check=(dtypes(indices="iu"), _scatter_add_rule),
     doc="A 1-D array of ``size`` zeros with ``data`` added at integer ``indices`` "
         "(the adjoint of ``take`` along axis 0).")
 

@@ -112,6 +112,9 @@ register_op("SequenceMask", _sequence_mask, inputs=_inputs,
 def _last_index(p, xp, data, lens, t_ax, b_ax):
     n = _lengths(p, xp, data, lens, t_ax, b_ax)
     steps = data.shape[t_ax]
+    if steps == 0:
+        raise MXNetError("data expected at least one time step on axis %d, got shape %s"
+                         % (t_ax, data.shape))
     if n is None:
         return xp.full((data.shape[b_ax],), steps - 1, dtype=np.int64)
     if bool((n < 1).any()) or bool((n > steps).any()):
@@ -134,6 +137,10 @@ def _sequence_last(p, xp, data, lens=None):
 def _sequence_last_backward(p, xp, data, gy, lens=None):
     t_ax, b_ax = _layout(p, data, "SequenceLast")
     idx = _last_index(p, xp, data, lens, t_ax, b_ax)
+    want = tuple(d for i, d in enumerate(data.shape) if i != t_ax)
+    if gy.shape != want:
+        raise MXNetError("gy has shape %s, expected %s (the output's for data of shape %s)"
+                         % (gy.shape, want, data.shape))
     gx = xp.zeros(data.shape, dtype=gy.dtype)
     batch = xp.arange(data.shape[b_ax])
     if t_ax == 0:

@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_dtype, \
     optional
-from ..registry import register_op, Param
+from ..registry import register_op, Param, dtypes
 from ..util import norm_axis
 
 
@@ -97,6 +97,7 @@ def _softmax_grad_rule(sign):
 
 
 def _log_softmax_backward(p, xp, gy, y):
+    norm_axis(p.axis, y.ndim)
     # The same operations, in the same order, as the rule written in four ops.
     return gy - xp.exp(y) * gy.sum(axis=p.axis, keepdims=True)
 
@@ -140,12 +141,13 @@ _PARAMS = [Param("axis", parse_int, -1, "The axis to normalise over."),
                  "Only the first ``length`` entries along ``axis`` take part; the rest are 0.")]
 
 register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0), saves="y",
-            inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
+            inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule, check=dtypes(data="f"),
             doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.", same_shape=(0,))
 register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0), saves="y",
-            inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule,
+            inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule, check=dtypes(data="f"),
             doc="``softmax(-x)`` along ``axis``.", same_shape=(0,))
-register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad, saves="y", params=_PARAMS, infer_type=_dtype_rule,
+register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad, saves="y", params=_PARAMS,
+            infer_type=_dtype_rule, check=dtypes(data="f"),
             doc="``log(softmax(x))`` along ``axis``, computed stably.", same_shape=(0,))
 
 
@@ -173,7 +175,7 @@ def _sa_grad(p, x, y, gy):
     return [out * (g - nd.sum(g * out, axis=_SA_AXIS[p.mode], keepdims=True))]
 
 
-register_op("SoftmaxActivation", _sa_compute, gradient=_sa_grad, saves="y",
+register_op("SoftmaxActivation", _sa_compute, gradient=_sa_grad, saves="y", check=dtypes(data="f"),
             params=[Param("mode", None, "instance", "'instance': over the last axis (MXNet's "
                           "kernel); 'channel': over axis 1.", choices=_SA_AXIS)],
             doc="Softmax over each instance (the last axis) or over channels (axis 1).",

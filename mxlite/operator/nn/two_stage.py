@@ -330,6 +330,19 @@ def _psroi_pool(p, xp, data, rois):
     return out * inv[:, None]
 
 
+def _psroi_scatter_rule(p, grad, rois):
+    """The adjoint's inputs: ``in_shape`` the data's (N, C, H, W), ``rois`` (R, 5) and
+    ``grad`` the pooled output's (R, output_dim, P, P)."""
+    if len(p.in_shape) != 4:
+        raise MXNetError("in_shape expected 4 entries (N, C, H, W), got %s" % (p.in_shape,))
+    if rois.ndim != 2 or rois.shape[1] != 5:
+        raise MXNetError("rois expected shape (num_rois, 5), got %s" % (rois.shape,))
+    _ps_geometry(p, "PSROIPooling", p.in_shape)
+    want = (rois.shape[0], p.output_dim, p.pooled_size, p.pooled_size)
+    if grad.shape != want:
+        raise MXNetError("grad has shape %s, expected %s (the output's)" % (grad.shape, want))
+
+
 def _psroi_scatter(p, xp, grad, rois):
     shape = tuple(p.in_shape)
     gs, n_bins, dim = _ps_geometry(p, "PSROIPooling", shape)
@@ -392,5 +405,5 @@ register_op("_contrib_PSROIPooling", _psroi_pool, inputs=("data", "rois"),
 _PSROI_SCATTER = register_op(
     "_psroi_pool_scatter", _psroi_scatter, inputs=("grad", "rois"),
     params=_PSROI_PARAMS + [Param("in_shape", parse_shape, doc="The data's shape.")],
-    gradient=_psroi_scatter_grad, saves="x",
+    gradient=_psroi_scatter_grad, saves="x", check=_psroi_scatter_rule,
     doc="Gradient of PSROIPooling (its transpose for fixed rois).")

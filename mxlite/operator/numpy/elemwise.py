@@ -12,7 +12,7 @@ what differs is MXNet's NumPy dtype rules:
 """
 import numpy as onp
 
-from ..registry import OPS, register_op
+from ..registry import OPS, dtypes, register_op
 from ..util import zeros_grad
 
 F32 = onp.dtype(onp.float32)
@@ -106,6 +106,8 @@ _ARITH = [
 ]
 for _n, _base, _k in _ARITH:
     derive("_npi_" + _n, _base, _binary_compute(_k, promote), infer_type=_binary_type(promote),
+           # NOTE: as NumPy, MXNet refuses to subtract booleans
+           check=dtypes(inputs="fiu") if _n == "subtract" else None,
            doc="Elementwise %s of two arrays with broadcasting (``mx.np.%s``)." % (_n, _n))
 derive("_npi_true_divide", "broadcast_div", _binary_compute(lambda xp, a, b: a / b, _div_dtype),
        infer_type=_binary_type(_div_dtype),
@@ -127,13 +129,14 @@ for _n, _base, _k in _COMPARE:
            infer_type=lambda p, dtypes: [BOOL],
            doc="Elementwise %s of two arrays with broadcasting, as bool." % _n)
 
-_INT_ONLY = [("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b)),
-             ("bitwise_or", lambda xp, a, b: xp.bitwise_or(a, b)),
-             ("bitwise_xor", lambda xp, a, b: xp.bitwise_xor(a, b)),
-             ("lcm", lambda xp, a, b: xp.lcm(a, b))]
-for _n, _k in _INT_ONLY:
+# name, kernel, the dtype kinds it takes
+_INT_ONLY = [("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b), "iub"),
+             ("bitwise_or", lambda xp, a, b: xp.bitwise_or(a, b), "iub"),
+             ("bitwise_xor", lambda xp, a, b: xp.bitwise_xor(a, b), "iub"),
+             ("lcm", lambda xp, a, b: xp.lcm(a, b), "iu")]
+for _n, _k, _kinds in _INT_ONLY:
     derive("_npi_" + _n, "broadcast_equal", _binary_compute(_k, promote), gradient=None,
-           infer_type=_binary_type(promote),
+           infer_type=_binary_type(promote), check=dtypes(inputs=_kinds),
            doc="Elementwise %s of two integer arrays with broadcasting." % _n)
 
 
@@ -248,5 +251,5 @@ for _n, _k in _PREDICATES:
                 doc="Elementwise %s, as a bool array (not differentiable)." % _n)
 
 register_op("_npi_bitwise_not", lambda p, xp, x: xp.asarray(xp.invert(x)), inputs=("x",),
-            same_shape=(0,), aliases=("_npi_invert",),
+            same_shape=(0,), aliases=("_npi_invert",), check=dtypes(x="iub"),
             doc="Elementwise bitwise NOT of an integer or bool array.")

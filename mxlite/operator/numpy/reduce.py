@@ -12,7 +12,7 @@ import numpy as onp
 from ... import nd
 from ...base import parse_axis, parse_bool, parse_dtype, parse_int, parse_float, optional
 from ..registry import register_op, Param
-from ..util import norm_axes
+from ..util import nonempty_axes, norm_axes, norm_axis
 from ..tensor.reduce import reduced_shape
 from .shape import reshape_to
 
@@ -110,7 +110,9 @@ register_op("_npi_mean", _mean, inputs=("a",), params=[_AXIS, _DTYPE, _KEEP],
 
 def _extreme(fn):
     def compute(p, xp, x):
-        return xp.asarray(fn(xp)(x, axis=_axes(p, x.ndim), keepdims=p.keepdims))
+        axes = _axes(p, x.ndim)
+        nonempty_axes(x, axes)
+        return xp.asarray(fn(xp)(x, axis=axes, keepdims=p.keepdims))
     return compute
 
 
@@ -160,8 +162,10 @@ register_op("_npi_std", lambda p, xp, x: _moment(p, xp, x, True), inputs=("a",),
 def _arg(fn):
     def compute(p, xp, x):
         if p.axis is None:
+            nonempty_axes(x, range(x.ndim), "take the arg-extreme of")
             y = fn(xp)(x.reshape(-1))
             return xp.asarray(y, dtype=I64).reshape((1,) * x.ndim if p.keepdims else ())
+        nonempty_axes(x, (norm_axis(p.axis, x.ndim),), "take the arg-extreme of")
         y = fn(xp)(x, axis=p.axis)
         if p.keepdims:
             y = xp.expand_dims(y, p.axis)

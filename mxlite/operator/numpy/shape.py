@@ -9,8 +9,8 @@ import numpy as onp
 from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
-from ..registry import register_op, Param, Params, invoke, OPS
-from ..util import norm_axis
+from ..registry import register_op, Param, Params, invoke, OPS, ranks
+from ..util import norm_axis, norm_axes
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -86,10 +86,11 @@ register_op("_np_transpose", _transpose, inputs=("a",), gradient=_transpose_grad
 
 
 def _swapaxes(p, xp, x):
-    return xp.swapaxes(x, p.dim1, p.dim2).copy()
+    return xp.swapaxes(x, norm_axis(p.dim1, x.ndim, "dim1"),
+                       norm_axis(p.dim2, x.ndim, "dim2")).copy()
 
 
-register_op("_npi_swapaxes", _swapaxes, inputs=("a",), saves="",
+register_op("_npi_swapaxes", _swapaxes, inputs=("a",), saves="", check=ranks(a=1),
             gradient=lambda p, x, y, gy: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
             params=[Param("dim1", parse_int, 0), Param("dim2", parse_int, 0)],
             doc="Swap two axes.")
@@ -112,15 +113,25 @@ register_op("_np_squeeze", _squeeze, inputs=("a",), is_view=True, gradient=_as_i
 
 
 def _expand_dims(p, xp, x):
-    return xp.expand_dims(x, p.axis)
+    return xp.expand_dims(x, norm_axis(p.axis, x.ndim + 1))
 
 
 register_op("_npi_expand_dims", _expand_dims, inputs=("a",), is_view=True,
             gradient=_as_input_shape, saves="", params=[Param("axis", parse_int)],
             doc="Insert a size-1 axis at ``axis``.")
 
+def _broadcast_rule(p, x):
+    shape = tuple(p.shape)
+    fits = x.ndim <= len(shape) and all(
+        d in (1, s) for d, s in zip(x.shape[::-1], shape[::-1]))
+    if not fits:
+        raise MXNetError("array has shape %s, expected one that broadcasts to %s"
+                         % (x.shape, shape))
+
+
 register_op("_np_broadcast_to", lambda p, xp, x: xp.broadcast_to(x, p.shape).copy(),
-            inputs=("array",), params=[Param("shape", parse_shape)], saves="",
+            inputs=("array",), params=[Param("shape", parse_shape, low=0)], saves="",
+            check=_broadcast_rule,
             gradient=lambda p, x, y, gy: [_unbroadcast(gy[0], x[0].shape)],
             doc="Broadcast to ``shape`` with NumPy's rules.")
 
@@ -141,6 +152,11 @@ def _variadic(p):
 
 
 def _concat(p, xp, *xs):
+    for i, x in enumerate(xs):
+        if x.ndim == 0 and p.axis is not None:
+            raise MXNetError("data%d expected at least 1 dim, got shape ()" % i)
+    if p.axis is not None:
+        norm_axis(p.axis, xs[0].ndim)
     dt = xs[0].dtype
     for x in xs[1:]:
         dt = promote(dt, x.dtype)
@@ -213,13 +229,15 @@ def _n_split(p):
 
 
 register_op("_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradient=_split_grad,
+            check=ranks(data=1),
             saves="y", params=[Param("indices", parse_shape, ()), Param("axis", parse_int, 0),
                                Param("squeeze_axis", parse_bool, False),
                                Param("sections", parse_int, 0)],
             doc="Split into equal sections or at ``indices`` along ``axis``.")
 
 derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps))
-derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(x, p.axis).copy())
+derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(
+    x, p.axis if p.axis is None else norm_axes(p.axis, x.ndim)).copy())
 
 
 def _repeat(p, xp, x):
@@ -237,7 +255,7 @@ def _repeat_grad(p, x, y, gy):
 
 
 register_op("_np_repeat", _repeat, inputs=("data",), gradient=_repeat_grad, saves="",
-            params=[Param("repeats", parse_int), Param("axis", optional(parse_int), None)],
+            params=[Param("repeats", parse_int, low=0), Param("axis", optional(parse_int), None)],
             doc="Repeat each element ``repeats`` times.")
 
 
@@ -332,8 +350,31 @@ def _contract_infer_shape(b_axis):
     return infer
 
 
+def _contract_rule(p, a, b):
+    """Shape rule of dot/matmul: ``a``'s last dim meets ``b``'s rows (its only dim when
+    1-D); 0-d operands of dot scale."""
+    if a.ndim == 0 or b.ndim == 0:
+        return
+    k = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != k:
+        raise MXNetError("b has shape %s, expected %d rows (the last dim of a) for a of "
+                         "shape %s" % (b.shape, a.shape[-1], a.shape))
+
+
+def _matmul_rule(p, a, b):
+    for name, t in (("a", a), ("b", b)):
+        if t.ndim == 0:
+            raise MXNetError("%s expected at least 1 dim, got shape ()" % name)
+    _contract_rule(p, a, b)
+    try:
+        onp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise MXNetError("a and b expected stacks of matrices that broadcast, got shapes %s "
+                         "and %s" % (a.shape, b.shape)) from None
+
+
 register_op("_np_dot", _dot, inputs=("a", "b"), gradient=_dot_grad, saves="x",
-            infer_shape=_contract_infer_shape(0),
+            infer_shape=_contract_infer_shape(0), check=_contract_rule,
             doc="NumPy's dot: inner product of 1-D, matrix product of 2-D arrays.")
 
 
@@ -364,7 +405,7 @@ def _matmul_grad(p, x, y, gy):
 
 
 register_op("_npi_matmul", _matmul, inputs=("a", "b"), gradient=_matmul_grad, saves="x",
-            infer_shape=_contract_infer_shape(-2),
+            infer_shape=_contract_infer_shape(-2), check=_matmul_rule,
             doc="Matrix product with NumPy's broadcasting of stacked matrices (``@``).")
 
 # -- indexing ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float
-from ..registry import register_op, Param
+from ..registry import register_op, Param, dtypes
 from ..util import unbroadcast, same_dtype
 
 
@@ -90,8 +90,9 @@ def _binary(name, kernel, grad, saves, check_shape, aliases=()):
         return [unbroadcast(ga, a.shape) if need[0] else None,
                 unbroadcast(gb, b.shape) if need[1] else None]
 
+    # NOTE: MXNet's binary kernels refuse bool ("does not support boolean type").
     register_op(name, compute, inputs=("lhs", "rhs"), gradient=gradient if grad else None,
-                saves=saves, aliases=aliases,
+                saves=saves, aliases=aliases, check=dtypes(inputs="fiu"),
                 same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise %s of two arrays%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
@@ -106,7 +107,7 @@ def _compare(name, kernel, check_shape, aliases=()):
         return kernel(xp, a, b).astype(a.dtype)
 
     register_op(name, compute, inputs=("lhs", "rhs"), aliases=aliases,
-                same_shape=(0, 1) if check_shape else None,
+                same_shape=(0, 1) if check_shape else None, check=dtypes(inputs="fiu"),
                 doc="Elementwise ``%s`` (1 or 0, in the input dtype)%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
 
@@ -191,13 +192,17 @@ def _as_float_operand(x):
 
 
 def _scalar_type(p, dtypes):
-    if not p.is_int and np.dtype(dtypes[0]).kind != "f":
+    kind = np.dtype(dtypes[0]).kind
+    if not p.is_int and kind != "f":
         return [np.dtype(np.float64)]
-    return [dtypes[0]]
+    return [np.dtype(np.int64) if kind == "b" else dtypes[0]]
 
 
 def _scalar_op(name, kernel, grad, saves):
     def compute(p, xp, x):
+        if x.dtype.kind == "b":
+            # NOTE: MXNet computes a bool array with a scalar as int64 (True - 2 is -1).
+            x = x.astype(np.int64)
         xf = None if p.is_int else _as_float_operand(x)
         if xf is not None:
             return kernel(xp, xf, xf.dtype.type(p.scalar))
@@ -218,6 +223,8 @@ for _n, _k, _g, _s in _SCALAR:
 
 def _compare_scalar(kernel):
     def compute(p, xp, x):
+        if x.dtype.kind == "b":
+            x = x.astype(np.int64)      # as _scalar_op
         xf = None if p.is_int else _as_float_operand(x)
         if xf is not None:
             return kernel(xp, xf, p.scalar).astype(np.float64)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import parse_float, np_dtype
-from ..registry import register_op, Param
+from ..registry import register_op, Param, dtypes
 from ..util import zeros_grad
 from . import special
 
@@ -29,7 +29,7 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
         return [grad(x[0], y[0], gy[0])]
 
     return register_op(name, compute, gradient=gradient if grad is not None else None,
-                       saves=saves, aliases=aliases, same_shape=(0,),
+                       saves=saves, aliases=aliases, same_shape=(0,), check=dtypes(data="fiu"),
                        doc=doc or "Elementwise %s." % name)
 
 
@@ -115,6 +115,8 @@ def _sigmoid(xp, x):
     # right limit 0; computing in place keeps this at one pass over the data.
     with np.errstate(over="ignore"):
         e = xp.exp(-x)
+    if x.ndim == 0:         # NumPy gives a scalar for a 0-d array: no ``out=`` on it
+        e = xp.asarray(e)
     e += 1
     return xp.reciprocal(e, out=e)
 
@@ -148,7 +150,7 @@ UNARY = {_name: (_fwd, _grad) for _name, _fwd, _grad, _saves in _TABLE}
 
 for _name, _fwd, _doc in _ROUNDING:
     register_op(_name, (lambda f: lambda p, xp, x: f(xp, x))(_fwd), gradient=zeros_grad,
-                saves="", same_shape=(0,), doc=_doc)
+                saves="", same_shape=(0,), check=dtypes(data="fiu"), doc=_doc)
 
 register_op("_digamma", lambda p, xp, x: special.digamma(xp, x), saves="",
             doc="The digamma function (the gradient of gammaln); not differentiable.", same_shape=(0,))

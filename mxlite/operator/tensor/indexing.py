@@ -11,7 +11,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
-from ..registry import register_op, Param, Params, apply
+from ..registry import register_op, Param, Params, apply, ranks
 from ..util import unbroadcast, norm_axis, zeros_grad
 
 
@@ -171,13 +171,13 @@ def _take_backward_grad(p, x, y, gy, need):
 _TAKE_PARAMS = [Param("axis", parse_int, 0, "The axis to take along."),
                 Param("mode", None, "clip", "Out-of-range indices.", choices=_MODES)]
 _TAKE = register_op("take", _take, inputs=("a", "indices"), gradient=_take_grad, saves="x",
-                    params=_TAKE_PARAMS,
+                    params=_TAKE_PARAMS, check=ranks(a=1),
                     doc="Slices of ``a`` along ``axis`` at ``indices`` (float indices are "
                         "truncated).\n\n>>> mx.nd.take(mx.nd.array([[1, 2], [3, 4]]), "
                         "mx.nd.array([1]))  # [[3. 4.]]")
 _TAKE_BWD = register_op("_backward_take", _take_backward, inputs=("ograd", "indices"),
                         gradient=_take_backward_grad, saves="x",
-                        params=_TAKE_PARAMS + [Param("shape", parse_shape, doc="Input shape.")],
+                        params=_TAKE_PARAMS + [Param("shape", parse_shape, doc="Input shape.", low=0)],
                         doc="Scatter-add ``ograd`` into zeros of ``shape`` at ``indices`` along "
                             "``axis`` (the adjoint of take).")
 
@@ -249,7 +249,7 @@ _PICK = register_op("pick", _pick, inputs=("data", "index"), gradient=_pick_grad
                         "[3, 4]]), mx.nd.array([1, 0]))  # [2. 3.]")
 _PICK_BWD = register_op("_backward_pick", _pick_backward, inputs=("ograd", "index"),
                         gradient=_pick_backward_grad, saves="x",
-                        params=_PICK_PARAMS + [Param("shape", parse_shape, doc="Input shape.")],
+                        params=_PICK_PARAMS + [Param("shape", parse_shape, doc="Input shape.", low=0)],
                         doc="Zeros of ``shape`` with ``ograd`` at the picked positions.")
 
 
@@ -329,6 +329,17 @@ def _gather_nd_grad(p, x, y, gy, need):
     return [apply(op, (gy[0], x[1]), Params(op, {"shape": x[0].shape})), None]
 
 
+def _scatter_rule(p, v, idx):
+    """Scattered ``data`` has the shape gather_nd would give: indices (M, ...) address the
+    first M axes of ``shape``."""
+    if idx.ndim == 0:
+        return                  # _nd_key says what indices must be
+    want = tuple(idx.shape[1:]) + tuple(p.shape[idx.shape[0]:])
+    if v.shape != want:
+        raise MXNetError("data has shape %s, expected %s for indices of shape %s into shape %s"
+                         % (v.shape, want, idx.shape, tuple(p.shape)))
+
+
 def _scatter_nd_add(p, xp, v, idx):
     gx = xp.zeros(p.shape, v.dtype)
     xp.add.at(gx, _nd_key(xp, idx, p.shape, "scatter_nd"), v)
@@ -351,11 +362,11 @@ register_op("gather_nd", _gather_nd, inputs=("data", "indices"), gradient=_gathe
             doc="``y[j...] = data[indices[0, j...], ..., indices[M-1, j...]]``: indices of "
                 "shape (M, ...) address the first M axes of ``data``.")
 _SCATTER_ADD = register_op("_backward_gather_nd", _scatter_nd_add, inputs=("data", "indices"),
-                           gradient=_scatter_grad, saves="x",
-                           params=[Param("shape", parse_shape, doc="The output shape.")],
+                           gradient=_scatter_grad, saves="x", check=_scatter_rule,
+                           params=[Param("shape", parse_shape, doc="The output shape.", low=0)],
                            doc="Scatter-add ``data`` into zeros of ``shape`` (duplicates add).")
 register_op("scatter_nd", _scatter_nd, inputs=("data", "indices"), gradient=_scatter_grad,
-            saves="x", params=[Param("shape", parse_shape, doc="The output shape.")],
+            saves="x", check=_scatter_rule, params=[Param("shape", parse_shape, doc="The output shape.", low=0)],
             doc="Zeros of ``shape`` with ``data`` written at ``indices`` (the inverse of "
                 "gather_nd).")
 

@@ -14,7 +14,7 @@ def _dtype(v):
 
 _CTX = Param("ctx", optional(_parse_ctx), None, "The device; the current context if None.")
 _DTYPE = Param("dtype", _dtype, np.dtype(np.float32), "The element type.")
-_SHAPE = Param("shape", parse_shape, (), "The shape.")
+_SHAPE = Param("shape", parse_shape, (), "The shape.", low=0)
 
 register_op("_zeros", lambda p, xp: xp.zeros(p.shape, p.dtype), inputs=(),
             params=[_SHAPE, _CTX, _DTYPE], doc="An array of zeros.")
@@ -54,7 +54,8 @@ def _eye(p, xp):
 
 
 register_op("_eye", _eye, inputs=(),
-            params=[Param("N", parse_int), Param("M", parse_int, 0), Param("k", parse_int, 0),
+            params=[Param("N", parse_int, low=0), Param("M", parse_int, 0, low=0),
+                    Param("k", parse_int, 0),
                     _CTX, _DTYPE],
             doc="A 2-D array with ones on the ``k``-th diagonal.")
 
@@ -65,5 +66,5 @@ def _linspace(p, xp):
 
 register_op("_linspace", _linspace, inputs=(),
             params=[Param("start", parse_float), Param("stop", parse_float),
-                    Param("num", parse_int), Param("endpoint", parse_bool, True), _CTX, _DTYPE],
+                    Param("num", parse_int, low=0), Param("endpoint", parse_bool, True), _CTX, _DTYPE],
             doc="``num`` evenly spaced values from ``start`` to ``stop``.")

@@ -318,7 +318,16 @@ def _histogram(p, xp, x, bins=None):
     return counts, edges
 
 
-register_op("_histogram", _histogram,
+def _histogram_rule(p, x, bins=None):
+    if bins is not None and (bins.ndim != 1 or bins.size < 2):
+        raise MXNetError("bins expected a 1-D array of at least 2 edges, got shape %s"
+                         % (bins.shape,))
+    if bins is None and p.range is None and x.size == 0:
+        raise MXNetError("data expected some values to take the range from (or give range), "
+                         "got shape %s" % (x.shape,))
+
+
+register_op("_histogram", _histogram, check=_histogram_rule,
             inputs=lambda p: ("data",) if p.bin_cnt is not None else ("data", "bins"),
             num_outputs=2,
             infer_type=lambda p, dt: [np.dtype(np.int64), dt[0]],

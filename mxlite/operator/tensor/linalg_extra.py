@@ -31,7 +31,7 @@ _LOWER = Param("lower", parse_bool, True, "Use the lower triangle when offset is
 
 
 def _check_float(what, a):
-    if a.dtype.kind != "f":
+    if a.dtype not in (np.float32, np.float64):
         raise MXNetError("%s must be float32 or float64 (this operation only supports "
                          "floating point), got %s" % (what, a.dtype))
 

@@ -17,7 +17,7 @@ from ... import nd
 from ...base import (MXNetError, np_dtype, parse_bool, parse_float, parse_int, parse_shape,
                      optional)
 from ..nn.convolution import geometry, conv_out_size, pad_spatial, windows
-from ..registry import register_op, Param
+from ..registry import register_op, Param, dtypes
 from ..util import zeros_grad, same_dtype
 
 _F16_F32 = (np.dtype(np.float16), np.dtype(np.float32))
@@ -368,7 +368,7 @@ register_op("_contrib_round_ste", lambda p, xp, x: _round_away(xp, x),
             gradient=_pass_through_grad, raw_gradient=_pass_through_raw, saves="",
             doc="Round halves away from zero, with the straight-through gradient: the "
                 "head gradient passes unchanged.")
-register_op("_contrib_sign_ste", lambda p, xp, x: xp.sign(x),
+register_op("_contrib_sign_ste", lambda p, xp, x: xp.sign(x), check=dtypes(data="fiu"),
             gradient=_pass_through_grad, raw_gradient=_pass_through_raw, saves="",
             doc="The sign (-1, 0, 1), with the straight-through gradient: the head gradient "
                 "passes unchanged.")

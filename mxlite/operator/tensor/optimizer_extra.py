@@ -17,8 +17,8 @@ import numpy as np
 
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int, \
     parse_shape
-from ..registry import register_op, Param
-from .optimizer_ops import same_shapes, sgd_mom_kernel, _scalars, _rescaled
+from ..registry import register_op, Param, ranks
+from .optimizer_ops import update_rules, sgd_mom_kernel, _scalars, _rescaled
 
 _F32 = np.dtype(np.float32)
 
@@ -108,7 +108,7 @@ def _register_adamw(mp):
               Param("num_weights", parse_int, 1, "How many weights are updated.")]
     name = "_multi_%sadamw_update" % ("mp_" if mp else "")
     register_op(name, compute, inputs=inputs, params=params,
-                num_outputs=lambda p: p.num_weights, check=same_shapes(_adamw_names(mp)),
+                num_outputs=lambda p: p.num_weights, check=update_rules(_adamw_names(mp)),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once: inputs (%s) per weight, then "
                     "the 1-element ``rescale_grad`` array (0, inf or NaN skips the update)."
@@ -207,7 +207,7 @@ def _register_lamb(mp):
               Param("step_count", parse_shape, doc="Update count of each tensor.", low=1),
               Param("num_tensors", parse_int, 1, "How many tensors are updated.")]
     register_op("_multi_%slamb_update" % ("mp_" if mp else ""), compute, inputs=inputs,
-                params=params, check=same_shapes(_adamw_names(mp)),
+                params=params, check=update_rules(_adamw_names(mp)),
                 num_outputs=lambda p: p.num_tensors,
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_tensors,
                 doc="LAMB on ``num_tensors`` tensors at once: inputs (%s) per tensor; the "
@@ -236,7 +236,7 @@ def group_adagrad_kernel(xp, w, g, history, lr, epsilon, rescale_grad, clip_grad
     """
     lr, eps, rescale, clip = _scalars(w, lr, epsilon, rescale_grad, clip_gradient)
     rows = w.shape[0]
-    gr = _rescaled(xp, g.reshape(rows, -1), rescale, clip)
+    gr = _rescaled(xp, g.reshape(rows, int(np.prod(w.shape[1:]))), rescale, clip)
     ssq = xp.zeros((rows,), w.dtype)
     for j in range(gr.shape[1]):
         ssq += gr[:, j] * gr[:, j]
@@ -248,16 +248,21 @@ def group_adagrad_kernel(xp, w, g, history, lr, epsilon, rescale_grad, clip_grad
     return w - lr * gr.reshape(w.shape) / denom
 
 
-def _group_adagrad(p, xp, w, g, history):
+def _history_rule(p, w, g, history):
     if history.size != w.shape[0]:
         raise MXNetError("history must hold one value per row of the weight (%d), got shape "
                          "%s" % (w.shape[0], tuple(history.shape)))
+
+
+def _group_adagrad(p, xp, w, g, history):
     return group_adagrad_kernel(xp, w, g, history, p.lr, p.epsilon, p.rescale_grad,
                                 p.clip_gradient)
 
 
 register_op("_contrib_group_adagrad_update", _group_adagrad,
             inputs=("weight", "grad", "history"),
+            check=(ranks(weight=1), _history_rule)
+            + update_rules(("weight", "grad", "history"), skip=("history",)),
             params=[Param("lr", parse_float, doc="Learning rate."),
                     Param("rescale_grad", parse_float, 1.0, "Rescale the gradient first."),
                     Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
@@ -314,7 +319,7 @@ def _register_preloaded(has_mom, mp):
         params.insert(0, Param("momentum", parse_float, 0.0, "Momentum."))
     name = "preloaded_multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, inputs=inputs, params=params,
-                num_outputs=lambda p: p.num_weights, check=same_shapes(_PRELOADED[has_mom, mp]),
+                num_outputs=lambda p: p.num_weights, check=update_rules(_PRELOADED[has_mom, mp]),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``multi_%ssgd_%supdate`` with the learning rates and weight decays "
                     "given as the last two arrays (num_weights,) instead of params: inputs "

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, dtypes
 
 _F32 = np.dtype(np.float32)
 
@@ -79,8 +79,27 @@ def _sign(xp, x, t):
 def _update_op(name, compute, inputs, **kwargs):
     """``register_op`` for an update op: its inputs but ``rescale_grad`` and LAMB's norms
     have the weight's shape (checked before the kernel writes anything)."""
-    check = same_shapes(inputs, skip=("rescale_grad", "r1", "r2"))
+    check = update_rules(inputs, skip=("rescale_grad", "r1", "r2"))
     return register_op(name, compute, inputs=inputs, check=check, **kwargs)
+
+
+def update_rules(names, skip=()):
+    """The rules of an update op (its ``check``): :func:`same_shapes`, the one-element
+    arrays (``rescale_grad``, LAMB's norms) of one element, and every input
+    floating-point (MXNet's update kernels have no integer or bool code)."""
+    return same_shapes(names, skip), _one_element(), dtypes(inputs="f")
+
+
+def _one_element():
+    def check(p, *x):
+        for name, a in zip(check.op.input_names(p), x):
+            if name in _SCALAR_ARRAYS and a.size != 1:
+                raise MXNetError("%s has shape %s, expected (1,)" % (name, a.shape))
+    check.op = None     # set by Op
+    return check
+
+
+_SCALAR_ARRAYS = frozenset(("rescale_grad", "r1", "r2"))
 
 
 def same_shapes(names, skip=()):
@@ -634,7 +653,7 @@ def _register_multi(has_mom, mp):
                Param("num_weights", parse_int, 1, "How many weights are updated.")]
     name = "multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, params=params, num_outputs=lambda p: p.num_weights,
-                check=same_shapes(names),
+                check=update_rules(names),
                 inputs=lambda p: ["%s_%d" % (n, i) for i in range(p.num_weights) for n in names],
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once; inputs are (%s) per weight, "

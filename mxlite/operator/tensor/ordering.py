@@ -34,7 +34,15 @@ def _argsort(xp, x, axis, ascend):
 # -- gather/scatter along an axis (the gradient pair) ------------------------------------
 
 def _take_along(p, xp, x, idx):
-    return xp.take_along_axis(x, idx.astype(np.int64), axis=p.axis)
+    axis = norm_axis(p.axis, x.ndim)
+    if idx.ndim != x.ndim:
+        raise MXNetError("indices has %d dims, expected %d (the data's)" % (idx.ndim, x.ndim))
+    i = idx.astype(np.int64)
+    n = x.shape[axis]
+    if i.size and not bool(((i >= -n) & (i < n)).all()):
+        raise MXNetError("indices expected values in [%d, %d) along axis %d, got %s"
+                         % (-n, n, axis, idx.min() if i.min() < -n else idx.max()))
+    return xp.take_along_axis(x, i, axis=axis)
 
 
 def _put_along(p, xp, gy, idx):

@@ -20,7 +20,7 @@ import numpy as np
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool, optional,
                      np_dtype)
 from ...context import current_context, Context
-from ..registry import register_op, Param
+from ..registry import register_op, Param, dtypes
 from ..util import zeros_grad
 from .elemwise_unary import _parse_ctx
 
@@ -241,14 +241,15 @@ def _register_distribution(name, spec):
     scalar = [Param(n, parse, d, "Parameter %r of the %s." % (n, what)) for n, parse, d in params]
     register_op(
         "_random_" + name, _make_random(name, pnames, draw, check), inputs=(),
-        params=scalar + [Param("shape", parse_shape, (), "Shape of the output."), _CTX,
+        params=scalar + [Param("shape", parse_shape, (), "Shape of the output.", low=0), _CTX,
                          _FLOAT_DTYPE],
         aliases=_LEGACY.get(name, ("random_" + name,)), infer_type=_out_dtype,
         infer_shape=lambda p, shapes: ([], [tuple(p.shape)]),
         doc="Draw samples from the %s (scalar parameters)." % what)
     register_op(
         "_sample_" + name, _make_sample(name, draw, check), inputs=sample_inputs,
-        params=[Param("shape", parse_shape, (), "Samples drawn per parameter element."),
+        params=[Param("shape", parse_shape, (), "Samples drawn per parameter element.",
+                      low=0),
                 _FLOAT_DTYPE],
         aliases=("sample_" + name,), gradient=zeros_grad, saves="", infer_type=_out_dtype,
         infer_shape=_shape_of_params,
@@ -257,6 +258,7 @@ def _register_distribution(name, spec):
     register_op(
         "_random_%s_like" % name, _make_like(name, pnames, draw, check), inputs=("data",),
         params=list(scalar), gradient=zeros_grad, saves="",
+        check=dtypes(data="f"),     # as MXNet: "only support floating point types"
         infer_shape=lambda p, shapes: shapes if shapes[0] is None else (shapes, [shapes[0]]),
         doc="Draw samples from the %s with the shape and dtype of ``data``." % what)
 
@@ -282,7 +284,7 @@ def _randint(p, xp):
 register_op("_random_randint", _randint, inputs=(),
             params=[Param("low", parse_int, doc="Smallest value (inclusive)."),
                     Param("high", parse_int, doc="Largest value (exclusive)."),
-                    Param("shape", parse_shape, (), "Shape of the output."), _CTX,
+                    Param("shape", parse_shape, (), "Shape of the output.", low=0), _CTX,
                     Param("dtype", _dtype_parser(("int32", "int64")), None,
                           "Output type: int32 or int64 (None: int32).")],
             aliases=("random_randint",), infer_type=lambda p, d: p.dtype or np.dtype(np.int32),
@@ -321,7 +323,7 @@ def _unique_zipfian(p, xp):
 
 register_op("_sample_unique_zipfian", _unique_zipfian, inputs=(), num_outputs=2,
             params=[Param("range_max", parse_int, doc="The number of classes."),
-                    Param("shape", parse_shape, (), "(batch_size, num_sampled).")],
+                    Param("shape", parse_shape, (), "(batch_size, num_sampled).", low=0)],
             infer_type=lambda p, d: [np.dtype(np.int64)] * 2,
             infer_shape=lambda p, shapes: ([], [tuple(p.shape), tuple(p.shape[:1])]),
             doc="Draw ``num_sampled`` distinct classes per row from an approximately "
@@ -373,7 +375,7 @@ def _multinomial_grad(p, x, y, gy):
 
 
 register_op("_sample_multinomial", _multinomial, inputs=("data",),
-            params=[Param("shape", parse_shape, (), "Samples drawn per distribution."),
+            params=[Param("shape", parse_shape, (), "Samples drawn per distribution.", low=0),
                     Param("get_prob", parse_bool, False,
                           "Also return the log-probability of each sample."),
                     Param("dtype", _dtype_parser(("float16", "float32", "float64", "int32",

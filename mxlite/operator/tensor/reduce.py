@@ -11,7 +11,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, parse_dtype,
                      optional)
 from ..registry import register_op, Param
-from ..util import norm_axes, norm_axis, fill_missing
+from ..util import nonempty_axes, norm_axes, norm_axis, fill_missing
 
 REDUCE_PARAMS = [Param("axis", parse_axis, None, "Axis or axes to reduce; all if None."),
                  Param("keepdims", parse_bool, False, "Keep reduced axes with size 1."),
@@ -154,14 +154,13 @@ register_op("norm", _norm, gradient=_norm_grad, saves="xy",
 def _arg_reduce(kernel):
     def compute(p, xp, x):
         if p.axis is None:
+            nonempty_axes(x, range(x.ndim), "take the arg-extreme of")
             y = kernel(x.reshape(-1), axis=0).reshape(1)
             if p.keepdims:
                 y = y.reshape((1,) * x.ndim)
         else:
             axis = norm_axis(p.axis, x.ndim)
-            if x.shape[axis] == 0:
-                raise MXNetError("cannot take the arg-extreme of an empty axis %d of shape %s"
-                                 % (axis, x.shape))
+            nonempty_axes(x, (axis,), "take the arg-extreme of")
             y = kernel(x, axis=axis)
             y = y.reshape(reduced_shape(x.shape, (axis,))) if p.keepdims else y
             if y.ndim == 0:

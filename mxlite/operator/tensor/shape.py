@@ -7,7 +7,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
-from ..registry import register_op, Param, Params, apply, OPS
+from ..registry import register_op, Param, Params, apply, OPS, ranks
 from ..util import norm_axis, norm_axes, fill_missing
 
 
@@ -183,7 +183,7 @@ def _swapaxes(p, xp, x):
     return xp.swapaxes(x, norm_axis(p.dim1, x.ndim, "dim1"), norm_axis(p.dim2, x.ndim, "dim2"))
 
 
-register_op("SwapAxis", lambda p, xp, x: _swapaxes(p, xp, x).copy(),
+register_op("SwapAxis", lambda p, xp, x: _swapaxes(p, xp, x).copy(), check=ranks(data=1),
             gradient=lambda p, x, y, gy: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
             saves="", aliases=("swapaxes",),
             params=[Param("dim1", parse_int, 0, "The first axis."),
@@ -354,7 +354,7 @@ def _v2_count(p):
     return p.sections if p.sections > 0 else len(p.indices)
 
 
-register_op("_split_v2", _split_v2, saves="",
+register_op("_split_v2", _split_v2, saves="", check=ranks(data=1),
             gradient=_split_grad_for(lambda p, ndim: norm_axis(p.axis, ndim)),
             num_outputs=_v2_count,
             params=[Param("indices", parse_shape, (), "Split points, starting with 0."),
@@ -381,6 +381,7 @@ def _v2_params(p):
 
 _SPLIT_V2 = OPS["_split_v2"]
 register_op("split_v2", lambda p, xp, x: _split_v2(_v2_params(p), xp, x), saves="",
+            check=ranks(data=1),
             gradient=lambda p, x, y, gy, need: _SPLIT_V2.gradient(_v2_params(p), x, y, gy, need),
             num_outputs=lambda p: _v2_count(_v2_params(p)),
             params=[Param("indices_or_sections", _parse_sections,
@@ -412,13 +413,11 @@ def _tile_grad(p, x, y, gy, need):
 
 
 register_op("tile", _tile, gradient=_tile_grad, saves="",
-            params=[Param("reps", parse_shape, doc="Repetitions per axis (aligned right).")],
+            params=[Param("reps", parse_shape, doc="Repetitions per axis (aligned right).", low=0)],
             doc="Repeat the whole array ``reps`` times along each axis, as ``numpy.tile``.")
 
 
 def _repeat(p, xp, x):
-    if p.repeats < 0:
-        raise MXNetError("repeats must be non-negative, got %d" % p.repeats)
     if p.axis is None:
         return xp.repeat(x.reshape(-1), p.repeats)
     return xp.repeat(x, p.repeats, axis=norm_axis(p.axis, x.ndim))
@@ -434,7 +433,7 @@ def _repeat_grad(p, x, y, gy, need):
 
 
 register_op("repeat", _repeat, gradient=_repeat_grad, saves="",
-            params=[Param("repeats", parse_int, doc="Copies of each element."),
+            params=[Param("repeats", parse_int, doc="Copies of each element.", low=0),
                     Param("axis", optional(parse_int), None,
                           "The axis; the flattened array if None.")],
             doc="Repeat each element ``repeats`` times along ``axis``.")
@@ -687,5 +686,5 @@ register_op("diag", _diag, gradient=_diag_grad, saves="", params=_DIAG_PARAMS,
 _DIAG_BWD = register_op(
     "_backward_diag", _diag_backward, saves="",
     gradient=lambda p, x, y, gy: [nd.diag(gy[0], k=p.k, axis1=p.axis1, axis2=p.axis2)],
-    params=_DIAG_PARAMS + [Param("shape", parse_shape, doc="The input shape.")],
+    params=_DIAG_PARAMS + [Param("shape", parse_shape, doc="The input shape.", low=0)],
     doc="Zeros of ``shape`` with the input on the ``k``-th diagonal.")
