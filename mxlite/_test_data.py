@@ -173,8 +173,7 @@ def get_bz2_data(data_dir, data_name, url, data_origin_name):
         return
     origin = download(url, fname=data_origin_name, dirname=data_dir, overwrite=False)
     with bz2.BZ2File(origin, "rb") as src, open(data_name, "wb") as dst:
-        for chunk in iter(lambda: src.read(1 << 20), b""):
-            dst.write(chunk)
+        dst.writelines(iter(lambda: src.read(1 << 20), b""))
     os.remove(origin)
 
 
@@ -186,5 +185,5 @@ def get_im2rec_path(home_env="MXNET_HOME"):
                  os.path.join(root, "..", "..", "tools", "im2rec.py")):
         if os.path.isfile(path):
             return path
-    raise IOError("Could not find path to tools/im2rec.py")
+    raise OSError("Could not find path to tools/im2rec.py")
 

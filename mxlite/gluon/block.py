@@ -138,7 +138,7 @@ class Block:
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ""
         self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
-        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._name = self._prefix.removesuffix("_")
         self._scope = _BlockScope(self)
         self._children = OrderedDict()
         self._reg_params = {}
@@ -174,7 +174,7 @@ class Block:
         super().__setattr__(name, value)
 
     def _check_container_with_block(self):
-        children = set(id(c) for c in self._children.values())
+        children = {id(c) for c in self._children.values()}
 
         def unregistered(data):
             if isinstance(data, (list, tuple)):
@@ -184,14 +184,14 @@ class Block:
             return isinstance(data, Block) and id(data) not in children
 
         for k, v in self.__dict__.items():
-            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
-                if unregistered(v):
-                    warnings.warn('"{name}" is an unregistered container with Blocks. Note that '
-                                  'Blocks inside the list, tuple or dict will not be registered '
-                                  'automatically. Make sure to register them using '
-                                  'register_child() or switching to nn.Sequential/'
-                                  'nn.HybridSequential instead. '
-                                  .format(name=self.__class__.__name__ + "." + k), stacklevel=3)
+            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children") \
+                    and unregistered(v):
+                warnings.warn('"{name}" is an unregistered container with Blocks. Note that '
+                              'Blocks inside the list, tuple or dict will not be registered '
+                              'automatically. Make sure to register them using '
+                              'register_child() or switching to nn.Sequential/'
+                              'nn.HybridSequential instead. '
+                              .format(name=self.__class__.__name__ + "." + k), stacklevel=3)
 
     def _alias(self):
         return self.__class__.__name__.lower()

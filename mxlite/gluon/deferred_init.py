@@ -67,7 +67,7 @@ def _resolve(op, args, kwargs):
                 "infer input '%s' (Parameter '%s' of shape %s) from the input shapes %s; give "
                 "the layer its input size (in_units, in_channels, ...)"
                 % (op.name, names[i], v.param.name, v.param.shape,
-                   dict((n, s) for n, s in zip(names, shapes) if s is not None)))
+                   {n: s for n, s in zip(names, shapes) if s is not None}))
         v.param.shape = tuple(shape)
         v.param._finish_deferred_init()
         values[i] = v.param.data(v.ctx)
