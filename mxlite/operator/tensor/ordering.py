@@ -8,7 +8,7 @@ Indices are returned as floats (``dtype`` float32 by default), as in MXNet.
 import numpy as np
 
 from ...base import MXNetError, parse_int, parse_bool, parse_dtype, optional
-from ..registry import register_op, Param, Params, invoke, apply, on_ndarrays
+from ..registry import register_op, Param, Params, apply, on_ndarrays
 from ..util import norm_axis
 
 _RET_TYPES = ("value", "indices", "both", "mask")
