@@ -108,7 +108,8 @@ def _register_adamw(mp):
               Param("num_weights", parse_int, 1, "How many weights are updated.")]
     name = "_multi_%sadamw_update" % ("mp_" if mp else "")
     register_op(name, compute, inputs=inputs, params=params,
-                num_outputs=lambda p: p.num_weights, check=update_rules(_adamw_names(mp)),
+                num_outputs=lambda p: p.num_weights,
+                check=update_rules(_adamw_names(mp), count="num_weights"),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once: inputs (%s) per weight, then "
                     "the 1-element ``rescale_grad`` array (0, inf or NaN skips the update)."
@@ -207,7 +208,7 @@ def _register_lamb(mp):
               Param("step_count", parse_shape, doc="Update count of each tensor.", low=1),
               Param("num_tensors", parse_int, 1, "How many tensors are updated.")]
     register_op("_multi_%slamb_update" % ("mp_" if mp else ""), compute, inputs=inputs,
-                params=params, check=update_rules(_adamw_names(mp)),
+                params=params, check=update_rules(_adamw_names(mp), count="num_tensors"),
                 num_outputs=lambda p: p.num_tensors,
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_tensors,
                 doc="LAMB on ``num_tensors`` tensors at once: inputs (%s) per tensor; the "
@@ -261,8 +262,8 @@ def _group_adagrad(p, xp, w, g, history):
 
 register_op("_contrib_group_adagrad_update", _group_adagrad,
             inputs=("weight", "grad", "history"),
-            check=(ranks(weight=1), _history_rule)
-            + update_rules(("weight", "grad", "history"), skip=("history",)),
+            check=(ranks(weight=1), _history_rule,
+                   update_rules(("weight", "grad", "history"), skip=("history",))),
             params=[Param("lr", parse_float, doc="Learning rate."),
                     Param("rescale_grad", parse_float, 1.0, "Rescale the gradient first."),
                     Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
@@ -319,7 +320,8 @@ def _register_preloaded(has_mom, mp):
         params.insert(0, Param("momentum", parse_float, 0.0, "Momentum."))
     name = "preloaded_multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, inputs=inputs, params=params,
-                num_outputs=lambda p: p.num_weights, check=update_rules(_PRELOADED[has_mom, mp]),
+                num_outputs=lambda p: p.num_weights,
+                check=update_rules(_PRELOADED[has_mom, mp], count="num_weights"),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``multi_%ssgd_%supdate`` with the learning rates and weight decays "
                     "given as the last two arrays (num_weights,) instead of params: inputs "

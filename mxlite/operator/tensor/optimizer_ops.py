@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int
-from ..registry import register_op, Param, dtypes
+from ..registry import register_op, Param, dtype_error
 
 _F32 = np.dtype(np.float32)
 
@@ -83,46 +83,46 @@ def _update_op(name, compute, inputs, **kwargs):
     return register_op(name, compute, inputs=inputs, check=check, **kwargs)
 
 
-def update_rules(names, skip=()):
-    """The rules of an update op (its ``check``): :func:`same_shapes`, the one-element
-    arrays (``rescale_grad``, LAMB's norms) of one element, and every input
-    floating-point (MXNet's update kernels have no integer or bool code)."""
-    return same_shapes(names, skip), _one_element(), dtypes(inputs="f")
-
-
-def _one_element():
-    def check(p, *x):
-        for name, a in zip(check.op.input_names(p), x):
-            if name in _SCALAR_ARRAYS and a.size != 1:
-                raise MXNetError("%s has shape %s, expected (1,)" % (name, a.shape))
-    check.op = None     # set by Op
-    return check
-
-
-_SCALAR_ARRAYS = frozenset(("rescale_grad", "r1", "r2"))
-
-
-def same_shapes(names, skip=()):
-    """The shape rule of the update ops (their ``check``): the inputs ``names`` (one
-    group per weight for the multi-weight ops) have the weight's shape, but those in
-    ``skip`` (``rescale_grad``, norms).
+def update_rules(names, skip=(), count=None):
+    """The rules of an update op (its ``check``), in one pass for speed: every input
+    floating-point (MXNet's update kernels have no integer or bool code), ``rescale_grad``
+    and LAMB's norms of one element, and the other inputs ``names`` (one group per weight
+    for the multi-weight ops, ``count`` the param that counts them) of the weight's shape.
 
     NOTE: MXNet raises for a gradient or state of another shape. NumPy would broadcast
     it (a silently wrong update) or fail after updating the states before it.
     """
     stride = len(names)
     checked = [i for i, n in enumerate(names) if i and n not in skip]
+    plans = {}          # number of inputs -> the positions of the one-element arrays
+
+    def fail(start, i, x, groups):
+        name = names[i] + ("_%d" % (start // stride) if groups > 1 else "")
+        raise MXNetError("%s has shape %s, expected %s (the weight's)"
+                         % (name, tuple(x[start + i].shape), tuple(x[start].shape)))
 
     def check(p, *x):
-        groups = p.get("num_weights") or p.get("num_tensors") or 1
+        for i, a in enumerate(x):
+            if a.dtype.kind != "f":
+                dtype_error(check.op, p, i, a, "f")
+        at = plans.get(len(x))
+        if at is None:      # the number of inputs fixes their names
+            at = plans[len(x)] = [(i, n) for i, n in enumerate(check.op.input_names(p))
+                                  if n in _SCALAR_ARRAYS]
+        for i, name in at:
+            if x[i].size != 1:
+                raise MXNetError("%s has shape %s, expected (1,)" % (name, x[i].shape))
+        groups = 1 if count is None else getattr(p, count)
         for start in range(0, min(groups * stride, len(x)), stride):
             shape = x[start].shape
             for i in checked:
                 if start + i < len(x) and x[start + i].shape != shape:
-                    name = names[i] + ("_%d" % (start // stride) if groups > 1 else "")
-                    raise MXNetError("%s has shape %s, expected %s (the weight's)"
-                                     % (name, tuple(x[start + i].shape), tuple(shape)))
+                    fail(start, i, x, groups)
+    check.op = None     # set by Op
     return check
+
+
+_SCALAR_ARRAYS = frozenset(("rescale_grad", "r1", "r2"))
 
 
 # ----------------------------------------------------------------------------------------
@@ -653,7 +653,7 @@ def _register_multi(has_mom, mp):
                Param("num_weights", parse_int, 1, "How many weights are updated.")]
     name = "multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, params=params, num_outputs=lambda p: p.num_weights,
-                check=update_rules(names),
+                check=update_rules(names, count="num_weights"),
                 inputs=lambda p: ["%s_%d" % (n, i) for i in range(p.num_weights) for n in names],
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once; inputs are (%s) per weight, "
