@@ -1,0 +1,4 @@
+"""The translations of MXNet operators to ONNX, registered on
+:class:`~.._export_onnx.MXNetGraph` when imported."""
+from . import _nn  # noqa: F401
+from . import _tensor  # noqa: F401
