@@ -127,8 +127,8 @@ def test_dynamic_batch_runs_any_batch_size(tmp_path):
 
 @needs_onnx
 def test_unsupported_op_is_named(tmp_path):
-    s = mx.sym.topk(mx.sym.var("data"), k=2, name="top")
-    with pytest.raises(AttributeError, match="op type topk .*'top'"):
+    s = mx.sym.SequenceLast(mx.sym.var("data"), name="last")
+    with pytest.raises(AttributeError, match="op type SequenceLast .*'last'"):
         mx.onnx.export_model(s, {}, [(2, 5)], np.float32, str(tmp_path / "t.onnx"))
     s = mx.sym.softmax(mx.sym.var("data"), mx.sym.var("length"), use_length=True, name="sm")
     with pytest.raises(mx.MXNetError, match="softmax .*'sm'.* use_length=True"):
@@ -145,7 +145,7 @@ def test_get_operator_support_lists_the_exported_ops():
                  "SoftmaxOutput", "log_softmax", "clip", "slice", "slice_axis", "mean", "sum",
                  "Embedding", "LayerNorm", "_copy", "identity", "pad", "UpSampling"):
         assert name in ops, name
-    assert "topk" not in ops
+    assert "SequenceLast" not in ops
     assert mx.onnx.get_operator_support(12) == []
     assert mx.onnx.mx2onnx.get_operator_support(13) == ops
 
@@ -236,3 +236,23 @@ def test_without_onnx_the_functions_say_which_extra_to_install(monkeypatch, tmp_
         with pytest.raises(ImportError, match=r"needs the onnx package.*mxlite\[onnx\]"):
             call()
     assert not (tmp_path / "a").exists()
+
+
+@needs_onnx
+def test_gluon_lstm_and_gru_layers_export_and_import_back(tmp_path):
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.rnn.LSTM(5, num_layers=2, layout="NTC", bidirectional=True),
+            mx.gluon.rnn.GRU(4, layout="NTC"), mx.gluon.nn.Dense(3, flatten=False))
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (2, 6, 3)))
+    net(x)
+    _randomize(net)
+    y = net(x).asnumpy()
+    sym_file, params_file = net.export(str(tmp_path / "rnn"))
+    path = mx.onnx.export_model(sym_file, params_file, [x.shape], np.float32,
+                                str(tmp_path / "rnn.onnx"))
+    np.testing.assert_allclose(_run_ort(path, {"data": x.asnumpy()})[0], y, rtol=1e-4,
+                               atol=1e-5)
+    back = mx.contrib.onnx.import_to_gluon_(path, mx.cpu())
+    np.testing.assert_allclose(back(x).asnumpy(), y, rtol=1e-4, atol=1e-5)

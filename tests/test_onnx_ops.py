@@ -260,18 +260,127 @@ def _shape_rows():
     ]
 
 
+def _more_rows():
+    x = _u(2, 3, 4, 5)
+    ints = _rng.randint(-2, 3, (2, 3, 4)).astype(np.float32)
+    ints2 = _rng.randint(-2, 3, (2, 1, 4)).astype(np.float32)
+    rows = []
+    for op in ("_equal", "_not_equal", "_greater", "_lesser", "_greater_equal",
+               "_lesser_equal", "_logical_and", "_logical_or", "_logical_xor"):
+        rows.append(Row(op, _sym_op(op)(d, d2), {"data": ints, "data2": ints[::-1].copy()}))
+    for op in ("broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+               "broadcast_lesser", "broadcast_greater_equal", "broadcast_lesser_equal",
+               "broadcast_logical_and", "broadcast_logical_or", "broadcast_logical_xor",
+               "broadcast_mod"):
+        rows.append(Row(op, getattr(S, op)(d, d2), {"data": ints * 1.5, "data2": ints2 + 3}))
+    for op in ("_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_lesser_scalar",
+               "_greater_equal_scalar", "_lesser_equal_scalar"):
+        rows.append(Row(op, _sym_op(op)(d, scalar=1.0), {"data": ints}))
+    rows.append(Row("logical_not", S.logical_not(d), {"data": ints}))
+    for op in ("sinh", "cosh", "arcsinh", "log2", "log10", "log1p", "expm1", "rsqrt"):
+        rows.append(Row(op, getattr(S, op)(d), {"data": POS}))
+    rows.append(Row("arccosh", S.arccosh(d), {"data": POS + 1}))
+    rows.append(Row("arctanh", S.arctanh(d), {"data": X3 * 0.9}))
+    rows += [
+        Row("_zeros", d + _sym_op("_zeros")(shape=(2, 3, 4)), {"data": X3}),
+        Row("_ones", S.broadcast_mul(d, _sym_op("_ones")(shape=(3, 4))), {"data": X3}),
+        Row("_full", S.broadcast_add(d, _sym_op("_full")(shape=(1, 4), value=2.5)),
+            {"data": X3}),
+        Row("_arange", S.broadcast_add(d, _sym_op("_arange")(start=1, stop=9, step=2)),
+            {"data": X2[:, :4]}),
+        Row("_arange-repeat", S.broadcast_add(d, _sym_op("_arange")(start=4, repeat=2)),
+            {"data": _u(3, 8)}),
+        Row("zeros_like", S.zeros_like(d) + d, {"data": X3}),
+        Row("ones_like", S.ones_like(d), {"data": X3}),
+        Row("shape_array", S.shape_array(d), {"data": X3}),
+        Row("size_array", S.size_array(d), {"data": X3}),
+        Row("broadcast_to", S.broadcast_to(d, shape=(2, 0, 4)), {"data": _u(2, 1, 4)}),
+        Row("broadcast_axis", S.broadcast_axis(d, axis=(1, 2), size=(3, 5)),
+            {"data": _u(2, 1, 1)}),
+        Row("broadcast_like", S.broadcast_like(d, d2), {"data": _u(1, 3, 1), "data2": X3}),
+        Row("broadcast_like-axes", S.broadcast_like(d, d2, lhs_axes=(0,), rhs_axes=(1,)),
+            {"data": _u(1, 4), "data2": X3}),
+        Row("reshape_like", S.reshape_like(d, d2), {"data": _u(6, 4), "data2": X3}),
+        Row("reshape_like-range", S.reshape_like(d, d2, lhs_begin=1, lhs_end=2, rhs_begin=1,
+                                                 rhs_end=3), {"data": _u(2, 12), "data2": X3}),
+        Row("stack", S.stack(d, d2, axis=1), {"data": X3, "data2": X3 * 2}),
+        Row("tile", S.tile(d, reps=(2, 1, 3)), {"data": X3}),
+        Row("tile-longer", S.tile(d, reps=(2, 1, 1, 2)), {"data": X3}),
+        Row("tile-shorter", S.tile(d, reps=(2,)), {"data": X3}),
+        Row("repeat", S.repeat(d, repeats=2, axis=1), {"data": X3}),
+        Row("repeat-flat", S.repeat(d, repeats=3), {"data": X3}),
+        Row("reverse", S.reverse(d, axis=(0, 2)), {"data": X3}),
+        Row("take", S.take(d, d2, axis=1), {"data": X3, "data2": np.array(
+            [[0, 2], [5, -1]], np.float32)}),
+        Row("take-wrap", S.take(d, d2, mode="wrap"), {"data": X3, "data2": np.array(
+            [3, -1], np.float32)}),
+        Row("gather_nd", S.gather_nd(d, d2), {"data": X3, "data2": np.array(
+            [[1, 0, 1], [2, 0, 1]], np.float32)}),
+        Row("one_hot", S.one_hot(d, depth=4, on_value=2.0, off_value=-1.0),
+            {"data": np.array([[0, 3], [1, 2]], np.float32)}),
+        Row("topk", S.topk(d, k=2, axis=1), {"data": X3}),
+        Row("topk-both", S.Group(list(S.topk(d, k=3, ret_typ="both", is_ascend=True))),
+            {"data": X3}),
+        Row("topk-value", S.topk(d, k=1, axis=-1, ret_typ="value"), {"data": X3}),
+        Row("sort", S.sort(d, axis=1, is_ascend=False), {"data": X3}),
+        Row("argsort", S.argsort(d, axis=-1), {"data": X3}),
+        Row("depth_to_space", S.depth_to_space(d, block_size=2), {"data": _u(1, 8, 2, 3)}),
+        Row("space_to_depth", S.space_to_depth(d, block_size=2), {"data": _u(1, 2, 4, 6)}),
+        Row("norm", S.norm(d, axis=1), {"data": X3}),
+        Row("norm-l1-all", S.norm(d, ord=1), {"data": X3}),
+        Row("_contrib_AdaptiveAvgPooling2D", S.contrib.AdaptiveAvgPooling2D(d, output_size=1),
+            {"data": X4}),
+        Row("AdaptiveAvgPooling2D-3", S.contrib.AdaptiveAvgPooling2D(d, output_size=3),
+            {"data": X4}),
+        Row("_contrib_BilinearResize2D", S.contrib.BilinearResize2D(d, height=9, width=4),
+            {"data": X4}),
+        Row("BilinearResize2D-half-pixel", S.contrib.BilinearResize2D(
+            d, height=9, width=4, align_corners=False), {"data": X4}),
+        Row("_linalg_gemm2", S.linalg.gemm2(d, d2, transpose_b=True, alpha=0.5),
+            {"data": X3, "data2": _u(2, 5, 4)}),
+        Row("_contrib_div_sqrt_dim", S.contrib.div_sqrt_dim(d), {"data": X3}),
+        Row("split_v2", S.Group(list(S.split_v2(d, indices_or_sections=(1, 3), axis=2))),
+            {"data": X3}),
+        Row("split_v2-squeeze", S.Group(list(S.split_v2(d, 3, axis=1, squeeze_axis=True))),
+            {"data": X3}),
+        Row("_split_v2", S.Group(list(S._internal._split_v2(d, indices=(0, 2), axis=-1))),
+            {"data": X3}),
+    ]
+    return rows
+
+
+def _rnn_rows():
+    from mxlite.operator.nn.rnn import param_size
+    rows = []
+    for mode, layers, bidir in (("lstm", 2, True), ("gru", 1, False), ("gru", 2, True),
+                                ("rnn_tanh", 2, False), ("rnn_relu", 1, True)):
+        h, dirs = 3, 2 if bidir else 1
+        kw = dict(state_size=h, num_layers=layers, bidirectional=bidir, mode=mode)
+        size = param_size(S.RNN(d, S.var("w"), S.var("s"), **kw)._outputs[0][0].p, 4)
+        states = {"state": _u(layers * dirs, 2, h)}
+        if mode == "lstm":
+            states["cell"] = _u(layers * dirs, 2, h)
+        sym = S.RNN(d, S.var("rnn_w"), *[S.var(k) for k in states], state_outputs=True, **kw)
+        rows.append(Row("RNN-%s-%d%s" % (mode, layers, "-bi" if bidir else ""),
+                        S.Group(list(sym)), dict({"data": _u(5, 2, 4)}, **states),
+                        {"rnn_w": _u(size)}))
+    return rows
+
+
 ROWS = (_unary_rows() + _binary_rows() + _layer_rows() + _pool_rows() + _softmax_rows()
-        + _shape_rows())
+        + _shape_rows() + _more_rows() + _rnn_rows())
 
 
 def _mx_outputs(sym, inputs, params, aux):
-    args = {k: mx.nd.array(v) for k, v in inputs.items()}
-    args.update({k: mx.nd.array(v) for k, v in params.items()})
+    wanted = set(sym.list_inputs())
+    args = {k: mx.nd.array(v, dtype=v.dtype) for k, v in dict(inputs, **params).items()
+            if k in wanted}
     for name in sym.list_arguments():
         if name not in args:        # a loss label: not read at inference
             shapes = sym.infer_shape_partial(**{k: v.shape for k, v in args.items()})[0]
             args[name] = mx.nd.zeros(shapes[sym.list_arguments().index(name)])
-    ex = sym.bind(mx.cpu(), args, aux_states={k: mx.nd.array(v) for k, v in aux.items()})
+    ex = sym.bind(mx.cpu(), args, aux_states={k: mx.nd.array(v, dtype=v.dtype)
+                                              for k, v in aux.items()})
     return [o.asnumpy() for o in ex.forward()]
 
 

@@ -351,8 +351,10 @@ def convert_gather(g, name, attrs, inputs):
 @register("Resize", "Upsample")
 def convert_resize(g, name, attrs, inputs):
     op = g._current_op
+    if attrs.get("mode", "nearest") == "linear" and op == "Resize":
+        return _bilinear(g, name, attrs, inputs)
     if attrs.get("mode", "nearest") != "nearest":
-        _fail(op, name, "mode=%s (only nearest)" % attrs["mode"])
+        _fail(op, name, "mode=%s (nearest or linear)" % attrs["mode"])
     if op == "Resize" and attrs.get("coordinate_transformation_mode", "half_pixel") not in (
             "asymmetric",):
         _fail(op, name, "coordinate_transformation_mode=%s (MXNet's nearest UpSampling is "
@@ -372,3 +374,22 @@ def convert_resize(g, name, attrs, inputs):
               % scales)
     return S.UpSampling(g.sym(inputs[0]), scale=int(scales[2]), sample_type="nearest",
                         num_args=1, name=name)
+
+
+def _bilinear(g, name, attrs, inputs):
+    """Resize(mode=linear) -> contrib.BilinearResize2D to the output's static size."""
+    ctm = attrs.get("coordinate_transformation_mode", "half_pixel")
+    if ctm not in ("align_corners", "half_pixel", "pytorch_half_pixel"):
+        _fail("Resize", name, "mode=linear with coordinate_transformation_mode=%s" % ctm)
+    shape = g.shape(inputs[0])
+    sizes = _const(g, name, "Resize", inputs, 3)
+    if sizes is None:
+        scales = _const(g, name, "Resize", inputs, 2)
+        if shape is None or None in shape or scales is None:
+            _fail("Resize", name, "mode=linear on an input of unknown shape")
+        sizes = np.floor(np.asarray(shape) * scales.reshape(-1)).astype(np.int64)
+    sizes = _ints(sizes)
+    if shape is not None and tuple(sizes[:2]) != tuple(shape[:2]):
+        _fail("Resize", name, "sizes %s that resize the batch or channel axes" % (sizes,))
+    return S.contrib.BilinearResize2D(g.sym(inputs[0]), height=sizes[2], width=sizes[3],
+                                      align_corners=ctm == "align_corners", name=name)

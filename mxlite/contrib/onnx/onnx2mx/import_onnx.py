@@ -8,6 +8,7 @@ from .... import symbol
 from .... import nd
 from ....onnx._onnx_dep import require_onnx
 from ._import_helper import _convert_map as convert_map
+from ._fold import FOLD, foldable
 
 __all__ = ["GraphProto"]
 
@@ -97,6 +98,10 @@ class GraphProto:
             attrs = self._parse_attr(node.attribute)
             if node.op_type == "Constant":
                 self._params[node.output[0]] = self._constant(onnx, attrs)
+                continue
+            if foldable(node, self._params):
+                args = [self._params[i] if i else None for i in node.input]
+                self._params[node.output[0]] = np.asarray(FOLD[node.op_type](attrs, *args))
                 continue
             name = self.fresh(node.output[0] if node.output else node.name or node.op_type)
             self._current_op, self._current_outputs = node.op_type, list(node.output)

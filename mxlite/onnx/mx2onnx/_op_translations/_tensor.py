@@ -126,20 +126,25 @@ def convert_concat(b, n):
     b.add("Concat", n.ins, n.outs, name=n.name, axis=n.p.dim)
 
 
-@register("SliceChannel")
-def convert_slice_channel(b, n):
-    p = n.p
-    axis = p.axis % len(n.in_shapes[0])
-    size = n.in_shapes[0][axis] // p.num_outputs
-    sizes = b.int64s([size] * p.num_outputs, n.name + "_split")
-    if not p.squeeze_axis:
-        b.add("Split", [n.ins[0], sizes], n.outs, name=n.name, axis=axis)
+def split(b, n, axis, sizes, squeeze):
+    """``n.ins[0]`` split along ``axis`` into parts of ``sizes`` (each of size 1 without
+    the axis when ``squeeze``), written to ``n.outs``."""
+    sizes_t = b.int64s(sizes, n.name + "_split")
+    if not squeeze:
+        b.add("Split", [n.ins[0], sizes_t], n.outs, name=n.name, axis=axis)
         return
-    parts = b.add("Split", [n.ins[0], sizes], p.num_outputs, name=n.name, axis=axis)
+    parts = b.add("Split", [n.ins[0], sizes_t], len(sizes), name=n.name, axis=axis)
     parts = [parts] if isinstance(parts, str) else parts
     axes = b.int64s([axis], n.name + "_axes")
     for part, out in zip(parts, n.outs):
         b.add("Squeeze", [part, axes], [out], name=n.name)
+
+
+@register("SliceChannel")
+def convert_slice_channel(b, n):
+    p = n.p
+    axis = p.axis % len(n.in_shapes[0])
+    split(b, n, axis, [n.in_shapes[0][axis] // p.num_outputs] * p.num_outputs, p.squeeze_axis)
 
 
 def _slice(b, n, starts, ends, axes, steps):
@@ -249,14 +254,19 @@ def convert_dot(b, n):
 
 @register("batch_dot")
 def convert_batch_dot(b, n):
-    p = n.p
+    b.add("MatMul", batch_transposed(b, n), n.outs, name=n.name)
+
+
+def batch_transposed(b, n):
+    """The two operands, each with its last two axes swapped where ``transpose_a`` /
+    ``transpose_b`` asks."""
     ins = list(n.ins)
-    for k, t in enumerate((p.transpose_a, p.transpose_b)):
+    for k, t in enumerate((n.p.transpose_a, n.p.transpose_b)):
         if t:
             perm = list(range(len(n.in_shapes[k])))
             perm[-1], perm[-2] = perm[-2], perm[-1]
             ins[k] = b.add("Transpose", [ins[k]], name=n.name, perm=perm)
-    b.add("MatMul", ins, n.outs, name=n.name)
+    return ins
 
 
 @register("where")
