@@ -209,9 +209,16 @@ def test_raw_numpy_errors_name_the_op_inputs_and_params():
     assert isinstance(e, MXNetError) and isinstance(e, IndexError)
     assert str(e) == ("take: tuple index out of range, for a float64 (), indices float64 "
                       "(2,); axis=1")
-    with pytest.raises(MXNetError, match=r"^_zeros: out of memory \(.*\), for no inputs; "
-                                         r"shape=\(1000000, 1000000\)"):
+    zeros = get_op("_zeros")
+    e = mx.operator.registry._fail(zeros, MemoryError(),
+                                   zeros.parse_params({"shape": (10 ** 6, 10 ** 6)}), [])
+    assert str(e) == "_zeros: out of memory (MemoryError), for no inputs; shape=(1000000, 1000000)"
+    # an op whose size params say what it allocates refuses before allocating
+    with pytest.raises(MXNetError, match=r"^_zeros: shape=\(1000000, 1000000\) needs 3\.6 TiB, "
+                                         r"more than this machine's memory"):
         mx.nd.zeros((10 ** 6, 10 ** 6))
+    with pytest.raises(MXNetError, match=r"^tile: reps=\(1000000, 1000000\) needs "):
+        mx.nd.tile(mx.nd.ones((10, 10)), reps=(10 ** 6, 10 ** 6))
 
 
 def test_shape_rules_name_argument_expected_and_actual():

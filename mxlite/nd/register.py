@@ -234,10 +234,17 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
                 raise TypeError("%s: input %r given twice" % (op.name, n))
             v = named[n]
         if v is None:
-            raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, ", ".join(names)))
+            raise TypeError("%s: missing input %r (inputs: %s)" % (op.name, n, _listed(names)))
         _check_input(op, n, v, face, fname)
         inputs.append(v)
     return _run(op, inputs, p, out)
+
+
+def _listed(names, most=12):
+    """``names`` joined for a message: the first ``most`` and a count past them."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return "%s, ... (%d in all)" % (", ".join(names[:most]), len(names))
 
 
 _IGNORED_WARNED = set()

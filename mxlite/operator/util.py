@@ -1,7 +1,7 @@
 """Small helpers shared by op declarations."""
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, check_nbytes
 
 
 def _unbroadcast_axes(gshape, shape):
@@ -42,6 +42,23 @@ def nonempty_axes(x, axes, what="reduce"):
         if x.shape[a] == 0:
             raise MXNetError("data expected a non-empty axis %d to %s, got shape %s"
                              % (a, what, tuple(x.shape)))
+
+
+def fits_memory(what, nbytes):
+    """A ``check``: the ``nbytes(p, *x)`` the op allocates fit this machine's memory, or an
+    error naming the param ``what`` (fail at once, not with a bare MemoryError or after
+    minutes of swapping)."""
+    def check(p, *x):
+        check_nbytes(check.op.name, "%s=%s" % (what, getattr(p, what)), nbytes(p, *x))
+    check.op = None     # set by Op
+    return check
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def norm_axes(axis, ndim, exclude=False):

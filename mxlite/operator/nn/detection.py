@@ -301,6 +301,18 @@ def _roi_align(p, xp, data, rois):
     return out
 
 
+def _align_scatter_rule(p, grad, rois):
+    """The adjoint's inputs: ``in_shape`` the data's (N, C, H, W), ``rois`` (R, 5) and
+    ``grad`` the pooled output's (R, C, ph, pw)."""
+    shape = tuple(p.in_shape)
+    if len(shape) != 4:
+        raise MXNetError("in_shape expected 4 entries (N, C, H, W), got %s" % (shape,))
+    ph, pw = _align_check(p, np.broadcast_to(np.float32(0), shape), rois)
+    want = (rois.shape[0], shape[1] // (ph * pw) if p.position_sensitive else shape[1], ph, pw)
+    if grad.shape != want:
+        raise MXNetError("grad has shape %s, expected %s (the output's)" % (grad.shape, want))
+
+
 def _roi_align_scatter(p, xp, grad, rois):
     shape = tuple(p.in_shape)
     ph, pw = _pooled(p, "ROIAlign")
@@ -349,7 +361,7 @@ register_op("_contrib_ROIAlign", _roi_align, inputs=("data", "rois"),
                 "a negative batch index gives zeros (MXNet zeroes only one element of "
                 "such a roi's output and leaves the rest unset).")
 _ROI_ALIGN_SCATTER = register_op(
-    "_roi_align_scatter", _roi_align_scatter, inputs=("grad", "rois"),
+    "_roi_align_scatter", _roi_align_scatter, inputs=("grad", "rois"), check=_align_scatter_rule,
     params=_ROI_ALIGN_PARAMS + [Param("in_shape", parse_shape, doc="The data's shape.")],
     gradient=_roi_align_scatter_grad, saves="x",
     doc="Gradient of ROIAlign (its transpose for fixed rois).")

@@ -7,6 +7,7 @@ registered ops that are adjoint pairs, so they differentiate again:
 Pooling itself) and ``_pool_max_scatter``/``_pool_max_gather`` (route ``gy`` to
 and from the first maximum of each window).
 """
+import collections
 import itertools
 import math
 
@@ -17,7 +18,6 @@ from ...base import MXNetError, parse_shape, parse_int, parse_bool, optional
 from ..registry import register_op, Param
 from .convolution import LAYOUTS, check_layout, pad_spatial, windows
 
-_TYPES = ("max", "avg", "sum", "lp")
 _CONVENTIONS = ("valid", "full", "same")
 
 
@@ -115,22 +115,30 @@ def _lp(p):
     return p.p_value
 
 
+def _max_pool(p, xp, x, kernel, stride, before, after, out):
+    xpad = pad_spatial(xp, x, before, after, _max_fill(x))
+    return _window_max(xp, xpad, kernel, stride, out)
+
+
+def _sum_pool(p, xp, x, kernel, stride, before, after, out):
+    v = _window_view(xp, x, kernel, stride, before, after, out, 0)
+    return v.sum(axis=tuple(range(-len(kernel), 0)))
+
+
+def _avg_pool(p, xp, x, kernel, stride, before, after, out):
+    y = _sum_pool(p, xp, x, kernel, stride, before, after, out)
+    return y / _avg_count(xp, p, x.shape, kernel, stride, before, after, out, x.dtype)
+
+
+def _lp_pool(p, xp, x, kernel, stride, before, after, out):
+    pv = _lp(p)
+    v = _window_view(xp, x, kernel, stride, before, after, out, 0)
+    return _lp_root(xp, (v ** pv if pv != 1 else v).sum(axis=tuple(range(-len(kernel), 0))), pv)
+
+
 def _compute(p, xp, x):
-    kernel, stride, before, after, out = _geometry(p, x.shape)
-    axes = tuple(range(-len(kernel), 0))
-    t = p.pool_type
-    if t == "max":
-        xpad = pad_spatial(xp, x, before, after, _max_fill(x))
-        y = _window_max(xp, xpad, kernel, stride, out)
-    elif t == "lp":
-        pv = _lp(p)
-        v = _window_view(xp, x, kernel, stride, before, after, out, 0)
-        y = _lp_root(xp, (v ** pv if pv != 1 else v).sum(axis=axes), pv)
-    else:
-        y = _window_view(xp, x, kernel, stride, before, after, out, 0).sum(axis=axes)
-        if t == "avg":
-            y = y / _avg_count(xp, p, x.shape, kernel, stride, before, after, out, x.dtype)
-    return y.astype(x.dtype, copy=False)
+    pool = _POOLS[p.pool_type].pool
+    return pool(p, xp, x, *_geometry(p, x.shape)).astype(x.dtype, copy=False)
 
 
 def _lp_root(xp, s, pv):
@@ -148,25 +156,41 @@ def _kwargs(p):
     return dict(p.items())
 
 
-def _gradient(p, x, y, gy, need):
-    t = p.pool_type
-    kw = _kwargs(p)
-    if t == "max":
-        return [nd._internal._pool_max_scatter(x[0], gy[0], y[0], **kw)]
-    if t in ("avg", "sum"):
-        return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
-    # lp: dy/dx = x^(p-1) / y^(p-1) inside each window
+def _max_grad(p, x, y, gy):
+    return nd._internal._pool_max_scatter(x, gy, y, **_kwargs(p))
+
+
+def _window_grad(p, x, y, gy):
+    return nd._internal._pool_scatter(gy, in_shape=x.shape, **_kwargs(p))
+
+
+def _lp_grad(p, x, y, gy):
+    # dy/dx = x^(p-1) / y^(p-1) inside each window
     pv = _lp(p)
-    kw["pool_type"] = "sum"
+    kw = dict(_kwargs(p), pool_type="sum")
     if pv == 1:
-        return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
-    g = gy[0] / y[0] ** (pv - 1)
-    return [nd._internal._pool_scatter(g, in_shape=x[0].shape, **kw) * x[0] ** (pv - 1)]
+        return nd._internal._pool_scatter(gy, in_shape=x.shape, **kw)
+    g = gy / y ** (pv - 1)
+    return nd._internal._pool_scatter(g, in_shape=x.shape, **kw) * x ** (pv - 1)
+
+
+def _gradient(p, x, y, gy, need):
+    return [_POOLS[p.pool_type].gradient(p, x[0], y[0], gy[0])]
+
+
+# One pool_type: ``pool(p, xp, x, *geometry)``, ``gradient(p, x, y, gy)`` and the
+# per-window ``divisor`` its scatter divides by (None: none).
+_Pool = collections.namedtuple("_Pool", "pool gradient divisor", defaults=(None,))
+
+
+# pool_type -> its kernels: the table the param's choices come from.
+_POOLS = {"max": _Pool(_max_pool, _max_grad), "avg": _Pool(_avg_pool, _window_grad, _avg_count),
+          "sum": _Pool(_sum_pool, _window_grad), "lp": _Pool(_lp_pool, _lp_grad)}
 
 
 _PARAMS = [
     Param("kernel", parse_shape, (), "Window size (ignored with global_pool).", low=1),
-    Param("pool_type", None, "max", choices=_TYPES),
+    Param("pool_type", None, "max", choices=_POOLS),
     Param("global_pool", parse_bool, False, "Pool over the whole spatial extent."),
     Param("cudnn_off", parse_bool, False, "Ignored."),
     Param("pooling_convention", None, "valid",
@@ -200,8 +224,9 @@ def _scatter(p, xp, gy, in_shape=None):
     """Spread each window's ``gy`` over its input positions (avg divides by the count)."""
     shape = tuple(p.in_shape if in_shape is None else in_shape)
     kernel, stride, before, after, out = _geometry(p, shape)
-    if p.pool_type == "avg":
-        gy = gy / _avg_count(xp, p, shape, kernel, stride, before, after, out, gy.dtype)
+    divisor = _POOLS[p.pool_type].divisor
+    if divisor is not None:
+        gy = gy / divisor(xp, p, shape, kernel, stride, before, after, out, gy.dtype)
     full = tuple(n + b + a for n, b, a in zip(shape[2:], before, after))
     gx = xp.zeros(shape[:2] + full, dtype=gy.dtype)
     for off in _offsets(kernel):

@@ -10,7 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
 from ..registry import register_op, Param, Params, invoke, apply, on_ndarrays, OPS, ranks
-from ..util import norm_axis, norm_axes
+from ..util import fits_memory, norm_axis, norm_axes, _size
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -189,7 +189,7 @@ register_op("_npi_concatenate", _concat, inputs=_variadic, variadic="num_args",
 
 
 def _stack(p, xp, *xs):
-    return xp.stack(xs, axis=p.axis)
+    return xp.stack(xs, axis=norm_axis(p.axis, xs[0].ndim + 1))
 
 
 @on_ndarrays
@@ -240,7 +240,8 @@ register_op("_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradie
                                Param("sections", parse_int, 0)],
             doc="Split into equal sections or at ``indices`` along ``axis``.")
 
-derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps))
+derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps),
+       check=fits_memory("reps", lambda p, x: x.nbytes * _size(p.reps)))
 derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(
     x, p.axis if p.axis is None else norm_axes(p.axis, x.ndim)).copy())
 
@@ -248,7 +249,7 @@ derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(
 def _repeat(p, xp, x):
     if p.axis is None:
         return xp.repeat(x.reshape(-1), p.repeats)
-    return xp.repeat(x, p.repeats, axis=p.axis)
+    return xp.repeat(x, p.repeats, axis=norm_axis(p.axis, x.ndim))
 
 
 @on_ndarrays
@@ -261,6 +262,7 @@ def _repeat_grad(p, x, y, gy, need):
 
 
 register_op("_np_repeat", _repeat, inputs=("data",), gradient=_repeat_grad, saves="",
+            check=fits_memory("repeats", lambda p, x: x.nbytes * p.repeats),
             params=[Param("repeats", parse_int, low=0), Param("axis", optional(parse_int), None)],
             doc="Repeat each element ``repeats`` times.")
 

@@ -106,8 +106,10 @@ def _compare(name, kernel, check_shape, aliases=()):
             _check_same_shape(name, a, b)
         return kernel(xp, a, b).astype(a.dtype)
 
+    # NOTE: MXNet refuses bool here too; mxlite takes it (its ONNX import compares and
+    # combines bool masks with these ops), giving 0/1 as bool.
     register_op(name, compute, inputs=("lhs", "rhs"), aliases=aliases,
-                same_shape=(0, 1) if check_shape else None, check=dtypes(inputs="fiu"),
+                same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise ``%s`` (1 or 0, in the input dtype)%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
 

@@ -12,7 +12,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
 from ..registry import register_op, Param, on_ndarrays, Params, apply, ranks
-from ..util import unbroadcast, norm_axis, zeros_grad
+from ..util import unbroadcast, norm_axis, zeros_grad, fits_memory
 
 
 def _is_advanced(key):
@@ -265,6 +265,7 @@ def _one_hot(p, xp, idx):
 
 
 register_op("one_hot", _one_hot, inputs=("indices",), infer_type=lambda p, dtypes: p.dtype,
+            check=fits_memory("depth", lambda p, i: i.size * p.depth * 8),
             params=[Param("depth", parse_int, doc="The length of each one-hot vector."),
                     Param("on_value", parse_float, 1.0, "The value at the index."),
                     Param("off_value", parse_float, 0.0, "The value elsewhere."),

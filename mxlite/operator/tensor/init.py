@@ -5,6 +5,7 @@ import numpy as np
 
 from ...base import parse_shape, parse_float, parse_int, parse_bool, optional, np_dtype, MXNetError
 from ..registry import register_op, Param
+from ..util import fits_memory, _size
 from .elemwise_unary import _parse_ctx
 
 
@@ -16,13 +17,20 @@ _CTX = Param("ctx", optional(_parse_ctx), None, "The device; the current context
 _DTYPE = Param("dtype", _dtype, np.dtype(np.float32), "The element type.")
 _SHAPE = Param("shape", parse_shape, (), "The shape.", low=0)
 
-register_op("_zeros", lambda p, xp: xp.zeros(p.shape, p.dtype), inputs=(),
+
+
+def shape_fits():
+    """The memory rule of an op whose output has the ``shape`` and ``dtype`` params."""
+    return fits_memory("shape", lambda p: _size(p.shape) * np.dtype(p.dtype).itemsize)
+
+
+register_op("_zeros", lambda p, xp: xp.zeros(p.shape, p.dtype), inputs=(), check=shape_fits(),
             params=[_SHAPE, _CTX, _DTYPE], doc="An array of zeros.")
-register_op("_ones", lambda p, xp: xp.ones(p.shape, p.dtype), inputs=(),
+register_op("_ones", lambda p, xp: xp.ones(p.shape, p.dtype), inputs=(), check=shape_fits(),
             params=[_SHAPE, _CTX, _DTYPE], doc="An array of ones.")
 register_op("_full", lambda p, xp: xp.full(p.shape, p.value, p.dtype), inputs=(),
             params=[_SHAPE, _CTX, _DTYPE, Param("value", parse_float, doc="The fill value.")],
-            doc="An array filled with ``value``.")
+            check=shape_fits(), doc="An array filled with ``value``.")
 
 
 def _arange(p, xp):
@@ -54,6 +62,7 @@ def _eye(p, xp):
 
 
 register_op("_eye", _eye, inputs=(),
+            check=fits_memory("N", lambda p: p.N * (p.M or p.N) * np.dtype(p.dtype).itemsize),
             params=[Param("N", parse_int, low=0), Param("M", parse_int, 0, low=0),
                     Param("k", parse_int, 0),
                     _CTX, _DTYPE],
@@ -64,7 +73,7 @@ def _linspace(p, xp):
     return xp.linspace(p.start, p.stop, p.num, endpoint=p.endpoint).astype(p.dtype)
 
 
-register_op("_linspace", _linspace, inputs=(),
+register_op("_linspace", _linspace, inputs=(), check=fits_memory("num", lambda p: p.num * 8),
             params=[Param("start", parse_float), Param("stop", parse_float),
                     Param("num", parse_int, low=0), Param("endpoint", parse_bool, True), _CTX, _DTYPE],
             doc="``num`` evenly spaced values from ``start`` to ``stop``.")

@@ -22,6 +22,7 @@ from ...base import (MXNetError, FLAG_TO_DTYPE, np_dtype, parse_bool, parse_floa
                      parse_float_tuple, optional)
 from ..registry import register_op, Param, on_ndarrays, get_op, ranks
 from .indexing import _slice_key
+from .init import shape_fits
 
 # Op.__init__ keyword -> the Op attribute that stores it (name, aliases, params aside).
 OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradient": "gradient",
@@ -120,6 +121,7 @@ def _dtype_or_code(v):
 
 _ZEROS = get_op("_zeros")
 register_op("_zeros_without_dtype", lambda p, xp: xp.zeros(p.shape, p.dtype), inputs=(),
+            check=shape_fits(),
             params=[_ZEROS.params["shape"], _ZEROS.params["ctx"],
                     Param("dtype", _dtype_or_code, np.dtype(np.float32),
                           "MXNet's type code or a dtype; -1 (unknown) gives float32.")],

@@ -15,6 +15,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
 from ..registry import register_op, Param, on_ndarrays
+from ..util import norm_axis
 
 _ALPHA = Param("alpha", parse_float, 1.0, "Scale factor of the result.")
 
@@ -79,7 +80,8 @@ def _batch_scalar(gy, mat_shape):
 
 def _move_rows(xp, a, axis):
     # MXNet's ``axis`` names the row axis; the columns are the last axis.
-    return a if axis in (-2, a.ndim - 2) else xp.moveaxis(a, axis, -2)
+    axis = norm_axis(axis, a.ndim)
+    return a if axis == a.ndim - 2 else xp.moveaxis(a, axis, -2)
 
 
 def _matmul(p, xp, a, b):
@@ -98,7 +100,8 @@ def _matmul(p, xp, a, b):
 
 
 def _rows_back(xp, y, axis):
-    return y if axis in (-2, y.ndim - 2) else xp.moveaxis(y, -2, axis)
+    axis = norm_axis(axis, y.ndim)
+    return y if axis == y.ndim - 2 else xp.moveaxis(y, -2, axis)
 
 
 def _gemm2(p, xp, a, b):

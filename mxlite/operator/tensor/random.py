@@ -21,7 +21,7 @@ from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool
                      np_dtype)
 from ...context import current_context, Context
 from ..registry import register_op, Param, on_ndarrays, dtypes
-from ..util import zeros_grad
+from ..util import zeros_grad, fits_memory, _size
 from .elemwise_unary import _parse_ctx
 
 _FLOATS = ("float16", "float32", "float64")
@@ -235,6 +235,11 @@ def _shape_of_params(p, shapes):
 _LEGACY = {"uniform": ("uniform", "random_uniform"), "normal": ("normal", "random_normal")}
 
 
+def _samples_fit():
+    # the draws are float64 (8 bytes) before the cast: the memory they need
+    return fits_memory("shape", lambda p, *x: x[0].size * _size(p.shape) * 8)
+
+
 def _register_distribution(name, spec):
     params, sample_inputs, draw, check, what = spec
     pnames = [n for n, _, _ in params]
@@ -244,6 +249,7 @@ def _register_distribution(name, spec):
         params=scalar + [Param("shape", parse_shape, (), "Shape of the output.", low=0), _CTX,
                          _FLOAT_DTYPE],
         aliases=_LEGACY.get(name, ("random_" + name,)), infer_type=_out_dtype,
+        check=fits_memory("shape", lambda p: _size(p.shape) * 8),
         infer_shape=lambda p, shapes: ([], [tuple(p.shape)]),
         doc="Draw samples from the %s (scalar parameters)." % what)
     register_op(
@@ -252,6 +258,7 @@ def _register_distribution(name, spec):
                       low=0),
                 _FLOAT_DTYPE],
         aliases=("sample_" + name,), gradient=zeros_grad, saves="", infer_type=_out_dtype,
+        check=_samples_fit(),
         infer_shape=_shape_of_params,
         doc="Draw samples from the %s, one distribution per element of the parameter "
             "arrays; the output shape is the parameters' shape + ``shape``." % what)
@@ -282,6 +289,7 @@ def _randint(p, xp):
 
 
 register_op("_random_randint", _randint, inputs=(),
+            check=fits_memory("shape", lambda p: _size(p.shape) * 8),
             params=[Param("low", parse_int, doc="Smallest value (inclusive)."),
                     Param("high", parse_int, doc="Largest value (exclusive)."),
                     Param("shape", parse_shape, (), "Shape of the output.", low=0), _CTX,

@@ -8,7 +8,7 @@ from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
 from ..registry import register_op, Param, on_ndarrays, Params, apply, OPS, ranks
-from ..util import norm_axis, norm_axes, fill_missing
+from ..util import norm_axis, norm_axes, fill_missing, fits_memory, _size
 
 
 class ReshapeSizeError(MXNetError, ValueError):
@@ -396,8 +396,6 @@ register_op("split_v2", lambda p, xp, x: _split_v2(_v2_params(p), xp, x), saves=
 # -- tile, repeat, reverse -----------------------------------------------------------
 
 def _tile(p, xp, x):
-    if any(r < 0 for r in p.reps):
-        raise MXNetError("reps must be non-negative, got %s" % (p.reps,))
     return xp.tile(x, p.reps) if p.reps else x.copy()
 
 
@@ -413,6 +411,7 @@ def _tile_grad(p, x, y, gy, need):
 
 
 register_op("tile", _tile, gradient=_tile_grad, saves="",
+            check=fits_memory("reps", lambda p, x: x.nbytes * _size(p.reps)),
             params=[Param("reps", parse_shape, doc="Repetitions per axis (aligned right).", low=0)],
             doc="Repeat the whole array ``reps`` times along each axis, as ``numpy.tile``.")
 
@@ -433,6 +432,7 @@ def _repeat_grad(p, x, y, gy, need):
 
 
 register_op("repeat", _repeat, gradient=_repeat_grad, saves="",
+            check=fits_memory("repeats", lambda p, x: x.nbytes * p.repeats),
             params=[Param("repeats", parse_int, doc="Copies of each element.", low=0),
                     Param("axis", optional(parse_int), None,
                           "The axis; the flattened array if None.")],
