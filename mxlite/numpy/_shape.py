@@ -1,8 +1,8 @@
 """Shape manipulation, joining, products, sorting and selection of ``mx.np``.
 
 Differentiable ones run registry ops (``_np_reshape``, ``_npi_concatenate``,
-``_np_dot`` ...); index-valued ones (``nonzero``, ``unique``, ``argsort``) run
-through NumPy like MXNet's.
+``_np_dot`` ...), ``unique`` and ``nonzero`` too (MXNet's ``_npi_unique`` and
+``_npx_nonzero``, recorded with zero gradients); ``argsort`` runs through NumPy.
 """
 import numpy as onp
 
@@ -274,14 +274,20 @@ def argsort(a, axis=-1, kind=None, order=None):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
-    """The sorted unique elements (and optionally their indices and counts)."""
-    return fallback(onp.unique, ar, return_index=return_index, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=axis)
+    """The sorted unique elements (and optionally their indices, inverse indices and
+    counts, int64), by MXNet's ``_npi_unique``."""
+    y = apply("_npi_unique", (_np(ar),), {"return_index": return_index,
+                                          "return_inverse": return_inverse,
+                                          "return_counts": return_counts, "axis": axis},
+              py_name="unique")
+    return tuple(y) if isinstance(y, list) else y
 
 
 def nonzero(a):
-    """The indices of the nonzero elements, one int64 array per axis."""
-    return fallback(onp.nonzero, a)
+    """The indices of the nonzero elements, one int64 array per axis (MXNet's
+    ``_npx_nonzero``, one row per element, taken apart)."""
+    rows = apply("_npx_nonzero", (_np(a),), py_name="nonzero")
+    return tuple(rows[:, i] for i in range(rows.shape[1]))
 
 
 def take(a, indices, axis=None, mode="raise", out=None):

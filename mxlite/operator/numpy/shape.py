@@ -10,7 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
 from ..registry import register_op, Param, Params, invoke, OPS
-from ..util import norm_axis
+from ..util import norm_axis, zeros_grad
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -393,3 +393,31 @@ NP_GETITEM = register_op("_npi_getitem", _getitem, gradient=_getitem_grad, saves
 _NP_GETITEM_BWD = register_op("_npi_getitem_backward", _GETITEM_BWD.compute,
                               gradient=_getitem_backward_grad, saves="",
                               doc="Scatter-add ``gy`` into zeros at ``key`` (0-d aware).")
+
+
+def _unique(p, xp, x):
+    ys = xp.unique(x, return_index=p.return_index, return_inverse=p.return_inverse,
+                   return_counts=p.return_counts, axis=p.axis)
+    if not isinstance(ys, tuple):
+        return ys
+    extra = [y.astype(onp.int64) for y in ys[1:]]
+    if p.return_inverse:        # one index per element of the flattened (or axis) input
+        k = 1 if p.return_index else 0
+        extra[k] = extra[k].reshape(-1)
+    return (ys[0],) + tuple(extra)
+
+
+def _n_unique_outputs(p):
+    return 1 + p.return_index + p.return_inverse + p.return_counts
+
+
+register_op("_npi_unique", _unique, inputs=("data",), num_outputs=_n_unique_outputs,
+            gradient=zeros_grad, saves="",
+            infer_type=lambda p, dt: [dt[0]] + [onp.dtype(onp.int64)] * (
+                _n_unique_outputs(p) - 1),
+            params=[Param("return_index", parse_bool, False, "Also the first indices."),
+                    Param("return_inverse", parse_bool, False, "Also the inverse indices."),
+                    Param("return_counts", parse_bool, False, "Also the counts."),
+                    Param("axis", optional(parse_int), None, "The axis; None: flattened.")],
+            doc="The sorted unique elements (and indices, inverse, counts as int64); a "
+                "zero gradient, as MXNet's.")
