@@ -194,10 +194,8 @@ def record_node(op, p, inputs, outs, checks=None):
                for e in (x._entry for x in inputs)]
     node = Node(op, p, parents, [x._data for x in inputs],
                 [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx, checks)
-    i = 0
-    for y in outs:
+    for i, y in enumerate(outs):
         y._entry = (node, i)
-        i += 1
     return node
 
 
@@ -576,16 +574,6 @@ from .function import Function  # noqa: E402
 # MXNet's autograd module has no __all__ and imports NDArray and Symbol, so
 # ``from mxnet.autograd import *`` gives them too; they load on first use here.
 __all__ += ["NDArray", "Symbol"]
-
-
-def __getattr__(name):
-    if name == "NDArray":
-        from ..nd import NDArray
-        return NDArray
-    if name == "Symbol":
-        from ..symbol import Symbol
-        return Symbol
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 # Names MXNet's module also shows, served from where they live in mxlite.

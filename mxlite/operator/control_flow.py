@@ -369,12 +369,12 @@ register_op(
 
 for _name, _nd_fn, _params, _nsub, _shape, _type, _doc in (
         ("_while_loop", _while_loop_nd, _WHILE_PARAMS, 2, _while_loop_shape, _while_loop_type,
-         "The loop of ``mx.sym.contrib.while_loop``: func's subgraph runs while cond's gives "
-         "nonzero, at most max_iterations times; the step outputs stacked and padded with "
-         "zeros to max_iterations rows, then the final loop variables."),
+         ("The loop of ``mx.sym.contrib.while_loop``: func's subgraph runs while cond's gives "
+          "nonzero, at most max_iterations times; the step outputs stacked and padded with "
+          "zeros to max_iterations rows, then the final loop variables.")),
         ("_cond", _cond_nd, _COND_PARAMS, 3, _cond_shape, _cond_type,
-         "``mx.sym.contrib.cond``: the then or else subgraph's outputs, as the condition's "
-         "subgraph gives nonzero or zero.")):
+         ("``mx.sym.contrib.cond``: the then or else subgraph's outputs, as the condition's "
+          "subgraph gives nonzero or zero."))):
     register_op(
         _name, _run_raw(_nd_fn),
         inputs=lambda p, _n=_nsub: ["data%d" % i for i in range(p.num_args - _n)],

@@ -734,8 +734,8 @@ def _expose():
     # cannot pass arbitrary kwargs to the Prop: replace it with ours.
     from .. import nd
     Custom.__module__ = "mxlite.nd"
-    setattr(nd, "Custom", Custom)
-    setattr(nd._internal, "Custom", Custom)
+    nd.Custom = Custom
+    nd._internal.Custom = Custom
 
 
 _expose()

@@ -466,7 +466,7 @@ def _fail(op, e, p=None, data=None):
         prefix = op.name + ": "
         err_type = OpIndexError if isinstance(e, IndexError) else MXNetError
         return err_type(msg if msg.startswith(prefix) else prefix + msg)
-    if msg.startswith(op.name + ":") or msg.startswith(op.name + " "):
+    if msg.startswith((op.name + ":", op.name + " ")):
         return e if isinstance(e, MXNetError) or not isinstance(e, Exception) else type(e)(msg)
     err_type = type(e) if isinstance(e, (TypeError, MXNetError)) else MXNetError
     try:

@@ -14,14 +14,13 @@ registered ops, so gradient penalties differentiate through them:
 import itertools
 import threading
 
-import numpy as np
 
 from ... import nd
 from ...autograd import _state as _ag_state, after_backward
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
 from . import _conv_kernels as kern
-from ._conv_kernels import pad_spatial, windows, prod as _prod
+from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 

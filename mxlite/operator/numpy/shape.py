@@ -152,7 +152,7 @@ def _concat(p, xp, *xs):
 def _concat_grad(p, x, y, gy):
     g = gy[0]
     if p.axis is None:
-        g, axis = g, 0
+        axis = 0
     else:
         axis = norm_axis(p.axis, x[0].ndim)
     out, start = [], 0
