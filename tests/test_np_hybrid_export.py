@@ -141,3 +141,16 @@ def test_imperative_creation_runs_the_same_ops():
         loss = (x * np.ones_like(x) * 3 + np.zeros_like(x)).sum()
     loss.backward()
     assert x.grad.tolist() == [3, 3]
+
+
+class ZeroSize(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return x + F.np.zeros((0,)) + F.np.ones((2, 0)) + F.np.full((0,), 3)
+
+
+def test_zero_size_creation_in_a_hybridized_block():
+    # under NumPy shape semantics a 0 in a created shape is a size, never "unknown"
+    net = ZeroSize()
+    net.hybridize()
+    y = net(np.zeros((0,)))
+    assert y.shape == (2, 0)
