@@ -154,3 +154,37 @@ def test_zero_size_creation_in_a_hybridized_block():
     net.hybridize()
     y = net(np.zeros((0,)))
     assert y.shape == (2, 0)
+
+
+class HSplit(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        a, b, c = F.np.hsplit(x, [1, 3])
+        return F.np.concatenate([a * 3, b, c * 0.5], axis=1)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 4, 3)])
+def test_hsplit_in_a_hybridized_block(shape):
+    # hsplit splits axis 1 whatever the rank: the op decides, as MXNet's _npi_hsplit
+    x = onp.arange(onp.prod(shape), dtype="float32").reshape(shape)
+    a, b, c = onp.hsplit(x, [1, 3])
+    net = HSplit()
+    net.hybridize()
+    xa = np.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = net(xa)
+        loss = y.sum()
+    loss.backward()
+    onp.testing.assert_allclose(y.asnumpy(), onp.concatenate([a * 3, b, c * 0.5], axis=1))
+    want = onp.concatenate([onp.full(a.shape, 3.0), onp.ones(b.shape),
+                            onp.full(c.shape, 0.5)], axis=1)
+    onp.testing.assert_array_equal(xa.grad.asnumpy(), want)
+
+
+def test_split_indices_beyond_the_axis_give_empty_parts_as_numpy():
+    x = onp.arange(16.0).reshape(4, 4)
+    for idx in ([3, 6], [0, 2], [2, 2]):
+        got = np.split(np.array(x), idx, axis=1)
+        want = onp.split(x, idx, axis=1)
+        assert [g.shape for g in got] == [w.shape for w in want]
+    assert [p.tolist() for p in np.hsplit(np.arange(4.0), [2, 2])] == [[0, 1], [], [2, 3]]

@@ -156,12 +156,16 @@ def column_stack(tup):
 
 def split(ary, indices_or_sections, axis=0):
     """Split into equal sections or at the given indices along ``axis``."""
+    return _split("_npi_split", ary, indices_or_sections, axis)
+
+
+def _split(name, ary, indices_or_sections, axis):
     ary = _np(ary)
     if isinstance(indices_or_sections, int):
         params = {"sections": indices_or_sections, "axis": axis}
     else:
         params = {"indices": (0,) + tuple(indices_or_sections), "axis": axis}
-    out = apply("_npi_split", (ary,), params, py_name="split")
+    out = apply(name, (ary,), params, py_name=name[5:])
     if isinstance(out, (list, tuple)):
         return list(out)
     if not isinstance(out, NDArray):        # a Symbol: one Symbol per output
@@ -181,7 +185,8 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def hsplit(ary, indices_or_sections):
-    return split(ary, indices_or_sections, axis=1 if _np(ary).ndim > 1 else 0)
+    """Split along axis 1 (axis 0 for 1-D arrays)."""
+    return _split("_npi_hsplit", ary, indices_or_sections, 1)
 
 
 def vsplit(ary, indices_or_sections):

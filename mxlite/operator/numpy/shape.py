@@ -191,11 +191,13 @@ def _split_points(p, n):
                              "(%d into %d sections)" % (n, p.sections))
         step = n // p.sections
         return list(range(step, n, step))
-    return [i for i in p.indices if 0 < i < n] if p.indices else []
+    # MXNet's indices lead with the 0 the first part starts at; NumPy's split takes the
+    # others as they are (beyond n, or repeated: empty parts)
+    return list(p.indices[1:])
 
 
-def _split(p, xp, x):
-    axis = norm_axis(p.axis, x.ndim)
+def _split(p, xp, x, axis=None):
+    axis = norm_axis(p.axis, x.ndim) if axis is None else axis
     parts = xp.split(x, _split_points(p, x.shape[axis]), axis=axis)
     if p.squeeze_axis:
         parts = [q.squeeze(axis) for q in parts]
@@ -209,14 +211,31 @@ def _split_grad(p, x, y, gy):
 
 
 def _n_split(p):
-    return p.sections if p.sections else len(p.indices or ()) + 1
+    return p.sections if p.sections else max(len(p.indices), 1)    # indices lead with 0
 
 
-register_op("_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradient=_split_grad,
-            saves="y", params=[Param("indices", parse_shape, ()), Param("axis", parse_int, 0),
-                               Param("squeeze_axis", parse_bool, False),
-                               Param("sections", parse_int, 0)],
-            doc="Split into equal sections or at ``indices`` along ``axis``.")
+_SPLIT = register_op(
+    "_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradient=_split_grad,
+    saves="y", params=[Param("indices", parse_shape, ()), Param("axis", parse_int, 0),
+                       Param("squeeze_axis", parse_bool, False),
+                       Param("sections", parse_int, 0)],
+    doc="Split into equal sections or at ``indices`` along ``axis``.")
+
+
+def _hsplit_axis(ndim):
+    return 1 if ndim > 1 else 0
+
+
+def _hsplit_grad(p, x, y, gy, need):
+    gy = [nd.zeros_like(b) if g is None else g for g, b in zip(gy, y)]
+    return [nd.concat(*gy, dim=_hsplit_axis(x[0].ndim))]
+
+
+register_op("_npi_hsplit", lambda p, xp, x: _split(p, xp, x, _hsplit_axis(x.ndim)),
+            inputs=("data",), num_outputs=_n_split, gradient=_hsplit_grad, saves="",
+            params=list(_SPLIT.params.values()),
+            doc="``split`` along axis 1 (axis 0 for 1-D data): ``mx.np.hsplit``, which "
+                "needs no rank while a graph is composed.")
 
 derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps))
 derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(x, p.axis).copy())
