@@ -20,7 +20,7 @@ import numpy as onp
 from ... import nd
 from ...base import MXNetError, optional, parse_axis, parse_bool, parse_float, parse_int
 from ...base import parse_shape
-from ..registry import OPS, Param, register_op
+from ..registry import OPS, Param, on_ndarrays, register_op
 from ..util import norm_axis, norm_axes, zeros_grad
 from ..tensor.linalg import _check_matrix, _inv, _mT, _ndT
 from ..tensor.linalg_extra import _check_float, _fix_signs, _sign_flips
@@ -31,8 +31,7 @@ for _np_name, _legacy in (("_npi_inv", "_linalg_inverse"), ("_npi_det", "_linalg
     OPS[_np_name] = OPS[_legacy]
 
 _potrf = OPS["_linalg_potrf"]
-register_op("_npi_cholesky", _potrf.compute, inputs=("A",), gradient=_potrf.gradient,
-            gradient_on_raw=_potrf.gradient_on_raw, saves="y",
+register_op("_npi_cholesky", _potrf.compute, inputs=("A",), gradient=_potrf.gradient, saves="y",
             doc="The lower Cholesky factor of a (stack of) symmetric positive-definite "
                 "matrices (reads the lower triangle).")
 
@@ -300,6 +299,7 @@ def _norm(p, xp, x):
     return xp.asarray(y).astype(dt, copy=False)
 
 
+@on_ndarrays                # expand_to runs on NDArrays
 def _norm_grad(p, x, y, gy, need):
     a = x[0]
     kind, axes = _norm_kind(p, a.ndim)
@@ -349,7 +349,6 @@ def _matrix_norm_grad(p, a, axes, yk):
 
 
 register_op("_npi_norm", _norm, inputs=("x",), gradient=_norm_grad, saves="xy",
-            gradient_on_raw=False,      # expand_to runs on NDArrays
             params=[Param("ord", parse_float, 2.0, "The order of the norm."),
                     Param("axis", optional(parse_axis), None, "Axis or (rows, cols) axes; "
                           "None: all."),
