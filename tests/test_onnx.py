@@ -118,11 +118,21 @@ def test_dynamic_batch_runs_any_batch_size(tmp_path):
     with pytest.raises(ValueError, match="set dynamic=True"):
         mx.onnx.export_model(sym_file, params_file, [(1, 2, 5, 5)], np.float32,
                              str(tmp_path / "e.onnx"), dynamic_input_shapes=[(None, 2, 5, 5)])
-    # A Reshape code ONNX lacks cannot follow an open batch dim.
-    s = mx.sym.Reshape(mx.sym.var("data"), shape=(-3, 0))
-    with pytest.raises(mx.MXNetError, match="Reshape .* dynamic=True"):
-        mx.onnx.export_model(s, {}, [(2, 3, 4)], np.float32, str(tmp_path / "f.onnx"),
-                             dynamic=True)
+
+
+
+@needs_onnx
+@pytest.mark.parametrize("codes,reverse", [((-3, 0, 0), False), ((0, -4, 2, -1, -2), False),
+                                           ((0, -4, -1, 3, 0, 0), False), ((-2,), False),
+                                           ((0, 0, -3), False), ((-1, 0), True),
+                                           ((0, 0, -3), True)])
+def test_dynamic_reshape_codes_follow_the_batch(tmp_path, codes, reverse):
+    s = mx.sym.Reshape(mx.sym.var("data"), shape=codes, reverse=reverse)
+    path = mx.onnx.export_model(s, {}, [(2, 6, 3, 2)], np.float32, str(tmp_path / "r.onnx"),
+                                dynamic=True, dynamic_input_shapes=[(None, 6, 3, 2)])
+    x = np.random.RandomState(0).uniform(size=(5, 6, 3, 2)).astype(np.float32)
+    want = mx.nd.Reshape(mx.nd.array(x), shape=codes, reverse=reverse).asnumpy()
+    np.testing.assert_array_equal(_run_ort(path, {"data": x})[0], want)
 
 
 @needs_onnx
