@@ -1,7 +1,7 @@
 """Seeded fuzzing of every registered operator with bad inputs.
 
-Each op is called with arrays of a wrong rank, dtype or arity, empty and 0-d arrays,
-NaNs, a bogus choice and negative sizes. Every call must either succeed or raise an
+Each op is called with arrays of a wrong rank, dtype or arity, mixed dtypes, empty and
+0-d arrays, NaNs, a bogus choice, negative sizes and shapes no machine holds. Every call must either succeed or raise an
 error naming the op (an MXNetError, or a ValueError/TypeError), an error must leave
 every input as it was, and it must come from the op's own rules ("<op>: <argument>
 expected ..., got ..."), never from NumPy failing deep inside a kernel.
@@ -76,6 +76,10 @@ def _cases(op, rng):
     if n:
         cases.append(("arity-1", _arrays("good", n - 1, rng), params))
     cases.append(("arity+1", _arrays("good", n + 1, rng), params))
+    if n > 1:       # dtypes mixed: the first input's and another's for the rest
+        for other in ("int", "half"):
+            cases.append(("mixed:" + other, _arrays("good", 1, rng) + _arrays(other, n - 1, rng),
+                          params))
     for k, prm in op.params.items():
         if prm.choices is not None:
             cases.append(("choice:" + k, _arrays("good", n, rng), dict(params, **{k: "bogus"})))
@@ -83,6 +87,9 @@ def _cases(op, rng):
         if ("int" in name or "shape" in name) and "dtype" not in name:
             neg = (-2,) if "shape" in name else -2
             cases.append(("negative:" + k, _arrays("good", n, rng), dict(params, **{k: neg})))
+        if "shape" in name:     # more than any machine holds (100 TB at one byte each)
+            cases.append(("huge:" + k, _arrays("good", n, rng),
+                          dict(params, **{k: (10 ** 7, 10 ** 7)})))
     return cases
 
 

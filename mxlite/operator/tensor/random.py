@@ -384,6 +384,7 @@ def _multinomial_grad(p, x, y, gy, need):
 
 
 register_op("_sample_multinomial", _multinomial, inputs=("data",),
+            check=fits_memory("shape", lambda p, x: _size(x.shape[:-1]) * _size(p.shape) * 8),
             params=[Param("shape", parse_shape, (), "Samples drawn per distribution.", low=0),
                     Param("get_prob", parse_bool, False,
                           "Also return the log-probability of each sample."),

@@ -686,6 +686,7 @@ register_op("diag", _diag, gradient=_diag_grad, saves="", params=_DIAG_PARAMS,
                 "array with a 1-D input on its ``k``-th diagonal.")
 _DIAG_BWD = register_op(
     "_backward_diag", _diag_backward, saves="",
+    check=fits_memory("shape", lambda p, gy: _size(p.shape) * gy.itemsize),
     gradient=lambda p, x, y, gy, need: [nd.diag(gy[0], k=p.k, axis1=p.axis1, axis2=p.axis2)],
     params=_DIAG_PARAMS + [Param("shape", parse_shape, doc="The input shape.", low=0)],
     doc="Zeros of ``shape`` with the input on the ``k``-th diagonal.")
