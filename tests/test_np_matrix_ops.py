@@ -32,6 +32,10 @@ CASES = [
     case("roll", as_np(lambda x: np.roll(x, (1, -2), (0, 1))),
          lambda x: onp.roll(x, (1, -2), (0, 1)), [u(3, 4)]),
     case("roll flat", as_np(lambda x: np.roll(x, 5)), lambda x: onp.roll(x, 5), [u(3, 4)]),
+    case("rot90", as_np(lambda x: np.rot90(x, 3, (2, 0))), lambda x: onp.rot90(x, 3, (2, 0)),
+         [u(2, 3, 4)]),
+    case("diff", as_np(lambda x: np.diff(x, 2, 0)), lambda x: onp.diff(x, 2, 0), [u(5, 3)]),
+    case("diff to one", as_np(lambda x: np.diff(x, 2)), lambda x: onp.diff(x, 2), [u(2, 3)]),
     case("arctan2", as_np(np.arctan2), onp.arctan2, [u(3, 1), u(4) + 2], grad=(0, 1)),
     case("arctan2 scalar", as_np(lambda x: np.arctan2(x, 1.5)), lambda x: onp.arctan2(x, 1.5),
          [u(3, 4)]),
@@ -81,6 +85,7 @@ MXNET_GRADS = {
     "outer": (lambda x: np.outer(x, x), [[20, 20], [20, 20]]),
     "vdot": (lambda x: np.vdot(x, x), [[2, 4], [6, 8]]),
     "diagonal": (lambda x: np.diagonal(x), [[1, 0], [0, 1]]),
+    "diff": (lambda x: np.diff(x, 1, 0) * np.array([[5.0, 7]]), [[-5, -7], [5, 7]]),
 }
 
 

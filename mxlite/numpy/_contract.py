@@ -1,14 +1,14 @@
 """``mx.np`` functions on matrices and contractions that run MXNet's ops (recorded by
 autograd, traced by hybridize): ``tril``, ``trace``, ``diag``, ``diagonal``, ``roll``,
-``arctan2``, ``tensordot``, ``einsum``, and ``inner``/``outer``/``vdot`` composed from
+``rot90``, ``diff``, ``arctan2``, ``tensordot``, ``einsum``, and ``inner``/``outer``/``vdot`` composed from
 tensordot as MXNet composes them."""
 import numpy as onp
 
 from ._ndarray import apply
 from ._shape import _np
 
-__all__ = ["tril", "trace", "diag", "diagonal", "roll", "arctan2", "tensordot", "einsum",
-           "inner", "outer", "vdot"]
+__all__ = ["tril", "trace", "diag", "diagonal", "roll", "rot90", "diff", "arctan2",
+           "tensordot", "einsum", "inner", "outer", "vdot"]
 
 _NUMBERS = (int, float, onp.integer, onp.floating)
 
@@ -41,6 +41,19 @@ def roll(a, shift, axis=None):
                 else (v,))
     return apply("_np_roll", (_np(a),), {"shift": as_tuple(shift), "axis": as_tuple(axis)},
                  py_name="roll")
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """``m`` rotated by 90 degrees ``k`` times in the plane of ``axes``."""
+    return apply("_npi_rot90", (_np(m),), {"k": k, "axes": tuple(axes)}, py_name="rot90")
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The ``n``-th discrete difference along ``axis`` (no prepend/append, as MXNet)."""
+    if prepend is not None or append is not None:
+        raise NotImplementedError("diff: prepend and append are not supported (as in "
+                                  "MXNet 1.9.1)")
+    return apply("_npi_diff", (_np(a),), {"n": n, "axis": axis}, py_name="diff")
 
 
 def arctan2(x1, x2, out=None, **kwargs):
