@@ -184,11 +184,12 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
         inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
         for i, a in enumerate(inputs):
             _check_input(op, "data[%d]" % i, a, face, fname)
-        if op.variadic in kwargs and int(kwargs[op.variadic]) != len(inputs):
+        count = op.variadic_count(len(inputs))
+        if op.variadic in kwargs and int(kwargs[op.variadic]) != count:
             raise ValueError("%s: %s=%s but %d inputs were given"
                              % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
         kwargs = dict(kwargs)
-        kwargs[op.variadic] = len(inputs)
+        kwargs[op.variadic] = count
         return _run(op, inputs, op.parse_params(kwargs), out)
 
     # Split positional args into inputs (NDArrays or None) and params.

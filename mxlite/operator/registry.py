@@ -123,7 +123,7 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, raw_gradient=None, same_shape=None,
-                 infer_shape_back=None, check=None, gradient_on_raw=None):
+                 infer_shape_back=None, check=None, gradient_on_raw=None, variadic_group=1):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -168,6 +168,9 @@ class Op:
         self.variadic = variadic        # name of the count param (num_args) for *data ops
         if variadic and self.params[variadic].low is None:
             self.params[variadic].low = 1   # as MXNet: a variadic op takes one input or more
+        # inputs per count: 3 for quantized_concat (num_args data, then a min and a max
+        # for each)
+        self.variadic_group = variadic_group
         self.output_names = output_names
         self.no_grad_inputs = tuple(no_grad_inputs)
         self.output_ctx = output_ctx    # callable(p) -> Context, when not the inputs'
@@ -237,6 +240,14 @@ class Op:
             if k not in params:
                 return None
         return self.parse_params(kwargs)
+
+    def variadic_count(self, n_inputs):
+        """The count param (``num_args``) of a variadic op called with ``n_inputs``."""
+        group = self.variadic_group
+        if n_inputs % group:
+            raise ValueError("%s: takes %d inputs per %s, got %d inputs"
+                             % (self.name, group, self.variadic, n_inputs))
+        return n_inputs // group
 
     def arg_names(self):
         names = [] if callable(self.inputs) else list(self.inputs)

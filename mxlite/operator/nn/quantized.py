@@ -447,3 +447,67 @@ register_op("_contrib_quantized_elemwise_mul", _elemwise_mul,
             infer_type=_mul_types,
             doc="Product of two int8 arrays: int32 over the product of their ranges, int8 "
                 "over the calibrated range, or float32 with enable_float_output.")
+
+
+# -- concat --------------------------------------------------------------------------------
+
+def _quantized_concat_inputs(p):
+    """MXNet's names: the num_args arrays, then a min and a max for each."""
+    data = ["arg%d" % i for i in range(p.num_args)]
+    return tuple(data + [n + s for n in data for s in ("_min", "_max")])
+
+
+def _concat_dtype(dtypes):
+    return np.dtype(np.int8) if np.dtype(np.int8) in dtypes else np.dtype(np.uint8)
+
+
+def _quantized_concat(p, xp, *x):
+    op = "quantized_concat"
+    n = p.num_args
+    data = x[:n]
+    for i, d in enumerate(data):
+        _check_quantized(d, "arg%d" % i, op)
+    lo = [_scalar(xp, x[n + 2 * i], "arg%d_min" % i, op) for i in range(n)]
+    hi = [_scalar(xp, x[n + 2 * i + 1], "arg%d_max" % i, op) for i in range(n)]
+    # as MXNet's kernel: the widest range, and never one without 0
+    out_lo, out_hi = _F32(min([0.0] + lo)), _F32(max([0.0] + hi))
+    dtype = _concat_dtype([d.dtype for d in data])
+    out_scale = _F32(_steps(dtype)) / _F32(_max_abs(out_lo, out_hi))
+    parts = []
+    for i, d in enumerate(data):
+        scale = _F32(_steps(d.dtype)) / _F32(_max_abs(lo[i], hi[i]))
+        if scale == out_scale and d.dtype == dtype:
+            parts.append(d)
+            continue
+        # NOTE: rescaled in float32 and rounded half to even, as MKL-DNN's reorder
+        bound = _LIMITS_ALL[dtype]
+        parts.append(xp.clip(xp.rint(d.astype(_F32) * (out_scale / scale)), *bound)
+                     .astype(dtype))
+    y = OPS["Concat"].kernel(p, xp, *parts)
+    return y, xp.asarray([out_lo], dtype=_F32), xp.asarray([out_hi], dtype=_F32)
+
+
+def _quantized_concat_shape(p, shapes):
+    data = shapes[:p.num_args]
+    ins = list(data) + [(1,)] * (2 * p.num_args)
+    if any(s is None or 0 in s for s in data):
+        return ins, []
+    dim = p.dim % len(data[0])
+    out = list(data[0])
+    out[dim] = sum(s[dim] for s in data)
+    return ins, [tuple(out), (1,), (1,)]
+
+
+register_op("_contrib_quantized_concat", _quantized_concat, inputs=_quantized_concat_inputs,
+            variadic="num_args", variadic_group=3,
+            params=[Param("num_args", parse_int, 1, "The number of arrays (each with a min "
+                          "and a max: 3 * num_args inputs)."),
+                    Param("dim", parse_int, 1, "The axis to join along.")],
+            num_outputs=3, output_names=("output", "min_output", "max_output"),
+            infer_shape=_quantized_concat_shape,
+            infer_type=lambda p, dtypes: [_concat_dtype(dtypes[:p.num_args]),
+                                          np.dtype(_F32), np.dtype(_F32)],
+            doc="Concatenate quantized arrays (inputs: the arrays, then each one's min and "
+                "max) along dim, over the widest range (including 0): arrays over another "
+                "range are rescaled, rounding half to even; int8 if any array is int8, else "
+                "uint8.")
