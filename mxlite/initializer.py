@@ -301,7 +301,7 @@ class Load(Initializer):
                             % type(param).__name__)
         self.param = {}
         for name, arr in param.items():
-            if name.startswith("arg:") or name.startswith("aux:"):
+            if name.startswith(("arg:", "aux:")):
                 name = name[4:]
             self.param[name] = arr
         self.default_init = default_init

@@ -67,7 +67,7 @@ def _find_mpirun(explicit=None):
 
 def _is_open_mpi(mpirun):
     try:
-        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True,
+        out = subprocess.run([mpirun, "--version"], check=False, capture_output=True, text=True,
                              timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return False

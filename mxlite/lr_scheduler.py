@@ -146,7 +146,7 @@ class MultiFactorScheduler(LRScheduler):
             raise ValueError("MultiFactorScheduler: step must be a non-empty list of ints, got %r"
                              % (step,))
         for i, s in enumerate(step):
-            if i != 0 and step[i] <= step[i - 1]:
+            if i != 0 and s <= step[i - 1]:
                 raise ValueError("Schedule step must be an increasing integer list, got %r"
                                  % (step,))
             if s < 1:

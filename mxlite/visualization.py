@@ -123,8 +123,8 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     nodes = graph["nodes"]
     inputs = set(shape or ()) | {"data"}
     hidden = set()
-    lines = ["digraph %s {" % json.dumps(title), "  node [shape=box, style=filled, "
-             "fixedsize=false, fontsize=10];"]
+    lines = ["digraph %s {" % json.dumps(title), ("  node [shape=box, style=filled, "
+             "fixedsize=false, fontsize=10];")]
     for i, node in enumerate(nodes):
         if node["op"] == "null" and hide_weights and node["name"] not in inputs and i > 0:
             hidden.add(i)
@@ -141,7 +141,7 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
             child = nodes[src]
             key = child["name"] if child["op"] == "null" else child["name"] + "_output"
             label = ""
-            if key in shape_dict and shape_dict[key]:
+            if shape_dict.get(key):
                 label = " [label=%s]" % json.dumps("x".join(str(d) for d in shape_dict[key][1:]))
             lines.append("  n%d -> n%d%s;" % (src, i, label))
     lines.append("}")

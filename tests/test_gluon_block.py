@@ -124,6 +124,24 @@ def test_children_registration_and_type_change():
         net.w = gluon.Parameter("other", shape=(1,))
 
 
+def test_child_assigned_before_block_init_says_so():
+    class Early(gluon.Block):
+        def __init__(self):
+            self.a = nn.Dense(2)            # before super().__init__()
+            super().__init__()
+
+    class EarlyParam(gluon.Block):
+        def __init__(self):
+            self.w = gluon.Parameter("w", shape=(1,))
+            super().__init__()
+
+    with pytest.raises(AttributeError, match=r"Early: cannot assign the Dense 'a' before "
+                                             r"Block.__init__\(\) has run; call super"):
+        Early()
+    with pytest.raises(AttributeError, match=r"EarlyParam: cannot assign the Parameter 'w'"):
+        EarlyParam()
+
+
 def test_unregistered_container_warns():
     class Net(gluon.Block):
         def __init__(self):

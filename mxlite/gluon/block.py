@@ -1,4 +1,5 @@
-"""Gluon Blocks: :class:`Block` and :class:`HybridBlock`.
+"""Gluon Blocks: :class:`Block` and :class:`HybridBlock` (:class:`SymbolBlock` is in
+``symbol_block.py``, deferred shapes in ``deferred_init.py``).
 
 A Block owns a :class:`~mxlite.gluon.ParameterDict` whose names carry the
 Block's prefix (``dense0_weight``); children and parameters assigned as attributes
@@ -9,9 +10,7 @@ MXNet. ``save_parameters`` writes MXNet's ``.params`` format with structural nam
 
 ``HybridBlock.hybrid_forward(F, x, *args, **params)`` runs with ``F = mx.nd``.
 Parameters whose shape has unknown (0) dimensions are created during the first
-forward pass: each op that receives one fills its shape with the op's registered
-``infer_shape`` rule (``FullyConnected`` gives the weight ``(num_hidden, in_units)``
-from the data), so no separate shape pass runs and no op runs twice.
+forward pass (``deferred_init.py``).
 """
 import contextlib
 import re
@@ -24,8 +23,9 @@ from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
 from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np
+from .deferred_init import _DeferredF, first_forward_params
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
-from .utils import _indent, HookHandle, shape_is_known
+from .utils import _indent, HookHandle
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -138,7 +138,7 @@ class Block:
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ""
         self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
-        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._name = self._prefix.removesuffix("_")
         self._scope = _BlockScope(self)
         self._children = OrderedDict()
         self._reg_params = {}
@@ -174,7 +174,7 @@ class Block:
         super().__setattr__(name, value)
 
     def _check_container_with_block(self):
-        children = set(id(c) for c in self._children.values())
+        children = {id(c) for c in self._children.values()}
 
         def unregistered(data):
             if isinstance(data, (list, tuple)):
@@ -184,14 +184,14 @@ class Block:
             return isinstance(data, Block) and id(data) not in children
 
         for k, v in self.__dict__.items():
-            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
-                if unregistered(v):
-                    warnings.warn('"{name}" is an unregistered container with Blocks. Note that '
-                                  'Blocks inside the list, tuple or dict will not be registered '
-                                  'automatically. Make sure to register them using '
-                                  'register_child() or switching to nn.Sequential/'
-                                  'nn.HybridSequential instead. '
-                                  .format(name=self.__class__.__name__ + "." + k), stacklevel=3)
+            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children") \
+                    and unregistered(v):
+                warnings.warn('"{name}" is an unregistered container with Blocks. Note that '
+                              'Blocks inside the list, tuple or dict will not be registered '
+                              'automatically. Make sure to register them using '
+                              'register_child() or switching to nn.Sequential/'
+                              'nn.HybridSequential instead. '
+                              .format(name=self.__class__.__name__ + "." + k), stacklevel=3)
 
     def _alias(self):
         return self.__class__.__name__.lower()
@@ -398,175 +398,8 @@ class Block:
         cached graph) and hybridization is restored afterwards, even on error.
         (MXNet 1.9 refuses hybridized blocks with an AssertionError instead.)
         """
-        from .nn.basic_layers import Sequential, HybridSequential
-        summary = OrderedDict()
-        seen = set()
-        hooks = []
-        hybridized = []
-
-        def summary_hook(block, _, outputs):
-            key = "%s-%i" % (block.__class__.__name__, len(summary))
-            entry = summary[key] = OrderedDict(output_shape=_shape_str(outputs), n_params=0,
-                                               trainable=0, shared=0)
-            for p in block.params.values():
-                size = p.data().size
-                entry["n_params"] += size
-                entry["trainable"] += 0 if p.grad_req == "null" else size
-                if p in seen:
-                    entry["shared"] += size
-                else:
-                    seen.add(p)
-
-        def register(block):
-            if isinstance(block, HybridBlock) and block._active:
-                hybridized.append(block)
-                block._active = False      # the cached graph is kept for afterwards
-            if not isinstance(block, (Sequential, HybridSequential)):
-                hooks.append(block.register_forward_hook(summary_hook))
-
-        summary["Input"] = OrderedDict(output_shape=_shape_str(inputs), n_params=0,
-                                       trainable=0, shared=0)
-        try:
-            self.apply(register)
-            self(*inputs)
-            _print_summary(summary)
-        finally:
-            for h in hooks:
-                h.detach()
-            for block in hybridized:
-                block._active = True
-
-
-def _shape_str(args):
-    """Shapes of (nested) outputs as MXNet's summary prints them."""
-    def shapes(a):
-        if isinstance(a, (list, tuple)):
-            return [shapes(x) for x in a]
-        return a.shape if hasattr(a, "shape") else a
-    s = shapes(args)
-    return str(s)[1:-1] if isinstance(s, list) else str(s)
-
-
-def _print_summary(summary):
-    line_format = "{:>20}  {:>42} {:>15}"
-    print("-" * 80)
-    print(line_format.format("Layer (type)", "Output Shape", "Param #"))
-    print("=" * 80)
-    total = trainable = shared = 0
-    for layer, entry in summary.items():
-        print(line_format.format(layer, str(entry["output_shape"]), entry["n_params"]))
-        total += entry["n_params"]
-        trainable += entry["trainable"]
-        shared += entry["shared"]
-    print("=" * 80)
-    print("Parameters in forward computation graph, duplicate included")
-    print("   Total params: " + str(total))
-    print("   Trainable params: " + str(trainable))
-    print("   Non-trainable params: " + str(total - trainable))
-    print("Shared params in forward computation graph: " + str(shared))
-    print("Unique parameters in model: " + str(total - shared))
-    print("-" * 80)
-
-
-# ----------------------------------------------------------------------------
-# Deferred shapes: the first forward pass
-
-class _Deferred:
-    """Stands for a Parameter whose shape is not known yet, during the first forward.
-
-    An ``F.<op>`` call that receives it infers its shape from the other inputs
-    (the op's ``infer_shape`` rule), creates it and passes the real array on.
-    """
-    __slots__ = ("param", "ctx")
-    _deferred_param = True
-
-    def __init__(self, param, ctx):
-        self.param = param
-        self.ctx = ctx
-
-    def _unusable(self, *args, **kwargs):
-        raise DeferredInitializationError(
-            "Parameter '%s' has unknown shape %s and was used outside an operator that can infer "
-            "it (in hybrid_forward, pass it to an F.<op> call first, or give the layer its input "
-            "size: in_units, in_channels, ...)" % (self.param.name, self.param.shape))
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unusable
-    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __getitem__ = _unusable
-
-    def __getattr__(self, name):
-        if name == "_np":       # an np-style call site: resolved by the op (mx.np.apply)
-            return False
-        self._unusable()
-
-
-def _resolve(op, args, kwargs):
-    """Create the deferred parameters among an op call's inputs; returns the new args/kwargs."""
-    pos = []
-    k = 0
-    while k < len(args) and (args[k] is None or isinstance(args[k], (NDArray, _Deferred))):
-        pos.append(args[k])
-        k += 1
-    pkw = {key: v for key, v in kwargs.items() if key in op.params}
-    param_names = [n for n in op.params if n != op.variadic]
-    pkw.update(zip(param_names, args[k:]))
-    p = op.parse_params(pkw)
-    names = list(op.input_names(p))
-    values = [pos[i] if i < len(pos) else kwargs.get(n) for i, n in enumerate(names)]
-    shapes = [v.shape if isinstance(v, NDArray) else
-              (v.param._shape if isinstance(v, _Deferred) else None) for v in values]
-    inferred, _ = op.infer_shape(p, shapes)
-    for i, v in enumerate(values):
-        if not isinstance(v, _Deferred):
-            continue
-        shape = inferred[i] if inferred is not None else None
-        if shape is None or not shape_is_known(shape):
-            raise ValueError(
-                "Deferred initialization failed because shape cannot be inferred. %s could not "
-                "infer input '%s' (Parameter '%s' of shape %s) from the input shapes %s; give "
-                "the layer its input size (in_units, in_channels, ...)"
-                % (op.name, names[i], v.param.name, v.param.shape,
-                   dict((n, s) for n, s in zip(names, shapes) if s is not None)))
-        v.param.shape = tuple(shape)
-        v.param._finish_deferred_init()
-        values[i] = v.param.data(v.ctx)
-    args = tuple(values[i] if i < len(pos) else a for i, a in enumerate(args))
-    kwargs = {key: (values[names.index(key)] if key in names else v)
-              for key, v in kwargs.items()}
-    return args, kwargs
-
-
-class _DeferredF:
-    """``F`` for the first forward pass: ``mx.nd`` whose op functions resolve
-    :class:`_Deferred` parameters before running."""
-
-    def __init__(self, module):
-        self._module = module
-
-    def __getattr__(self, name):
-        attr = getattr(self._module, name)
-        if not callable(attr) or isinstance(attr, type):
-            if hasattr(attr, "__dict__") and not isinstance(attr, type):
-                return _DeferredF(attr)        # a submodule: nd.contrib, nd.linalg ...
-            return attr
-
-        module = getattr(attr, "__module__", "") or ""
-        if module.startswith("mxlite.numpy") and not module.startswith("mxlite.numpy_ext"):
-            return attr         # mx.np functions resolve deferred Parameters themselves
-
-        def call(*args, **kwargs):
-            if any(isinstance(a, _Deferred) for a in args) or \
-                    any(isinstance(a, _Deferred) for a in kwargs.values()):
-                from ..operator.registry import OPS
-                op = OPS.get(getattr(attr, "__name__", name))
-                if op is None:
-                    raise DeferredInitializationError(
-                        "F.%s received a Parameter of unknown shape, but it is not a registered "
-                        "operator that can infer the shape; give the layer its input size "
-                        "(in_units, in_channels, ...)" % name)
-                args, kwargs = _resolve(op, args, kwargs)
-            return attr(*args, **kwargs)
-        call.__name__ = name
-        return call
+        from .summary import summarize
+        summarize(self, inputs)
 
 
 # ----------------------------------------------------------------------------
@@ -897,16 +730,7 @@ class HybridBlock(Block):
     def _first_forward(self, ctx, x, args):
         """Forward with deferred parameters created as the ops meet them."""
         self._infer_param_shapes(x, *args)
-        params = {}
-        for k, v in self._reg_params.items():
-            if v._data is None and v._deferred_init:
-                if shape_is_known(v.shape):
-                    v._finish_deferred_init()
-                    params[k] = v.data(ctx)
-                else:
-                    params[k] = _Deferred(v, ctx)
-            else:
-                params[k] = v.data(ctx)
+        params = first_forward_params(self._reg_params, ctx)
         return self.hybrid_forward(_DeferredF(face_of(_nd())), x, *args, **params)
 
     def _infer_param_shapes(self, x, *args):
@@ -931,130 +755,4 @@ class HybridBlock(Block):
         raise NotImplementedError("%s must define hybrid_forward()" % type(self).__name__)
 
 
-class SymbolBlock(HybridBlock):
-    """A Block that runs a Symbol graph: ``SymbolBlock(outputs, inputs, params=None)``.
-
-    Every argument of ``outputs`` that is not an input becomes a Parameter (auxiliary
-    states with ``grad_req='null'``), named exactly as in the graph. Shapes unknown
-    until the first call are inferred from the input shapes.
-
-    Examples
-    --------
-    >>> net = mx.gluon.SymbolBlock.imports('cnn-symbol.json', ['data'], 'cnn-0000.params')
-    >>> y = net(mx.nd.ones((2, 3, 8, 8)))
-    """
-
-    def __init__(self, outputs, inputs, params=None):
-        from ..symbol import Symbol, Group
-        from .cached_graph import CachedGraph, flatten
-        super().__init__(prefix=None, params=None)
-        self._prefix = ""
-        self._params = ParameterDict("", params)
-        if isinstance(inputs, Symbol) and len(inputs) == 1:
-            inputs = [inputs]
-        if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
-            outputs = outputs[0]
-        syms, self._in_format = flatten(inputs)
-        names = []
-        for s in syms:
-            if not isinstance(s, Symbol) or len(s) != 1 or s._outputs[0][0].op is not None:
-                raise ValueError("SymbolBlock: inputs must be variables (mx.sym.var), got %r" % s)
-            names.append(s.name)
-        out = Group(outputs) if isinstance(outputs, (list, tuple)) else outputs
-        for node in out._nodes():
-            if node.op is None and node.attrs.get("__storage_type__") == "1":
-                raise AssertionError("SymbolBlock doesn't support Parameter '%s' because its "
-                                     "storage type is 'row_sparse'." % node.name)
-        missing = [n for n in names if n not in out.list_inputs()]
-        if missing:
-            raise ValueError("SymbolBlock: input(s) %s are not used by the graph, whose inputs "
-                             "are %s" % (missing, out.list_inputs()))
-        for name in out.list_arguments():
-            if name not in names:
-                self.params.get(name, allow_deferred_init=True)
-        for name in out.list_auxiliary_states():
-            if name not in names:
-                self.params.get(name, grad_req="null", allow_deferred_init=True)
-        # As MXNet: registered under their names less the common prefix, so that a
-        # SymbolBlock inside another block saves and loads its parameters by structure.
-        import os
-        cut = len(os.path.commonprefix(list(self.params.keys())))
-        self._reg_params = {key[cut:]: p for key, p in self.params.items()}
-        self._sym = out
-        self._input_names = names
-        self._multi = isinstance(outputs, (list, tuple)) or len(out) > 1
-        self._graph = CachedGraph(out, names, {p.name: p for p in self.params.values()})
-        self._graph.out_format = None
-        self._cached_graph = ((self._in_format, self._graph),)
-        self._graph.single = not self._multi
-
-    def _clear_cached_op(self):
-        pass      # the graph is the block: nothing to re-trace
-
-    def forward(self, x, *args):
-        from ..symbol import Symbol
-        from .cached_graph import flatten
-        flat, fmt = flatten((x,) + args)
-        if len(flat) != len(self._input_names):
-            raise ValueError("SymbolBlock: expected %d input(s) (%s), got %d"
-                             % (len(self._input_names), ", ".join(self._input_names), len(flat)))
-        if isinstance(flat[0], Symbol):
-            out = self._sym._compose(dict(zip(self._input_names, flat)))
-            return list(out) if self._multi else out
-        if not all(isinstance(a, NDArray) for a in flat):
-            raise TypeError("SymbolBlock: inputs must all be NDArrays or all Symbols")
-        ctx = flat[0].context
-        self._finish_shapes(flat)
-        outs = self._graph(flat, ctx)
-        if flat[0]._np:         # np inputs give np outputs (MXNet under set_np)
-            outs = _retype_np(outs)
-        return outs if self._multi else outs[0]
-
-    def _finish_shapes(self, flat):
-        pending = [p for p in self.params.values() if p._data is None]
-        if not pending:
-            return
-        shapes = {n: a.shape for n, a in zip(self._input_names, flat)}
-        args, _, aux = self._sym.infer_shape_partial(**shapes)
-        known = dict(zip(self._sym.list_arguments(), args))
-        known.update(zip(self._sym.list_auxiliary_states(), aux))
-        types = {n: a.dtype for n, a in zip(self._input_names, flat)}
-        arg_t, _, aux_t = self._sym.infer_type(**types)
-        dtypes = dict(zip(self._sym.list_arguments(), arg_t))
-        dtypes.update(zip(self._sym.list_auxiliary_states(), aux_t))
-        for p in pending:
-            shape = known.get(p.name)
-            if not shape or not shape_is_known(shape):
-                raise DeferredInitializationError(
-                    "SymbolBlock: cannot infer the shape of Parameter '%s' from the input "
-                    "shapes %s" % (p.name, shapes))
-            p.shape = tuple(shape)
-            if p._deferred_init:
-                p._finish_deferred_init()
-
-    def hybrid_forward(self, F, x, *args, **kwargs):
-        raise NotImplementedError("SymbolBlock runs its graph; it has no hybrid_forward")
-
-    @staticmethod
-    def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
-                ignore_extra=False):
-        """A SymbolBlock from ``-symbol.json`` (and ``.params``) files, as written by
-        ``HybridBlock.export`` or MXNet. ``data`` and ``data0`` name the same single input."""
-        from .. import symbol
-        sym = symbol.load(symbol_file)
-        if isinstance(input_names, str):
-            input_names = [input_names]
-        available = sym.list_inputs()
-        names = []
-        for n in input_names:
-            if n not in available:
-                alias = {"data0": "data", "data": "data0"}.get(n)
-                if alias in available:
-                    n = alias
-            names.append(n)
-        ret = SymbolBlock(sym, [symbol.var(n) for n in names])
-        if param_file is not None:
-            ret.collect_params().load(param_file, ctx=ctx, allow_missing=allow_missing,
-                                      ignore_extra=ignore_extra, cast_dtype=True,
-                                      dtype_source="saved")
-        return ret
+from .symbol_block import SymbolBlock  # noqa: E402 (a HybridBlock subclass; MXNet keeps it here)

@@ -284,8 +284,7 @@ class CachedGraph:
         override = self._overrides(inputs) if self._open else None
         record = need is not None
         used = [None] * len(self._plan)
-        k = 0
-        for op, p, ins, first, multi, nid, nvis, extra in self._plan:
+        for k, (op, p, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
             if override and nid in override:
                 p = override[nid]
             ys = run_step(op, p, xp, [raw[i] for i in ins])
@@ -301,7 +300,6 @@ class CachedGraph:
             used[k] = p
             if extra is not None:
                 self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
-            k += 1
         return used
 
     @staticmethod
@@ -416,8 +414,6 @@ class _GraphOp:
 
     def __init__(self, graph):
         self.graph = graph
-
-    gradient_on_raw = True
 
     def gradient(self, tape, xs, ys, gys, need):
         return self.graph._gradient(tape, xs, gys)

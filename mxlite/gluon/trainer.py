@@ -105,7 +105,7 @@ class Trainer:
     @staticmethod
     def _param_list(params):
         if hasattr(params, "keys") and hasattr(params, "__getitem__"):
-            return [params[key] for key in sorted(list(params.keys()))]
+            return [params[key] for key in sorted(params.keys())]
         if not isinstance(params, (list, tuple)):
             raise ValueError("First argument must be a list or dict of Parameters, got %s."
                              % (type(params)))

@@ -190,8 +190,7 @@ def _fetch(url, dest, verify_ssl, timeout):
         status = getattr(r, "status", None)
         if status not in (None, 200):       # file:// URLs have no status
             raise RuntimeError("Failed downloading url {} (HTTP status {})".format(url, status))
-        for chunk in iter(lambda: r.read(1 << 20), b""):
-            f.write(chunk)
+        f.writelines(iter(lambda: r.read(1 << 20), b""))
 
 
 def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True,

@@ -11,7 +11,6 @@ import os
 import numpy as np
 
 from .. import nd
-from .. import recordio
 from ..base import (MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int,
                     parse_shape, parse_str)
 from ..image import image as _img
@@ -490,12 +489,13 @@ class ImageDetRecordIter(ImageRecordIter):
         if p["rand_mirror_prob"] > 0 and self._uniform(0, 1) < _F32(p["rand_mirror_prob"]):
             label.mirror()
             img = img[:, ::-1]
-        if p["rand_pad_prob"] > 0 and p["max_pad_scale"] > 1:
-            if self._uniform(0, 1) < _F32(p["rand_pad_prob"]):
-                img = self._pad(img, label)
-        if p["rand_crop_prob"] > 0 and p["num_crop_sampler"] > 0:
-            if self._uniform(0, 1) < _F32(p["rand_crop_prob"]):
-                img = self._det_crop(img, label)
+        # NOTE: a random number is drawn only when the augmenter is on, as in MXNet.
+        if p["rand_pad_prob"] > 0 and p["max_pad_scale"] > 1 \
+                and self._uniform(0, 1) < _F32(p["rand_pad_prob"]):
+            img = self._pad(img, label)
+        if p["rand_crop_prob"] > 0 and p["num_crop_sampler"] > 0 \
+                and self._uniform(0, 1) < _F32(p["rand_crop_prob"]):
+            img = self._det_crop(img, label)
         return self._fit(img)
 
     # ------------------------------------------------------------- normalization

@@ -82,7 +82,7 @@ def _parse_args(where, kwargs):
     unknown = set(kwargs) - set(_PARAMS) - {"rotate_list"}
     ignore_unknown_args(where, unknown)
     kwargs = {k: v for k, v in kwargs.items() if k not in unknown}
-    p = {k: (kwargs[k] if k in kwargs else d) for k, (_, d) in _PARAMS.items()}
+    p = {k: kwargs.get(k, d) for k, (_, d) in _PARAMS.items()}
     for k in kwargs:
         if k in _PARAMS and kwargs[k] is not None:
             p[k] = _PARAMS[k][0](kwargs[k])
@@ -377,7 +377,7 @@ class ImageRecordIter(_TupleBatch, MXDataIter):
         H, W = self._shape[1:]
         if p["max_crop_size"] != -1 or p["min_crop_size"] != -1:
             lo, hi = p["min_crop_size"], p["max_crop_size"]
-            if not (img.shape[1] >= hi and img.shape[0] >= hi and hi >= lo):
+            if not (img.shape[1] >= hi and img.shape[0] >= hi >= lo):
                 raise MXNetError("%s: input image size smaller than max_crop_size"
                                  % type(self).__name__)
             size = random.randint(lo, hi)

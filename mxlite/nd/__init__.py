@@ -6,8 +6,8 @@ appears here too (``mx.nd.<name>``; ``linalg_*``, ``_contrib_*`` and
 ``mx.nd.random``, ``mx.nd.image``).
 """
 from ..util import np_submodules as _np_submodules
-from .ndarray import NDArray, array, empty, from_numpy  # noqa: F401
-from .ndarray import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: F401
+from .ndarray import NDArray, array, empty  # noqa: F401
+from .interop import from_numpy, from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: F401
 from . import ndarray, linalg, contrib, random, image, sparse, _internal, utils  # noqa: F401
 from .functions import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer  # noqa: F401

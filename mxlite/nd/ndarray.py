@@ -391,11 +391,13 @@ class NDArray:
     # -- DLPack ------------------------------------------------------------------
     def to_dlpack_for_read(self):
         """A DLPack capsule sharing this array's memory, for reading."""
+        from .interop import _dlpack_capsule
         self.wait_to_read()
         return _dlpack_capsule(self._data)
 
     def to_dlpack_for_write(self):
         """A DLPack capsule sharing this array's memory, for writing."""
+        from .interop import _dlpack_capsule
         self.wait_to_write()
         return _dlpack_capsule(self._data)
 
@@ -609,26 +611,6 @@ def _basic_view(key, shape):
     return NDArray._basic_indexing_slice_is_contiguous(slices, shape)
 
 
-def _dlpack_capsule(data):
-    try:
-        return data.__dlpack__(max_version=(1, 0))   # writable when the data is
-    except TypeError:
-        return data.__dlpack__()                      # NumPy before 2.1: legacy capsule
-
-
-class _Capsule:
-    """A DLPack capsule dressed as an exporter for ``numpy.from_dlpack``."""
-
-    def __init__(self, capsule):
-        self.capsule = capsule
-
-    def __dlpack__(self, **kwargs):
-        return self.capsule
-
-    def __dlpack_device__(self):
-        return (1, 0)
-
-
 def _fit_value(target_shape, v):
     from ..operator.tensor.indexing import fit_value
     return fit_value(target_shape, v)
@@ -678,60 +660,6 @@ def array(source_array, ctx=None, dtype=None):
     return _wrap(data, ctx)
 
 
-def from_numpy(ndarray, zero_copy=True):
-    """An NDArray backed by the NumPy array ``ndarray``, keeping its dtype.
-
-    With ``zero_copy`` (the default) the NDArray shares the memory, which must be
-    C-contiguous, and the NumPy array is made read-only (as in MXNet: write through
-    the NDArray only); otherwise the data is copied.
-    """
-    if not zero_copy:
-        return array(ndarray, dtype=ndarray.dtype)
-    if not ndarray.flags["C_CONTIGUOUS"]:
-        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
-    # NOTE: the view is taken before the source is locked, so it stays writable;
-    # a source locked by an earlier from_numpy is unlocked for that moment.
-    if not ndarray.flags["WRITEABLE"]:
-        try:
-            ndarray.flags["WRITEABLE"] = True
-        except ValueError:
-            pass                    # memory that is read-only at its origin stays so
-    data = ndarray.view()
-    if data.ndim == 0:
-        data = data.reshape(1)      # MXNet 1.x has no 0-d arrays
-    ndarray.flags["WRITEABLE"] = False
-    return _wrap(data, Context("cpu", 0))
-
-
-def to_dlpack_for_read(data):
-    """A DLPack capsule sharing NDArray ``data``'s memory, for reading."""
-    return data.to_dlpack_for_read()
-
-
-def to_dlpack_for_write(data):
-    """A DLPack capsule sharing NDArray ``data``'s memory, for writing."""
-    return data.to_dlpack_for_write()
-
-
-def from_dlpack(dlpack):
-    """An NDArray sharing the memory of a DLPack capsule (from ``to_dlpack_for_*`` or
-    another framework) or of an object with ``__dlpack__``.
-
-    A read-only capsule (DLPack before 1.0 cannot say otherwise) is copied, so that
-    the NDArray stays writable.
-    """
-    src = _Capsule(dlpack) if type(dlpack).__name__ == "PyCapsule" else dlpack
-    try:
-        data, ctx = np.from_dlpack(src), Context("cpu", 0)
-    except (BufferError, RuntimeError, ValueError, TypeError):
-        # Not host memory: GPU memory, read through CuPy (which raises if absent).
-        data = Context("gpu", 0).array_module().from_dlpack(dlpack)
-        ctx = Context("gpu", data.device.id)
-    if not data.flags.writeable:
-        data = data.copy()
-    return _wrap(data, ctx)
-
-
 def empty(shape, ctx=None, dtype=None):
     """An uninitialised (here: zero-filled) array of ``shape``."""
     if ctx is None:
@@ -771,6 +699,10 @@ for _name in FLUENT_METHODS:
 # Names MXNet's module also shows, served from where they live in mxlite.
 from .._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
+    "from_dlpack": "mxlite.nd.interop",
+    "from_numpy": "mxlite.nd.interop",
+    "to_dlpack_for_read": "mxlite.nd.interop",
+    "to_dlpack_for_write": "mxlite.nd.interop",
     "add": "mxlite.nd",
     "arange": "mxlite.nd",
     "concatenate": "mxlite.nd",

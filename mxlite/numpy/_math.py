@@ -115,8 +115,8 @@ def _binary(name, op_name, scalar, rscalar):
         if isinstance(x1, _SCALARS) and isinstance(x2, _SCALARS):
             return onp_fn(x1, x2, **kwargs)
         ctx = x1.ctx if isinstance(x1, NDArray) else (x2.ctx if isinstance(x2, NDArray) else None)
-        a = x1 if isinstance(x1, ndarray) or isinstance(x1, _SCALARS) else _as_np(x1, ctx)
-        b = x2 if isinstance(x2, ndarray) or isinstance(x2, _SCALARS) else _as_np(x2, ctx)
+        a = x1 if isinstance(x1, (ndarray, _SCALARS)) else _as_np(x1, ctx)
+        b = x2 if isinstance(x2, (ndarray, _SCALARS)) else _as_np(x2, ctx)
         return fn(a, b, out=out)
     fn.__doc__ = ("Elementwise ``%s`` with broadcasting (MXNet's ``%s``); a Python scalar "
                   "operand keeps the array's dtype." % (name, op_name))

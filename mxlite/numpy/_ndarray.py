@@ -59,7 +59,7 @@ def apply(name, inputs, params=None, out=None, py_name=None):
             if getattr(a, "_deferred_param", False):
                 # A Parameter of unknown shape in a first forward: the op's shape rule
                 # creates it from the other inputs (as Gluon's F.<op> calls do).
-                from ..gluon.block import _resolve
+                from ..gluon.deferred_init import _resolve
                 inputs, _ = _resolve(op, tuple(inputs), dict(params or {}))
                 break
             check_np(name, (a,), py_name)

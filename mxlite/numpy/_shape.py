@@ -245,9 +245,8 @@ def clip(a, a_min, a_max, out=None):
 def dot(a, b, out=None):
     """NumPy's dot: the inner product of 1-D arrays, the matrix product of 2-D ones,
     a sum over the last axis of ``a`` and the second-to-last of ``b`` otherwise."""
-    if not isinstance(a, NDArray) and not isinstance(b, NDArray):
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            return onp.dot(a, b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return onp.dot(a, b)
     return apply("_np_dot", (_np(a), _np(b)), out=out, py_name="dot")
 
 

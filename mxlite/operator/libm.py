@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["expf", "logf", "c_function"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def c_function(name):
     """The C library's float32 function ``name`` (``expf``, ``logf``), or None."""
     for path in ("libm.so.6", ctypes.util.find_library("m")):

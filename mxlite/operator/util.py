@@ -47,7 +47,7 @@ def norm_axes(axis, ndim, exclude=False):
         if not exclude:
             return (a,)
         return tuple(i for i in range(ndim) if i != a)
-    axes = tuple(sorted(set(norm_axis(a, ndim) for a in axis)))
+    axes = tuple(sorted({norm_axis(a, ndim) for a in axis}))
     if exclude:
         axes = tuple(i for i in range(ndim) if i not in axes)
     return axes

@@ -149,12 +149,12 @@ class Optimizer:
         if self.lr_scheduler is None and learning_rate is None:
             learning_rate = 0.01
         self.lr = learning_rate
-        if self.lr_scheduler is not None and learning_rate is not None:
-            if self.lr_scheduler.base_lr != learning_rate:
-                # NOTE: MXNet prints (not warns) this message.
-                print(UserWarning("learning rate from ``lr_scheduler`` has been "
-                                  "overwritten by ``learning_rate`` in optimizer."))
-                self.lr_scheduler.base_lr = learning_rate
+        if self.lr_scheduler is not None and learning_rate is not None \
+                and self.lr_scheduler.base_lr != learning_rate:
+            # NOTE: MXNet prints (not warns) this message.
+            print(UserWarning("learning rate from ``lr_scheduler`` has been "
+                              "overwritten by ``learning_rate`` in optimizer."))
+            self.lr_scheduler.base_lr = learning_rate
         self.wd = wd
         self.lr_mult = {}
         self.wd_mult = {}
@@ -243,7 +243,7 @@ class Optimizer:
         """
         self.wd_mult = {}
         for n in self.idx2name.values():
-            if not (n.endswith("_weight") or n.endswith("_gamma")):
+            if not n.endswith(("_weight", "_gamma")):
                 self.wd_mult[n] = 0.0
         self._mults_from_sym("__wd_mult__", self.wd_mult)
         self.wd_mult.update(args_wd_mult)
@@ -268,8 +268,7 @@ class Optimizer:
         for idx in index if isinstance(index, (list, tuple)) else (index,):
             n = counts.get(idx, self.begin_num_update) + 1
             counts[idx] = n
-            if n > self.num_update:
-                self.num_update = n
+            self.num_update = max(self.num_update, n)
 
     def _get_lrs(self, indices):
         lr = self.learning_rate
@@ -299,7 +298,7 @@ class Optimizer:
     # -- states and updates ---------------------------------------------------------
     def create_state(self, index, weight):  # noqa: ARG002
         """The auxiliary state (momentum, moments...) of one weight; None if none."""
-        return None
+        return
 
     def create_state_multi_precision(self, index, weight):
         """:meth:`create_state`, plus a float32 master copy for float16 weights

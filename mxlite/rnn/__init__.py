@@ -3,6 +3,7 @@ RNN checkpoints, for ``mx.mod.Module`` / ``BucketingModule`` language models."""
 from . import rnn_cell  # noqa: F401
 from .rnn_cell import *  # noqa: F401,F403
 from .conv_rnn_cell import *  # noqa: F401,F403
+from .fused_rnn_cell import FusedRNN, FusedRNNCell  # noqa: F401
 from . import io  # noqa: F401
 from .io import encode_sentences, BucketSentenceIter  # noqa: F401
 from . import rnn  # noqa: F401
@@ -10,7 +11,7 @@ from .rnn import (rnn_unroll, save_rnn_checkpoint, load_rnn_checkpoint,  # noqa:
                   do_rnn_checkpoint)
 
 from .. import initializer as _initializer  # noqa: E402
-_initializer.FusedRNN = rnn_cell.FusedRNN    # MXNet shows it as mx.init.FusedRNN too
+_initializer.FusedRNN = FusedRNN    # MXNet shows it as mx.init.FusedRNN too
 
 
 # Names MXNet's module also shows, served from where they live in mxlite.

@@ -1,6 +1,7 @@
 """``mx.sym``: Symbols built from the same operator registry as ``mx.nd``."""
 from ..util import np_submodules as _np_submodules
-from .symbol import Symbol, Variable, var, Group, load, load_json  # noqa: F401
+from .symbol import Symbol, Variable, var, Group  # noqa: F401
+from .from_json import load, load_json  # noqa: F401
 from .executor import Executor  # noqa: F401
 from .functions import *  # noqa: F401,F403
 from . import functions as _functions

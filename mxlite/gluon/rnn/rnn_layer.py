@@ -24,7 +24,7 @@ from ... import nd
 from ...base import MXNetError, check_nbytes
 from ..block import HybridBlock
 from . import rnn_cell
-from .rnn_cell import _is_tensor, _make_state
+from ._cell_utils import _is_tensor, _make_state
 
 __all__ = ["RNN", "LSTM", "GRU"]
 

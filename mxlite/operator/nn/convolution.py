@@ -14,14 +14,13 @@ registered ops, so gradient penalties differentiate through them:
 import itertools
 import threading
 
-import numpy as np
 
 from ... import nd
 from ...autograd import _state as _ag_state, after_backward
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
 from . import _conv_kernels as kern
-from ._conv_kernels import pad_spatial, windows, prod as _prod
+from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
@@ -308,10 +307,8 @@ def _conv_compute(p, xp, x, w, b=None):
     return _add_bias(y, b).astype(x.dtype, copy=False)
 
 
-def _bias_grad(gy, b):
-    if b._entry is None:
-        return None
-    return nd.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
+def _bias_grad(gy, want):
+    return nd.sum(gy, axis=(0,) + tuple(range(2, gy.ndim))) if want else None
 
 
 def _adj_for(size, out, kernel, stride, dilate, pad):
@@ -320,41 +317,22 @@ def _adj_for(size, out, kernel, stride, dilate, pad):
                  for n, o, k, s, d, q in zip(size, out, kernel, stride, dilate, pad))
 
 
-def _conv_grad(p, x, y, gy):
+def _conv_grad(p, x, y, gy, need):
     data, w = x[0], x[1]
     g = gy[0]
     kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "Convolution")
     # An input outside the recorded graph (the network's data) needs no gradient:
     # the first layer's Deconvolution would cost as much as its forward.
     gx = gw = None
-    if data._entry is not None:
+    if need[0]:
         adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
         gx = nd.Deconvolution(g, w, kernel=kernel, stride=stride, dilate=dilate, pad=pad,
                               adj=adj, num_filter=data.shape[1], num_group=p.num_group,
                               no_bias=True)
-    if w._entry is not None:
+    if need[1]:
         gw = nd._internal._conv_weight_grad(data, g, kernel=kernel, stride=stride,
                                             dilate=dilate, pad=pad, num_group=p.num_group)
-    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, x[2])])
-
-
-def _conv_raw_grad(p, xp, x, y, gy, need):
-    """:func:`_conv_grad` on raw arrays: the same kernels the two gradient ops run."""
-    data, w = x[0], x[1]
-    g = gy[0]
-    kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "Convolution")
-    gx = gw = gb = None
-    if need[0]:
-        adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
-        gx = deconv_nd(xp, g, w, kernel, stride, dilate, pad, adj, p.num_group)
-        gx = gx.astype(g.dtype, copy=False)
-    if need[1]:
-        gw = conv_weight_grad(xp, data, g, kernel, stride, dilate, pad, p.num_group)
-    if p.no_bias:
-        return [gx, gw]
-    if need[2]:
-        gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
-    return [gx, gw, gb]
+    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, need[2])])
 
 
 def _infer_weights(name, weight_shape, channel_what):
@@ -394,7 +372,7 @@ def _conv_infer(p, shapes):
     return shapes, [(d[0], p.num_filter) + tuple(out)]
 
 
-register_op("Convolution", _conv_compute, gradient=_conv_grad, raw_gradient=_conv_raw_grad,
+register_op("Convolution", _conv_compute, gradient=_conv_grad,
             saves="x",
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=_common_params(False), infer_shape=_conv_infer,
@@ -409,7 +387,7 @@ def _wgrad_compute(p, xp, x, g):
     return conv_weight_grad(xp, x, g, kernel, stride, dilate, pad, p.num_group)
 
 
-def _wgrad_grad(p, x, y, gy):
+def _wgrad_grad(p, x, y, gy, need):
     # gw = W(data, grad) is bilinear: <W(a, g), H> = <conv(a, H), g> = <a, deconv(g, H)>.
     data, g = x
     h = gy[0]
@@ -475,17 +453,17 @@ def _deconv_compute(p, xp, x, w, b=None):
     return _add_bias(y, b).astype(x.dtype, copy=False)
 
 
-def _deconv_grad(p, x, y, gy):
+def _deconv_grad(p, x, y, gy, need):
     data, w = x[0], x[1]
     g = gy[0]
     kernel, stride, dilate, pad, _ = _deconv_geometry(p, data)
     common = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=p.num_group)
     gx = gw = None
-    if data._entry is not None:
+    if need[0]:
         gx = nd.Convolution(g, w, num_filter=data.shape[1], no_bias=True, **common)
-    if w._entry is not None:
+    if need[1]:
         gw = nd._internal._conv_weight_grad(g, data, **common)
-    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, x[2])])
+    return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, need[2])])
 
 
 register_op("Deconvolution", _deconv_compute, gradient=_deconv_grad, saves="x",

@@ -148,11 +148,11 @@ def _kwargs(p):
     return dict(p.items())
 
 
-def _gradient(p, x, y, gy):
+def _gradient(p, x, y, gy, need):
     t = p.pool_type
     kw = _kwargs(p)
     if t == "max":
-        return [nd._internal._pool_max_scatter(x[0], gy[0], **kw)]
+        return [nd._internal._pool_max_scatter(x[0], gy[0], y[0], **kw)]
     if t in ("avg", "sum"):
         return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
     # lp: dy/dx = x^(p-1) / y^(p-1) inside each window
@@ -162,15 +162,6 @@ def _gradient(p, x, y, gy):
         return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
     g = gy[0] / y[0] ** (pv - 1)
     return [nd._internal._pool_scatter(g, in_shape=x[0].shape, **kw) * x[0] ** (pv - 1)]
-
-
-def _raw_gradient(p, xp, x, y, gy, need):
-    t = p.pool_type
-    if t == "max":
-        return [_max_scatter(p, xp, x[0], gy[0], y[0])]
-    if t in ("avg", "sum"):
-        return [_scatter(p, xp, gy[0], x[0].shape)]
-    return None         # lp: the NDArray rule
 
 
 _PARAMS = [
@@ -198,7 +189,7 @@ def _infer_shape(p, shapes):
     return list(shapes), [tuple(d[:2]) + tuple(out)]
 
 
-register_op("Pooling", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
+register_op("Pooling", _compute, gradient=_gradient,
             params=_PARAMS, saves="xy", infer_shape=_infer_shape,
             doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
 
@@ -219,7 +210,7 @@ def _scatter(p, xp, gy, in_shape=None):
     return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
 
 
-def _scatter_grad(p, x, y, gy):
+def _scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.Pooling(gy[0], **kw)]
 
@@ -277,23 +268,20 @@ def _tiled_max_scatter(xp, x, gy, y, kernel, out):
     return gx
 
 
-def _max_scatter(p, xp, x, gy, y=None):
+def _max_scatter(p, xp, x, gy, y):
     """``gy`` of every window added at the window's first maximum (row-major order);
-    ``y``: the pooled output, when known.
+    ``y``: the pooled output.
 
     One pass per window offset over (N, C, *out) strided views: the offsets are
     visited in row-major order and ``taken`` marks the windows whose maximum was
     already found, so each window routes its gradient exactly once.
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
-    if y is not None and tuple(stride) == tuple(kernel) and not any(before) \
-            and not any(after):
+    if tuple(stride) == tuple(kernel) and not any(before) and not any(after):
         gx = _tiled_max_scatter(xp, x, gy, y, kernel, out)
         if gx is not None:
             return gx
     xpad = pad_spatial(xp, x, before, after, _max_fill(x))
-    if y is None:       # the forward's output, when the caller kept it
-        y = _window_max(xp, xpad, kernel, stride, out)
     # NOTE: a window holding NaN has the maximum NaN; its first NaN takes the gradient.
     nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
     gx = xp.zeros(xpad.shape, dtype=gy.dtype)
@@ -321,17 +309,21 @@ def _max_gather(p, xp, x, g):
     return gp.reshape(-1)[idx]
 
 
-def _max_scatter_grad(p, x, y, gy):
-    return [nd.zeros_like(x[0]), nd._internal._pool_max_gather(x[0], gy[0], **dict(p.items()))]
+def _max_scatter_grad(p, x, y, gy, need):
+    return [nd.zeros_like(x[0]), nd._internal._pool_max_gather(x[0], gy[0], **dict(p.items())),
+            None]
 
 
-def _max_gather_grad(p, x, y, gy):
-    return [nd.zeros_like(x[0]), nd._internal._pool_max_scatter(x[0], gy[0], **dict(p.items()))]
+def _max_gather_grad(p, x, y, gy, need):
+    kw = dict(p.items())
+    return [nd.zeros_like(x[0]),
+            nd._internal._pool_max_scatter(x[0], gy[0], nd.Pooling(x[0], **kw), **kw)]
 
 
 register_op("_pool_max_scatter", _max_scatter, gradient=_max_scatter_grad, saves="x",
-            inputs=("data", "grad"), params=_PARAMS,
-            doc="Gradient of max Pooling: ``grad`` routed to each window's first maximum.")
+            inputs=("data", "grad", "pooled"), params=_PARAMS,
+            doc="Gradient of max Pooling: ``grad`` routed to each window's first maximum "
+                "(``pooled``: the pooled data).")
 register_op("_pool_max_gather", _max_gather, gradient=_max_gather_grad, saves="x",
             inputs=("data", "grad"), params=_PARAMS,
             doc="``grad`` read at each window's first maximum (adjoint of _pool_max_scatter).")

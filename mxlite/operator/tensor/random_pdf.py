@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from . import special
 
 _IS_LOG = Param("is_log", parse_bool, False,
@@ -192,7 +192,8 @@ def _make(dist, params, density, grads, vector, doc):
             return shapes
         return shapes, [_check_shapes(names, shapes, vector)]
 
-    def gradient(p, x, y, gy):
+    @on_ndarrays
+    def gradient(p, x, y, gy, need):
         xs, ps = x[0], x[1:]
         s = gy[0] if p.is_log else gy[0] * y[0]
         if vector:      # one scaling per vector sample, broadcast over its entries
@@ -227,15 +228,15 @@ _TABLE = [
     ("poisson", ("lam",), _poisson, _g_poisson, False,
      "Probability of Poisson distributions with rates ``lam`` (samples are counts)."),
     ("negative_binomial", ("k", "p"), _negative_binomial, _g_negative_binomial, False,
-     "Probability of negative binomial distributions with failure limits ``k`` and "
-     "failure probabilities ``p``."),
+     ("Probability of negative binomial distributions with failure limits ``k`` and "
+      "failure probabilities ``p``.")),
     ("generalized_negative_binomial", ("mu", "alpha"), _generalized_negative_binomial,
      _g_generalized_negative_binomial, False,
-     "Probability of generalized negative binomial distributions with means ``mu`` and "
-     "dispersions ``alpha`` (``k = 1 / alpha``, ``p = 1 / (mu * alpha + 1)``)."),
+     ("Probability of generalized negative binomial distributions with means ``mu`` and "
+      "dispersions ``alpha`` (``k = 1 / alpha``, ``p = 1 / (mu * alpha + 1)``).")),
     ("dirichlet", ("alpha",), _dirichlet, _g_dirichlet, True,
-     "Density of Dirichlet distributions with concentrations ``alpha`` (last axis); "
-     "the samples are vectors along the last axis."),
+     ("Density of Dirichlet distributions with concentrations ``alpha`` (last axis); "
+      "the samples are vectors along the last axis.")),
 ]
 
 for _dist, _params, _density, _grads, _vector, _doc in _TABLE:

@@ -619,7 +619,7 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         path = os.path.join(self.model_dir, self.saved_checkpoints[-1])
         for ext in (".params", ".states"):
             if not os.path.exists(path + ext):
-                raise IOError("CheckpointHandler: failed to load checkpoint, %s does not exist"
+                raise OSError("CheckpointHandler: failed to load checkpoint, %s does not exist"
                               % (path + ext))
         estimator.net.load_parameters(path + ".params", ctx=estimator.context)
         estimator.trainer.load_states(path + ".states")

@@ -17,7 +17,8 @@ along the channel axis in MXNet's order (LSTM ``i, f, c, o``; GRU ``r, z, n``).
 from math import floor
 
 from ...parameter import _AssertError
-from ...rnn.rnn_cell import HybridRecurrentCell, _get_activation
+from ...rnn._cell_utils import _get_activation
+from ...rnn.rnn_cell import HybridRecurrentCell
 
 __all__ = ["Conv1DRNNCell", "Conv2DRNNCell", "Conv3DRNNCell",
            "Conv1DLSTMCell", "Conv2DLSTMCell", "Conv3DLSTMCell",

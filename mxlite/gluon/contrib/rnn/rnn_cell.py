@@ -8,9 +8,10 @@ and :func:`dynamic_unroll` (an unroll through ``F.contrib.foreach``).
 ((2, 3), (2, 8))
 """
 from ...parameter import _AssertError
+from ...rnn._cell_utils import (_as_list, _format_sequence, _get_begin_state, _is_tensor,
+                                _mask_sequence_variable_length)
 from ...rnn.rnn_cell import (BidirectionalCell, HybridRecurrentCell, ModifierCell,
-                             SequentialRNNCell, _as_list, _format_sequence, _get_begin_state,
-                             _is_tensor, _mask_sequence_variable_length)
+                             SequentialRNNCell)
 
 __all__ = ["VariationalDropoutCell", "LSTMPCell"]
 

@@ -62,7 +62,7 @@ def _open_maybe_gz(path):
     """The file at ``path`` (.gz), or its uncompressed twin without ``.gz``."""
     if os.path.exists(path):
         return gzip.open(path, "rb")
-    plain = path[:-3] if path.endswith(".gz") else path
+    plain = path.removesuffix(".gz")
     if os.path.exists(plain):
         return open(plain, "rb")
     return None

@@ -30,7 +30,7 @@ SPLIT_SEED = 0
 def _load():
     """The raw images (N, 8, 8) uint8 in 0..16 and labels (N,) int32."""
     if not os.path.exists(_FILE):
-        raise IOError("Digits: the embedded data file %s is missing; the mxlite installation "
+        raise OSError("Digits: the embedded data file %s is missing; the mxlite installation "
                       "is incomplete (reinstall mxlite)" % _FILE)
     with np.load(_FILE) as f:
         return f["images"], f["labels"].astype(np.int32)
