@@ -508,7 +508,7 @@ def call_raw(op, data, p):
     return ys[0] if nvis == 1 else list(ys[:nvis])
 
 
-def apply(op, inputs, p):
+def apply(op, inputs, p, copy_views=False):
     """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
     :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
     for x in inputs:
@@ -516,14 +516,17 @@ def apply(op, inputs, p):
             return call_raw(op, [a._data if isinstance(a, NDArray) else
                                  np.asarray(a) if isinstance(a, np.generic) else a
                                  for a in inputs], p)
-    return invoke(op, inputs, p)
+    return invoke(op, inputs, p, copy_views=copy_views)
 
 
-def invoke(op, inputs, p, out=None, ctx=None):
+def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
     """Run ``op`` on NDArray ``inputs`` with parsed params ``p``.
 
     Returns an NDArray, or a list of them for ops with several visible outputs.
     When ``out`` is given the result is written into it (an NDArray or list).
+    ``copy_views``: an op whose output views its input (reshape, transpose...) gives
+    a copy, as MXNet's ops (``mx.nd.reshape``) do; only ``NDArray.reshape`` and indexing
+    give views there.
     """
     if inputs:
         x0 = inputs[0]
@@ -553,7 +556,10 @@ def invoke(op, inputs, p, out=None, ctx=None):
     else:
         outs = [_wrap(ys, ctx, cls)]
     if op.is_view:
-        outs[0]._version = inputs[0]._share_version()
+        if copy_views:
+            outs[0]._data = outs[0]._data.copy()
+        else:
+            outs[0]._version = inputs[0]._share_version()
     if _ag_state.recording and op.gradient is not None:
         for x in inputs:
             if x._entry is not None:
