@@ -215,3 +215,82 @@ def test_quantized_concat_errors():
     with pytest.raises(mx.MXNetError, match="arg1 must be int8 or uint8"):
         mx.nd.contrib.quantized_concat(a, mx.nd.ones((2, 3)), _r(-1.0), _r(1.0), _r(-1.0),
                                        _r(1.0))
+
+
+# -- quantized_rnn: MXNet 1.9.1's int8 LSTM fails on this CPU ("could not create a
+# primitive descriptor"), so it is checked against its documented arithmetic and the
+# float LSTM
+
+def _sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def _int8_lstm_reference(q, s, shift, w, h, c, hsize):
+    """One layer, one direction, in integers where MKL-DNN's int8 LSTM has them."""
+    steps, _, n_in = q.shape
+    g = 4 * hsize
+    wx = w[:g * n_in].reshape(g, n_in)
+    wh = w[g * n_in:g * (n_in + hsize)].reshape(g, hsize)
+    b = w[g * (n_in + hsize):g * (n_in + hsize) + g] + w[g * (n_in + hsize) + g:]
+    ws = 127 / np.maximum(np.abs(wx).max(axis=1), np.abs(wh).max(axis=1))
+    wxq, whq = np.rint(wx * ws[:, None]), np.rint(wh * ws[:, None])    # int8 values
+    outs = []
+    for t in range(steps):
+        hq = np.clip(np.rint(h * s + shift), 0, 255)                   # uint8 values
+        acc = (q[t] - shift) @ wxq.T + (hq - shift) @ whq.T              # exact in int32
+        a = acc / (s * ws) + b
+        i, f, gg, o = (a[:, k * hsize:(k + 1) * hsize] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(gg)
+        h = _sigmoid(o) * np.tanh(c)
+        outs.append(h)
+    return np.stack(outs), h, c
+
+
+def test_quantized_rnn_is_the_int8_lstm():
+    rng = np.random.RandomState(3)
+    steps, batch, n_in, hsize = 5, 3, 4, 6
+    x = rng.uniform(-1, 1, (steps, batch, n_in)).astype(np.float32)
+    w = rng.uniform(-0.5, 0.5, 4 * hsize * (n_in + hsize + 2)).astype(np.float32)
+    h0 = rng.uniform(-0.5, 0.5, (1, batch, hsize)).astype(np.float32)
+    c0 = rng.uniform(-0.5, 0.5, (1, batch, hsize)).astype(np.float32)
+    q, s, shift = mx.nd.contrib.quantize_asym(mx.nd.array(x))
+    kw = dict(state_size=hsize, num_layers=1, mode="lstm", state_outputs=True)
+    out, hy, cy = mx.nd.contrib.quantized_rnn(q, mx.nd.array(w), mx.nd.array(h0),
+                                              mx.nd.array(c0), s, shift, **kw)
+    want = _int8_lstm_reference(q.asnumpy().astype(np.float64), float(s.asscalar()),
+                                float(shift.asscalar()), w.astype(np.float64), h0[0], c0[0],
+                                hsize)
+    for got, ref in zip((out, hy[0], cy[0]), want):
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-4, atol=1e-5)
+    # and within quantization error of the float LSTM
+    ref = mx.nd.RNN(mx.nd.array(x), mx.nd.array(w), mx.nd.array(h0), mx.nd.array(c0), **kw)
+    assert np.abs(out.asnumpy() - ref[0].asnumpy()).max() < 0.02
+
+
+def test_quantized_rnn_stacks_and_directions_follow_the_float_lstm():
+    rng = np.random.RandomState(4)
+    kw = dict(state_size=5, num_layers=2, bidirectional=True, mode="lstm")
+    x = rng.uniform(-1, 1, (4, 2, 3)).astype(np.float32)
+    n = 2 * (20 * (3 + 5 + 2)) + 2 * (20 * (10 + 5 + 2))
+    w, h0 = rng.uniform(-0.5, 0.5, n).astype(np.float32), np.zeros((4, 2, 5), np.float32)
+    q, s, shift = mx.nd.contrib.quantize_asym(mx.nd.array(x))
+    out = mx.nd.contrib.quantized_rnn(q, mx.nd.array(w), mx.nd.array(h0), mx.nd.array(h0),
+                                      s, shift, **kw)
+    ref = mx.nd.RNN(mx.nd.array(x), mx.nd.array(w), mx.nd.array(h0), mx.nd.array(h0), **kw)
+    assert out.shape == (4, 2, 10)
+    assert np.abs(out.asnumpy() - ref.asnumpy()).max() < 0.02
+    sym = mx.sym.contrib.quantized_rnn(mx.sym.var("data"), state_outputs=True, name="qr", **kw)
+    assert sym.list_outputs() == ["qr_output", "qr_state_output", "qr_statecell_ouput"]
+    assert sym.list_arguments()[-2:] == ["qr_data_scale", "qr_data_shift"]
+    assert sym.infer_shape(data=(4, 2, 3))[1] == [(4, 2, 10), (4, 2, 5), (4, 2, 5)]
+
+
+def test_quantized_rnn_errors():
+    q = mx.nd.zeros((2, 1, 3), dtype="uint8")
+    w, h = mx.nd.zeros((4 * 2 * (3 + 2 + 2),)), mx.nd.zeros((1, 1, 2))
+    with pytest.raises(mx.MXNetError, match="only mode='lstm'"):
+        mx.nd.contrib.quantized_rnn(q, mx.nd.zeros((3 * 2 * 7,)), h, h, _r(1.0), _r(0.0),
+                                    state_size=2, num_layers=1, mode="gru")
+    with pytest.raises(mx.MXNetError, match="data must be uint8"):
+        mx.nd.contrib.quantized_rnn(q.astype("float32"), w, h, h, _r(1.0), _r(0.0),
+                                    state_size=2, num_layers=1, mode="lstm")

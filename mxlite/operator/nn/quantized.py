@@ -14,6 +14,7 @@ from ...base import MXNetError, optional, parse_bool, parse_float, parse_int
 from ..registry import OPS, Param, register_op
 from .quantize import _F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar
 from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
+from . import rnn as _rnn
 
 _INT8_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -511,3 +512,79 @@ register_op("_contrib_quantized_concat", _quantized_concat, inputs=_quantized_co
                 "max) along dim, over the widest range (including 0): arrays over another "
                 "range are rescaled, rounding half to even; int8 if any array is int8, else "
                 "uint8.")
+
+
+# -- rnn (int8 LSTM) ------------------------------------------------------------------------
+
+def _quantized_rnn_inputs(p):
+    return ("data", "parameters", "state", "state_cell", "data_scale", "data_shift")
+
+
+def _int8_weights(p, xp, w, input_size):
+    """``w`` with every weight matrix rounded to int8 steps (the biases stay float32):
+    one scale ``127 / max|w|`` per gate row, over that row of W_i2h and W_h2h of every
+    layer and direction."""
+    w = w.astype(_F32, copy=True)
+    mats = _rnn._unpack(p, w, input_size)
+    row_max = None
+    for wx, wh, _, _ in mats:
+        m = xp.maximum(xp.abs(wx).max(axis=1), xp.abs(wh).max(axis=1))
+        row_max = m if row_max is None else xp.maximum(row_max, m)
+    scale = xp.where(row_max > 0, _F32(127) / xp.where(row_max > 0, row_max, 1), 0)
+    step = xp.where(scale > 0, 1 / xp.where(scale > 0, scale, 1), 0).astype(_F32)
+    for wx, wh, _, _ in mats:
+        for m in (wx, wh):
+            m[...] = xp.rint(m * scale[:, None]) * step[:, None]
+    return w
+
+
+def _quantized_rnn(p, xp, data, w, state, cell, data_scale, data_shift):
+    op = "quantized_rnn"
+    if p.mode != "lstm":
+        raise MXNetError("%s: only mode='lstm' is supported (as in MXNet), got %r"
+                         % (op, p.mode))
+    if data.dtype != np.uint8:
+        raise MXNetError("%s: data must be uint8 (quantize_asym's output), got %s"
+                         % (op, data.dtype))
+    _rnn._check(p, data, w, state, cell)
+    s = _F32(_scalar(xp, data_scale, "data_scale", op))
+    shift = _F32(_scalar(xp, data_shift, "data_shift", op))
+    if not s > 0:
+        raise MXNetError("%s: data_scale must be positive, got %g" % (op, s))
+
+    def as_uint8(h):
+        """What the uint8 copy of a hidden state stands for (data's scale and shift)."""
+        return (xp.clip(xp.rint(h * s + shift), 0, 255) - shift) / s
+
+    x = (data.astype(_F32) - shift) / s
+    wq = _int8_weights(p, xp, w, data.shape[2])
+    _, views, xs = _rnn._reserve(p, xp, data.shape[0], data.shape[1], _F32)
+    out = _rnn._stack_forward(p, xp, x, wq, state.astype(_F32), cell.astype(_F32),
+                              xp.zeros((0,), dtype=_F32), views, xs, q=as_uint8)
+    if not p.state_outputs:
+        return out
+    return (out, xp.stack([r["hs"][-1] for r in views]),
+            xp.stack([r["cs"][-1] for r in views]))
+
+
+def _quantized_rnn_shape(p, shapes):
+    ins = _rnn._infer_shape(p, shapes[:4]) + [(1,), (1,)]
+    data = shapes[0]
+    if data is None or len(data) != 3 or 0 in data:
+        return ins, []
+    d = _rnn._dirs(p)
+    states = [(p.num_layers * d, data[1], p.state_size)] * (2 if p.state_outputs else 0)
+    return ins, [(data[0], data[1], d * p.state_size)] + states
+
+
+register_op("_contrib_quantized_rnn", _quantized_rnn, inputs=_quantized_rnn_inputs,
+            params=_rnn._PARAMS, num_outputs=lambda p: 3 if p.state_outputs else 1,
+            # NOTE: "statecell_ouput" is MXNet's spelling
+            output_names=("output", "state_output", "statecell_ouput"),
+            infer_shape=_quantized_rnn_shape,
+            infer_type=lambda p, dtypes: [np.dtype(_F32)] * (3 if p.state_outputs else 1),
+            doc="LSTM over uint8 data (scale and shift as quantize_asym gives them) with "
+                "int8 weights (one scale 127 / max|w| per gate row) and float32 biases, "
+                "cell states and outputs; hidden states feed the recurrent and upper-layer "
+                "matmuls as uint8 over the data's scale and shift, as MKL-DNN's int8 LSTM. "
+                "Forward only.")
