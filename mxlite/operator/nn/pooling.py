@@ -272,34 +272,76 @@ def _max_scatter(p, xp, x, gy, y):
     """``gy`` of every window added at the window's first maximum (row-major order);
     ``y``: the pooled output.
 
-    One pass per window offset over (N, C, *out) strided views: the offsets are
-    visited in row-major order and ``taken`` marks the windows whose maximum was
-    already found, so each window routes its gradient exactly once.
+    One pass per window offset over (N, C, *out) views: the offsets are visited in
+    row-major order and ``taken`` marks the windows whose maximum was already found,
+    so each window routes its gradient exactly once. Every pass writes into buffers
+    made once (no masked or branching loops: a mask with one hit in k*k makes those
+    mispredict), on :func:`_phase_planes` where the stride is above 1.
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
     if tuple(stride) == tuple(kernel) and not any(before) and not any(after):
         gx = _tiled_max_scatter(xp, x, gy, y, kernel, out)
         if gx is not None:
             return gx
+    # Padded sizes rounded up to multiples of the stride (the extra never in a window).
+    after = [a + (-(b + m + a)) % s for b, m, a, s in zip(before, x.shape[2:], after, stride)]
     xpad = pad_spatial(xp, x, before, after, _max_fill(x))
+    planes = _phase_planes(xp, xpad, stride)
     # NOTE: a window holding NaN has the maximum NaN; its first NaN takes the gradient.
     nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
-    gx = xp.zeros(xpad.shape, dtype=gy.dtype)
-    taken = None
+    masked = bool(xp.isfinite(gy).all())        # else 0 * inf would leak NaN: use where
+    g = xp.zeros(planes.shape, dtype=gy.dtype)
+    hit = xp.empty(y.shape, dtype=bool)
+    taken = xp.zeros(y.shape, dtype=bool)
+    routed = xp.empty(y.shape, dtype=gy.dtype)
     for off in _offsets(kernel):
-        index = _offset_slices(off, stride, out)
-        v = xpad[index]
-        hit = v == y
+        v = _phase_view(planes, off, stride, out)
+        xp.equal(v, y, out=hit)
         if nan:
             hit |= v != v
-        if taken is None:
-            taken = hit
+        xp.greater(hit, taken, out=hit)         # hit and not taken
+        xp.logical_or(taken, hit, out=taken)
+        if masked:
+            xp.multiply(gy, hit, out=routed)
         else:
-            hit &= ~taken
-            taken |= hit
-        gx[index] += xp.where(hit, gy, 0)
+            routed = xp.where(hit, gy, 0)
+        dst = _phase_view(g, off, stride, out)
+        xp.add(dst, routed, out=dst)
+    g = _from_phase_planes(g, xpad.shape)
     crop = tuple(slice(b, b + m) for b, m in zip(before, x.shape[2:]))
-    return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
+    return xp.ascontiguousarray(g[(slice(None), slice(None)) + crop])
+
+
+def _phase_planes(xp, a, stride):
+    """``a`` (N, C, *S), each S a multiple of its stride, as the contiguous planes
+    (N, C, *stride, *(S / stride)) of its positions by phase (index mod stride): a
+    strided window offset is then a shifted block of one plane, whose rows are
+    contiguous (elementwise passes over them run several times faster than over
+    every-s-th element). ``a`` itself where every stride is 1."""
+    if all(s == 1 for s in stride):
+        return a
+    n, c = a.shape[:2]
+    nsp = len(stride)
+    split = (n, c) + tuple(v for m, s in zip(a.shape[2:], stride) for v in (m // s, s))
+    perm = (0, 1) + tuple(3 + 2 * i for i in range(nsp)) + tuple(2 + 2 * i for i in range(nsp))
+    return xp.ascontiguousarray(a.reshape(split).transpose(perm))
+
+
+def _phase_view(planes, off, stride, out):
+    """The (N, C, *out) view of window offset ``off`` in :func:`_phase_planes`."""
+    if all(s == 1 for s in stride):
+        return planes[_offset_slices(off, stride, out)]
+    return planes[(slice(None), slice(None)) + tuple(o % s for o, s in zip(off, stride))
+                  + tuple(slice(o // s, o // s + m) for o, s, m in zip(off, stride, out))]
+
+
+def _from_phase_planes(planes, shape):
+    """Inverse of :func:`_phase_planes`: the (N, C, *S) array of ``shape``."""
+    nsp = len(shape) - 2
+    if planes.shape == tuple(shape):
+        return planes
+    perm = (0, 1) + tuple(v for i in range(nsp) for v in (2 + nsp + i, 2 + i))
+    return planes.transpose(perm).reshape(shape)
 
 
 def _max_gather(p, xp, x, g):
