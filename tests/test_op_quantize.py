@@ -294,3 +294,20 @@ def test_quantized_rnn_errors():
     with pytest.raises(mx.MXNetError, match="data must be uint8"):
         mx.nd.contrib.quantized_rnn(q.astype("float32"), w, h, h, _r(1.0), _r(0.0),
                                     state_size=2, num_layers=1, mode="lstm")
+
+
+def test_symbol_range_inputs_are_float32_whatever_the_data():
+    # MXNet's type inference: a quantized op's min/max inputs are float32
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = mx.sym.contrib.quantized_concat(a, b, num_args=2, dim=1, name="qc")
+    args, _, _ = s.infer_type(a=np.int8, b=np.uint8)
+    assert args == [np.int8, np.uint8] + [np.float32] * 4
+    ex = mx.sym.contrib.quantized_flatten(a, name="qf").simple_bind(
+        mx.cpu(), a=(2, 3), qf_min_data=(1,), qf_max_data=(1,), type_dict={"a": "int8"})
+    assert ex.arg_dict["qf_min_data"].dtype == np.float32
+    ex.arg_dict["qf_min_data"][:] = -0.5
+    ex.arg_dict["qf_max_data"][:] = 0.5
+    out = ex.forward(a=mx.nd.ones((2, 3), dtype="int8"))
+    assert out[1].asnumpy().tolist() == [-0.5] and out[2].asnumpy().tolist() == [0.5]
+    q = mx.sym.contrib.quantized_rnn(a, state_size=2, num_layers=1, mode="lstm", name="qr")
+    assert q.infer_type(a=np.uint8)[0] == [np.uint8] + [np.float32] * 5

@@ -123,7 +123,7 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, same_shape=None, infer_shape_back=None, check=None,
-                 variadic_group=1):
+                 variadic_group=1, input_types=None):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -158,6 +158,10 @@ class Op:
         self.aliases = tuple(aliases)
         self.infer_shape_rule = infer_shape
         self.infer_type_rule = infer_type
+        # callable(p) -> per input, the dtype it has whatever its neighbours are (the
+        # float32 ranges of a quantized op), or None: graph type inference gives an
+        # unknown input this before the type of the op's other inputs
+        self.input_types = input_types
         self.mutate = tuple(mutate)     # indices of inputs updated in place
         self.saves = saves              # which of x/y the gradient reads (version-checked)
         self.is_view = is_view          # output shares memory with input 0

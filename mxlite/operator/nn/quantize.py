@@ -18,6 +18,16 @@ _INT32_RANGE = 2147483647.0                     # MinAbs(INT32_MIN, INT32_MAX)
 _LIMITS = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
 
 
+def range_inputs(inputs):
+    """``input_types`` of a quantized op: its range inputs (``min_data``, ``lhs_max``,
+    ``arg0_min`` ...) are float32 (1,) arrays, whatever type its data has."""
+    def types(p):
+        names = inputs(p) if callable(inputs) else inputs
+        return [np.dtype(_F32) if n.startswith(("min_", "max_")) or n.endswith(("_min", "_max"))
+                else None for n in names]
+    return types
+
+
 def _max_abs(a, b):
     return max(abs(float(a)), abs(float(b)))
 
@@ -70,6 +80,7 @@ def _three_outputs(p, shapes):
 
 
 register_op("_contrib_quantize", _quantize, inputs=("data", "min_range", "max_range"),
+            input_types=range_inputs(("data", "min_range", "max_range")),
             params=[Param("out_type", choices=("int8", "uint8"), default="uint8",
                           doc="Output type.")],
             num_outputs=3,
@@ -143,6 +154,7 @@ def _dequantize(p, xp, x, min_range, max_range):
 
 
 register_op("_contrib_dequantize", _dequantize, inputs=("data", "min_range", "max_range"),
+            input_types=range_inputs(("data", "min_range", "max_range")),
             params=[Param("out_type", choices=("float32",), default="float32",
                           doc="Output type.")],
             infer_shape=lambda p, shapes: (shapes, [shapes[0]]),
@@ -179,6 +191,7 @@ def _requantize_types(p, dtypes):
 
 
 register_op("_contrib_requantize", _requantize, inputs=("data", "min_range", "max_range"),
+            input_types=range_inputs(("data", "min_range", "max_range")),
             params=_OUT_TYPE_AND_CALIB,
             num_outputs=3,
             infer_shape=_three_outputs, infer_type=_requantize_types,

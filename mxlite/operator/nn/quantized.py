@@ -12,7 +12,8 @@ import numpy as np
 
 from ...base import MXNetError, optional, parse_bool, parse_float, parse_int
 from ..registry import OPS, Param, register_op
-from .quantize import _F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar
+from .quantize import (_F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar,
+                       range_inputs)
 from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
 from . import rnn as _rnn
 
@@ -34,7 +35,8 @@ def _same_range_types(p, dtypes):
 
 def _declare(name, compute, inputs, params, doc, infer_shape, infer_type=_same_range_types):
     register_op(name, compute, inputs=inputs, params=params, num_outputs=3,
-                infer_shape=infer_shape, infer_type=infer_type, doc=doc)
+                infer_shape=infer_shape, infer_type=infer_type, doc=doc,
+                input_types=range_inputs(inputs))
 
 
 # -- flatten, act ----------------------------------------------------------------------------
@@ -436,8 +438,9 @@ def _mul_types(p, dtypes):
     return [np.dtype(np.int8 if calibrated else np.int32), np.dtype(_F32), np.dtype(_F32)]
 
 
-register_op("_contrib_quantized_elemwise_mul", _elemwise_mul,
-            inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+_MUL_INPUTS = ("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max")
+register_op("_contrib_quantized_elemwise_mul", _elemwise_mul, inputs=_MUL_INPUTS,
+            input_types=range_inputs(_MUL_INPUTS),
             params=_CALIB_PARAMS + [Param("enable_float_output", parse_bool, False,
                                           "Return the float32 product (and no range).")],
             num_outputs=lambda p: 1 if p.enable_float_output else 3,
@@ -500,6 +503,7 @@ def _quantized_concat_shape(p, shapes):
 
 
 register_op("_contrib_quantized_concat", _quantized_concat, inputs=_quantized_concat_inputs,
+            input_types=range_inputs(_quantized_concat_inputs),
             variadic="num_args", variadic_group=3,
             params=[Param("num_args", parse_int, 1, "The number of arrays (each with a min "
                           "and a max: 3 * num_args inputs)."),
@@ -578,6 +582,7 @@ def _quantized_rnn_shape(p, shapes):
 
 
 register_op("_contrib_quantized_rnn", _quantized_rnn, inputs=_quantized_rnn_inputs,
+            input_types=lambda p: [np.dtype(np.uint8)] + [np.dtype(_F32)] * 5,
             params=_rnn._PARAMS, num_outputs=lambda p: 3 if p.state_outputs else 1,
             # NOTE: "statecell_ouput" is MXNet's spelling
             output_names=("output", "state_output", "statecell_ouput"),

@@ -29,6 +29,7 @@ OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradien
              "infer_shape": "infer_shape_rule", "infer_type": "infer_type_rule",
              "mutate": "mutate", "saves": "saves", "is_view": "is_view", "doc": "doc",
              "variadic": "variadic", "variadic_group": "variadic_group",
+             "input_types": "input_types",
              "output_names": "output_names",
              "no_grad_inputs": "no_grad_inputs", "output_ctx": "output_ctx",
              "parse": "custom_parse",
