@@ -12,7 +12,7 @@ import numpy as onp
 from ... import nd
 from ...nd.ndarray import NDArray
 from ...base import MXNetError, parse_bool, parse_float, parse_int, parse_shape, parse_str
-from ..registry import OPS, Param, apply, register_op
+from ..registry import OPS, Param, apply, ranks, register_op
 from ..util import norm_axis, unbroadcast
 from .elemwise import promote
 
@@ -31,12 +31,28 @@ def _tril_grad(p, x, y, gy, need):
 
 
 register_op("_npi_tril", lambda p, xp, x: xp.tril(x, p.k), inputs=("data",), saves="",
+            check=ranks(data=1),
             params=[Param("k", parse_int, 0, "The diagonal at and below which to keep.")],
             gradient=_tril_grad, doc="The lower triangle of (a stack of) matrices.")
 
 _DIAG_AXES = [Param("offset", parse_int, 0, "The diagonal (> 0 above the main one)."),
               Param("axis1", parse_int, 0, "The rows' axis."),
               Param("axis2", parse_int, 1, "The columns' axis.")]
+
+
+def _two_axes(x, axis1, axis2, what=("axis1", "axis2")):
+    """Two different axes of a >= 2-D array ``x`` (trace, diagonal, rot90's plane)."""
+    if x.ndim < 2:
+        raise MXNetError("data expected at least 2 dims, got shape %s" % (x.shape,))
+    a1, a2 = norm_axis(axis1, x.ndim, what[0]), norm_axis(axis2, x.ndim, what[1])
+    if a1 == a2:
+        raise MXNetError("%s and %s expected two different axes of data of shape %s, got %d "
+                         "and %d" % (what + (x.shape, axis1, axis2)))
+    return a1, a2
+
+
+def _diag_axes_rule(p, x):
+    _two_axes(x, p.axis1, p.axis2)
 
 
 def _diag_mask(p, shape, xp=onp):
@@ -59,6 +75,7 @@ def _trace_grad(p, x, y, gy, need):
 
 register_op("_np_trace", lambda p, xp, x: xp.asarray(xp.trace(x, p.offset, p.axis1, p.axis2)),
             inputs=("data",), params=_DIAG_AXES, gradient=_trace_grad, saves="x",
+            check=_diag_axes_rule,
             doc="The sum along a diagonal (``mx.np.trace``).")
 
 
@@ -76,6 +93,7 @@ def _diagonal_grad(p, x, y, gy, need):
 
 register_op("_np_diagonal", lambda p, xp, x: xp.diagonal(x, p.offset, p.axis1, p.axis2).copy(),
             inputs=("data",), params=_DIAG_AXES, gradient=_diagonal_grad, saves="",
+            check=_diag_axes_rule,
             doc="A diagonal of (a stack of) matrices, as the last axis.")
 
 
@@ -98,7 +116,15 @@ register_op("_np_diag", _diag, inputs=("data",), gradient=_diag_grad, saves="",
 
 
 def _roll(p, xp, x):
-    if p.axis is None and p.shift is not None and len(p.shift) != 1:
+    if p.shift is None:
+        raise MXNetError("shift is required")
+    if p.axis is not None:
+        if len(p.shift) not in (1, len(p.axis)):
+            raise MXNetError("shift has %d values, expected 1 or one per axis (%d)"
+                             % (len(p.shift), len(p.axis)))
+        for a in p.axis:
+            norm_axis(a, x.ndim)
+    if p.axis is None and len(p.shift) != 1:
         raise MXNetError("shift must be one number when axis is None, got %s" % (p.shift,))
     shift = p.shift[0] if p.axis is None else p.shift
     return xp.roll(x, shift, p.axis)
@@ -122,8 +148,15 @@ def _rot90_axes(p):
     return (0, 1) if p.axes is None else tuple(p.axes)
 
 
+def _rot90_rule(p, x):
+    axes = _rot90_axes(p)
+    if len(axes) != 2:
+        raise MXNetError("axes expected 2 values (a plane), got %s" % (axes,))
+    _two_axes(x, axes[0], axes[1], ("axes[0]", "axes[1]"))
+
+
 register_op("_npi_rot90", lambda p, xp, x: xp.rot90(x, p.k, _rot90_axes(p)).copy(),
-            inputs=("data",), saves="",
+            inputs=("data",), saves="", check=_rot90_rule,
             gradient=lambda p, x, y, gy, need: [_op("_npi_rot90", gy[0], k=-p.k,
                                                     axes=_rot90_axes(p))],
             params=[Param("k", parse_int, 1, "How many quarter turns."),
@@ -144,8 +177,8 @@ def _diff_grad(p, x, y, gy, need):
     return [g]
 
 
-register_op("_npi_diff", lambda p, xp, x: xp.diff(x, p.n, p.axis), inputs=("a",),
-            gradient=_diff_grad, saves="",
+register_op("_npi_diff", lambda p, xp, x: xp.diff(x, p.n, norm_axis(p.axis, x.ndim)),
+            inputs=("a",), gradient=_diff_grad, saves="", check=ranks(a=1),
             params=[Param("n", parse_int, 1, "How many times to difference.", low=0),
                     Param("axis", parse_int, -1, "The axis.")],
             doc="The ``n``-th discrete difference along ``axis``.")
@@ -201,6 +234,9 @@ register_op("_npi_rarctan2_scalar",
 def _summed_axes(p, a, b):
     k = p.get("axes")           # _npi_tensordot_int_axes: the last k of a, first k of b
     if k is not None:
+        if k > min(a.ndim, b.ndim):
+            raise MXNetError("axes=%d expected at most the dims of a %s and b %s"
+                             % (k, a.shape, b.shape))
         return list(range(a.ndim - k, a.ndim)), list(range(k))
     return ([norm_axis(i, a.ndim) for i in p.a_axes_summed],
             [norm_axis(i, b.ndim) for i in p.b_axes_summed])
@@ -250,7 +286,11 @@ register_op("_npi_tensordot_int_axes", _tensordot, **_TD,
 
 
 def _einsum(p, xp, *x):
-    return xp.asarray(xp.einsum(p.subscripts, *x, optimize=bool(p.optimize)))
+    try:
+        return xp.asarray(xp.einsum(p.subscripts, *x, optimize=bool(p.optimize)))
+    except ValueError as e:     # the subscripts are a small language: NumPy's parser says
+        raise MXNetError("subscripts=%r expected to fit operands of shapes %s: %s"
+                         % (p.subscripts, ", ".join(str(a.shape) for a in x), e)) from None
 
 
 def _einsum_grad(p, x, y, gy, need):
@@ -319,6 +359,7 @@ def _expand_to_subscripts(g, have, want, shape):
 register_op("_npi_einsum", _einsum, inputs=lambda p: ["data%d" % i for i in range(p.num_args)],
             variadic="num_args", gradient=_einsum_grad, saves="x",
             params=[Param("num_args", parse_int), Param("subscripts", parse_str, ""),
-                    Param("optimize", parse_int, 0, "Search for a cheaper contraction order.")],
+                    Param("optimize", parse_int, 0, "Search for a cheaper contraction order.",
+                          low=0)],
             infer_type=lambda p, dt: [dt[0]],
             doc="Einstein summation (``mx.np.einsum``).")

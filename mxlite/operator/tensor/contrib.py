@@ -105,6 +105,7 @@ register_op("_contrib_index_copy", _index_copy, inputs=("old_tensor", "index_vec
             doc="A copy of ``old_tensor`` with rows ``index_vector`` replaced by ``new_tensor``.")
 register_op("_contrib_backward_index_copy", _backward_index_copy,
             inputs=("ograd", "old_tensor", "index_vector", "new_tensor"), num_outputs=3,
+            check=ranks(ograd=1, old_tensor=1, index_vector=(1, 1), new_tensor=1),
             output_names=("old_tensor_grad", "index_vector_grad", "new_tensor_grad"),
             gradient=_backward_index_copy_grad, saves="x",
             doc="The backward of index_copy, as MXNet's: the gradients of old_tensor (ograd "
