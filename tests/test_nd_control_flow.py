@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from optable import case, check_first_order, check_second_order
+from optable import COMPOSED, case, check_first_order, check_second_order
 
 nd = mx.nd
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -101,13 +101,13 @@ RNG = np.random.RandomState(5)
 GRAD_CASES = [
     case("foreach_rnn", _foreach_rnn, None,
          [RNG.uniform(-1, 1, (4, 3)), RNG.uniform(-1, 1, (3,)), RNG.uniform(-1, 1, (3, 3))],
-         grad=(0, 1, 2)),
+         grad=(0, 1, 2), op=COMPOSED),
     case("while_rnn", _while_rnn, None,
-         [RNG.uniform(-1, 1, (3,)), RNG.uniform(-1, 1, (3, 3))], grad=(0, 1)),
+         [RNG.uniform(-1, 1, (3,)), RNG.uniform(-1, 1, (3, 3))], grad=(0, 1), op=COMPOSED),
     case("cond_then", _cond_fn, None,
-         [RNG.uniform(0.5, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1)),
+         [RNG.uniform(0.5, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1), op=COMPOSED),
     case("cond_else", _cond_fn, None,
-         [RNG.uniform(-1, -0.5, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1)),
+         [RNG.uniform(-1, -0.5, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1), op=COMPOSED),
 ]
 
 

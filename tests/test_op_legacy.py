@@ -226,7 +226,8 @@ def test_pool_v1_max_gradient_is_numeric_away_from_ties():
 def test_batchnorm_v1_training_gradient_is_numeric():
     c = case("bn_v1", lambda a, g, b: mx.nd.BatchNorm_v1(
         a, g, b, mx.nd.zeros(3, dtype="float64"), mx.nd.ones(3, dtype="float64"),
-        fix_gamma=False), None, [_u(4, 3, 2), _u(3) + 2, _u(3)], grad=(0, 1, 2), order=1)
+        fix_gamma=False), None, [_u(4, 3, 2), _u(3) + 2, _u(3)], grad=(0, 1, 2), order=1,
+             op="BatchNorm_v1")
     with mx.autograd.train_mode():
         check_first_order(c, RNG, rtol=1e-5)
 

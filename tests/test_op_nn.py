@@ -646,14 +646,14 @@ from optable import case as _case, check_first_order, check_second_order  # noqa
 _FUSED_BACKWARD_ROWS = [
     _case("relu_then_smooth", lambda x: mx.nd.Activation(x, act_type="relu") * mx.nd.sin(x), None,
           [np.random.RandomState(1).uniform(0.2, 1.5, (3, 4)) *
-           np.where(np.random.RandomState(2).rand(3, 4) > 0.5, 1, -1)]),
+           np.where(np.random.RandomState(2).rand(3, 4) > 0.5, 1, -1)], op="Activation"),
     _case("log_softmax_axis_last", lambda x: mx.nd.log_softmax(x), None,
           [np.random.RandomState(3).randn(3, 5)]),
     _case("log_softmax_axis0_temperature", lambda x: mx.nd.log_softmax(x, axis=0, temperature=1.7),
           None, [np.random.RandomState(4).randn(4, 3)]),
     _case("softmax_cross_entropy_chain", lambda x: -mx.nd.pick(mx.nd.log_softmax(x),
                                                               mx.nd.array([0, 2, 1], dtype="float64")),
-          None, [np.random.RandomState(5).randn(3, 4)]),
+          None, [np.random.RandomState(5).randn(3, 4)], op="log_softmax"),
 ]
 
 
