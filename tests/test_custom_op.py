@@ -487,7 +487,7 @@ def test_customop_missing_gradient_names_the_argument():
 # ----------------------------------------------------------------------------
 # Native operators through the public registry (the seed's abs example).
 
-def _abs_grad(p, x, y, gy):
+def _abs_grad(p, x, y, gy, need):
     return [gy[0] * mx.nd.sign(x[0]) * p.scale]
 
 
@@ -502,7 +502,7 @@ mx.operator.register_op(
     doc="scale * |x|: the seed's abs example, declared from Python.")
 
 
-def _cube_grad(p, x, y, gy):
+def _cube_grad(p, x, y, gy, need):
     return [gy[0] * 3 * x[0] * x[0]]       # in mxlite ops: differentiable again
 
 

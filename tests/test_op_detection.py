@@ -21,7 +21,7 @@ import pytest
 import mxlite as mx
 import mxlite.autograd as autograd
 from mxlite.base import MXNetError
-from mxlite.operator.registry import OPS
+from mxlite.operator.registry import OPS, runs_on_raw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLD = np.load(os.path.join(HERE, "reference_extra", "detection.npz"))
@@ -72,7 +72,7 @@ def test_golden_forward_and_gradient(name):
                                        atol=atol, err_msg="%s grad %d" % (name, i))
 
 
-RAW_CASES = [n for n in NAMES if "head" in _gold(n)[4] and OPS[_gold(n)[0]].gradient_on_raw]
+RAW_CASES = [n for n in NAMES if "head" in _gold(n)[4] and runs_on_raw(OPS[_gold(n)[0]])]
 
 
 @pytest.mark.parametrize("name", RAW_CASES)

@@ -114,9 +114,8 @@ def test_symbol_json_with_legacy_names_from_mxnet_loads_and_runs():
 # -- the alias mechanism ----------------------------------------------------------------------
 
 def test_op_fields_cover_every_declaration_argument():
-    # raw_gradient: an old-form rule's raw twin, folded into ``gradient`` when declared
     names = set(inspect.signature(Op.__init__).parameters) - {"self", "name", "aliases",
-                                                              "params", "raw_gradient"}
+                                                              "params"}
     assert names == set(legacy.OP_FIELDS)
     for attr in legacy.OP_FIELDS.values():
         assert hasattr(OPS["_equal"], attr)
@@ -126,7 +125,7 @@ def test_op_fields_cover_every_declaration_argument():
 def test_alias_is_declared_like_its_target(alias):
     op, target = OPS[alias], OPS[legacy.ALIASES[alias]]
     assert op.name == alias
-    for attr in ("compute", "gradient", "gradient_on_raw", "inputs", "num_outputs", "saves",
+    for attr in ("compute", "gradient", "inputs", "num_outputs", "saves",
                  "infer_shape_rule", "same_shape"):
         assert getattr(op, attr) is getattr(target, attr) or \
             getattr(op, attr) == getattr(target, attr), attr

@@ -267,6 +267,48 @@ def test_max_pooling_gradient_of_tiling_windows_goes_to_the_first_maximum(shape,
     np.testing.assert_array_equal(xn.grad.asnumpy(), want)
 
 
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ((2, 3, 9, 7), (3, 3), (2, 2), (1, 1)),         # ResNet's stem pool, odd sizes
+    ((2, 3, 8), (3,), (2,), (1,)),
+    ((1, 2, 7, 6, 5), (2, 3, 2), (2, 2, 1), (1, 1, 0)),
+    ((2, 2, 6, 6), (3, 3), (1, 1), (1, 1)),
+    ((2, 2, 7, 8), (3, 2), (2, 3), (0, 1))])
+@pytest.mark.parametrize("data", ["distinct", "ties", "nan", "inf_head"])
+def test_max_pooling_gradient_of_overlapping_windows_goes_to_the_first_maximum(
+        shape, kernel, stride, pad, data):
+    # Overlapping, padded, strided windows (the general path): each window's
+    # gradient goes to its first maximum in row-major order, or its first NaN.
+    rng = np.random.RandomState(1)
+    x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32)
+    if data == "ties":
+        x = (x % 3).astype(np.float32)
+    elif data == "nan":
+        x.reshape(-1)[::7] = np.nan
+    xn = mx.nd.array(x)
+    xn.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(xn, kernel=kernel, stride=stride, pad=pad)
+    gy = rng.uniform(1, 2, y.shape).astype(np.float32)
+    if data == "inf_head":      # 0 * inf must not leak NaN into the other positions
+        gy.reshape(-1)[::5] = np.inf
+    y.backward(mx.nd.array(gy))
+    nsp = len(kernel)
+    xp_ = np.pad(x, [(0, 0)] * 2 + [(q, q + k) for q, k in zip(pad, kernel)],
+                 constant_values=-np.inf)
+    want = np.zeros_like(xp_)
+    for idx in np.ndindex(*y.shape):
+        n, c, o = idx[0], idx[1], idx[2:]
+        corner = tuple(i * s for i, s in zip(o, stride))
+        flat = xp_[(n, c) + tuple(slice(a, a + k) for a, k in zip(corner, kernel))].reshape(-1)
+        first = int(np.argmax(np.isnan(flat))) if np.isnan(flat).any() else int(np.argmax(flat))
+        off = np.unravel_index(first, kernel)
+        want[(n, c) + tuple(a + b for a, b in zip(corner, off))] += gy[idx]
+    want = want[(slice(None),) * 2 + tuple(slice(q, q + m) for q, m in zip(pad, shape[2:]))]
+    assert want.shape == x.shape and nsp == x.ndim - 2
+    # (a position that is several windows' maximum sums their gradients in some order)
+    np.testing.assert_allclose(xn.grad.asnumpy(), want, rtol=1e-6)
+
+
 def test_max_pooling_second_order():
     # gx = scatter(gy) is linear in gy: d/d(gy) of <gx, v> is v gathered at the maxima
     x = _nd(_rand(1, 1, 4, 4))

@@ -26,7 +26,7 @@ import mxlite as mx
 import mxlite.autograd as autograd
 import mxlite.gluon.contrib.cnn as cnn
 from mxlite.base import MXNetError
-from mxlite.operator.registry import OPS
+from mxlite.operator.registry import OPS, runs_on_raw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLD = np.load(os.path.join(HERE, "reference_extra", "two_stage.npz"))
@@ -78,7 +78,7 @@ def test_golden_forward_and_gradient(name):
                                        atol=atol * 10, err_msg="%s grad %d" % (name, i))
 
 
-RAW_CASES = [n for n in NAMES if "head" in _gold(n)[4] and OPS[_gold(n)[0]].gradient_on_raw]
+RAW_CASES = [n for n in NAMES if "head" in _gold(n)[4] and runs_on_raw(OPS[_gold(n)[0]])]
 
 
 @pytest.mark.parametrize("name", RAW_CASES)

@@ -45,7 +45,7 @@ def test_user_declared_op_gets_function_gradient_and_higher_order():
     def compute(p, xp, x):
         return p.scale * x * x * x
 
-    def gradient(p, x, y, gy):
+    def gradient(p, x, y, gy, need):
         return [gy[0] * 3 * p.scale * x[0] * x[0]]
 
     register_op("_test_scaled_cube", compute, gradient=gradient,
@@ -69,7 +69,7 @@ def test_user_declared_op_gets_function_gradient_and_higher_order():
 
 def test_public_op_name_appears_in_nd():
     register_op("test_public_double", lambda p, xp, x: x * 2,
-                gradient=lambda p, x, y, gy: [gy[0] * 2], saves="")
+                gradient=lambda p, x, y, gy, need: [gy[0] * 2], saves="")
     assert mx.nd.test_public_double(mx.nd.array([3])).asnumpy().tolist() == [6]
 
 
@@ -202,3 +202,44 @@ def test_raw_numpy_errors_name_the_op_inputs_and_params():
     with pytest.raises(MXNetError, match=r"^_zeros: out of memory \(.*\), for no inputs; "
                                          r"shape=\(1000000, 1000000\)"):
         mx.nd.zeros((10 ** 6, 10 ** 6))
+
+
+def test_gradient_rule_takes_need_and_old_form_is_refused():
+    with pytest.raises(TypeError, match=r"_test_old_form: a gradient rule takes \(p, x, y, gy, need\)"):
+        register_op("_test_old_form", lambda p, xp, x: x * 2,
+                    gradient=lambda p, x, y, gy: [gy[0] * 2])
+    assert "_test_old_form" not in list_ops()
+    seen = []
+
+    def gradient(p, x, y, gy, need):
+        seen.append((type(x[0]), list(need)))
+        return [gy[0] * x[1] if need[0] else None, gy[0] * x[0] if need[1] else None]
+
+    register_op("_test_need_mul", lambda p, xp, a, b: a * b, inputs=("a", "b"),
+                gradient=gradient)
+    a, b = mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 4.0])
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd._internal._test_need_mul(a, b)
+    y.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), [3.0, 4.0])
+    # a plain backward hands the rule raw arrays; only ``a`` wants a gradient
+    assert seen == [(np.ndarray, [True, False])]
+
+
+def test_on_ndarrays_rule_gets_ndarrays_in_a_plain_backward():
+    seen = []
+
+    @mx.operator.on_ndarrays
+    def gradient(p, x, y, gy, need):
+        seen.append(type(x[0]))
+        return [gy[0] * 2 * x[0].context.device_id + gy[0] * 2]
+
+    register_op("_test_nd_rule", lambda p, xp, x: x * 2, gradient=gradient, saves="x")
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd._internal._test_nd_rule(x)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 2.0])
+    assert seen == [mx.nd.NDArray]

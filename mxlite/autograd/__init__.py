@@ -170,8 +170,8 @@ def record_node(op, p, inputs, outs, checks=None):
     The one writer of the tape, used by :func:`mxlite.operator.invoke` and by every
     extension as an adapter: ``autograd.Function``, ``CustomOp``, ``@customop`` and a
     hybridized graph's call. ``op`` is anything with a ``name``, ``saves`` (which of
-    ``"xy"`` its gradient reads: those arrays are version-checked), ``gradient_on_raw``
-    and ``gradient(p, x, y, gy, need)`` (see :func:`node_backward`); ``p`` is handed
+    ``"xy"`` its gradient reads: those arrays are version-checked) and
+    ``gradient(p, x, y, gy, need)`` (see :func:`node_backward`); ``p`` is handed
     back to that gradient. ``checks`` replaces the version checks ``saves`` asks for
     (a hybridized graph checks the arrays its steps read)."""
     saves = op.saves
@@ -410,20 +410,17 @@ def node_backward(op, p, x, y, gy, need, ctx):
 
     ``x``, ``y``, ``gy`` are raw arrays when the backward is not recorded and NDArrays
     (in the recorded graph) when it is; ``gy`` covers every output, hidden ones too,
-    None where no gradient came. Rules that only take NDArrays (``op.gradient_on_raw``
-    false: user extensions) get them wrapped on ``ctx`` (zeros for the missing ``gy``)
-    and give raw arrays back; so do rules on integer data, where Python's operators on
-    raw arrays would follow NumPy (``/`` is true division) instead of MXNet. Errors are
-    named after the op; a needed gradient of the wrong shape is an error. Returns one
-    gradient per input (None where ``need`` is false or the input has none).
+    None where no gradient came. Rules on integer data get NDArrays wrapped on ``ctx``
+    (zeros for the missing ``gy``) and give raw arrays back: Python's operators on raw
+    arrays would follow NumPy there (``/`` is true division) instead of MXNet. Errors
+    are named after the op; a needed gradient of the wrong shape is an error. Returns
+    one gradient per input (None where ``need`` is false or the input has none).
     """
     nd = _nd or _nd_module()
     x0 = x[0]
     if type(x0) is nd.NDArray:
-        if not op.gradient_on_raw:
-            gy = [nd.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
         return _run_rule(op, p, x, y, gy, need)
-    if op.gradient_on_raw and x0.dtype.kind == "f":
+    if x0.dtype.kind == "f":
         if _state.raw:
             return _run_rule(op, p, x, y, gy, need)
         _state.raw = True       # called outside a backward: nd functions take raw arrays

@@ -1,5 +1,6 @@
 """``autograd.Function``: a user-defined differentiable function with its own backward."""
 from ..base import MXNetError
+from ..operator.registry import on_ndarrays
 
 __all__ = ["Function"]
 
@@ -9,12 +10,12 @@ class _FunctionOp:
     __slots__ = ("func", "name")
     saves = ""
     mutate = ()
-    gradient_on_raw = False
 
     def __init__(self, func):
         self.func = func
         self.name = type(func).__name__
 
+    @on_ndarrays
     def gradient(self, p, x, y, gy, need):
         from . import pause
         with pause():

@@ -415,7 +415,5 @@ class _GraphOp:
     def __init__(self, graph):
         self.graph = graph
 
-    gradient_on_raw = True
-
     def gradient(self, tape, xs, ys, gys, need):
         return self.graph._gradient(tape, xs, gys)

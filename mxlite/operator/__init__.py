@@ -1,5 +1,6 @@
 """Operators: the registry, every built-in op, and custom operators."""
-from .registry import Op, Param, Params, register_op, get_op, list_ops, invoke, OPS  # noqa: F401
+from .registry import (Op, Param, Params, register_op, get_op, list_ops, invoke,  # noqa: F401
+                       on_ndarrays, OPS)
 from . import tensor, nn  # noqa: F401  (registers the built-in ops)
 from .tensor import linalg_extra, random_pdf  # noqa: F401,E402
 from . import image_ops  # noqa: F401,E402  (mx.nd.image.*)

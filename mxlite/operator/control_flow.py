@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import autograd
 from ..base import MXNetError, parse_int, parse_shape
-from .registry import REQUIRED as _REQUIRED, Param, register_op
+from .registry import REQUIRED as _REQUIRED, Param, on_ndarrays, register_op
 
 # Ops whose results depend on the random state when training.
 _RANDOM_HINTS = ("random", "sample", "Dropout", "shuffle", "RNN")
@@ -361,7 +361,7 @@ register_op(
     "_foreach", _run_raw(_foreach_nd),
     inputs=lambda p: ["data%d" % i for i in range(p.num_args - 1)],
     params=_FOREACH_PARAMS,
-    gradient=_recompute_gradient("_foreach", _foreach_nd), gradient_on_raw=False,
+    gradient=on_ndarrays(_recompute_gradient("_foreach", _foreach_nd)),
     num_outputs=lambda p: p.num_outputs, infer_shape=_foreach_shape, infer_type=_foreach_type,
     saves="x",
     doc="The loop of ``mx.sym.contrib.foreach``: the subgraph runs on each slice of the "
@@ -379,6 +379,6 @@ for _name, _nd_fn, _params, _nsub, _shape, _type, _doc in (
         _name, _run_raw(_nd_fn),
         inputs=lambda p, _n=_nsub: ["data%d" % i for i in range(p.num_args - _n)],
         params=_params,
-        gradient=_recompute_gradient(_name, _nd_fn), gradient_on_raw=False,
+        gradient=on_ndarrays(_recompute_gradient(_name, _nd_fn)),
         num_outputs=lambda p: p.num_outputs, infer_shape=_shape, infer_type=_type, saves="x",
         doc=_doc)

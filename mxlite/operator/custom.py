@@ -44,7 +44,7 @@ from ..base import MXNetError, DTYPE_TO_FLAG, np_dtype, parse_str
 from ..context import current_context, _state as _ctx_state
 from ..autograd import _state as _ag_state, record_node
 from ..nd.ndarray import NDArray, _wrap, _write_into
-from .registry import Param, Params, register_op
+from .registry import Param, Params, on_ndarrays, register_op
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "make_params", "registered"]
 
@@ -507,13 +507,13 @@ class _NodeOp:
     """The op-like object a recorded Custom call leaves in the autograd graph."""
     __slots__ = ("name", "saves", "plan")
     mutate = ()
-    gradient_on_raw = False
 
     def __init__(self, entry, plan):
         self.name = "Custom op %r" % entry.op_type
         self.saves = entry.saves
         self.plan = plan
 
+    @on_ndarrays
     def gradient(self, call, x, y, gy, need):
         plan = self.plan
         entry = plan.entry
@@ -720,7 +720,7 @@ _OP = register_op(
     "Custom", _compute,
     inputs=lambda p: (lambda e: e.args + e.auxs)(_entry_of(p)),
     params=[Param("op_type", parse_str, doc="The name the op's Prop was registered under.")],
-    gradient=_gradient, gradient_on_raw=False,
+    gradient=on_ndarrays(_gradient),
     num_outputs=lambda p: _entry_of(p).n_out,
     infer_shape=_infer_shape,
     infer_type=_infer_type,

@@ -28,7 +28,7 @@ augmentation); ``to_tensor`` and ``resize`` are not differentiable.
 import numpy as np
 
 from ..base import MXNetError, parse_int, parse_bool, parse_float, parse_float_tuple, parse_shape
-from .registry import register_op, Param
+from .registry import register_op, Param, on_ndarrays
 from .nn.dropout import context_of
 
 _GRAY = (0.299, 0.587, 0.114)       # ITU-R BT.601 luma, MXNet's grey level
@@ -80,7 +80,8 @@ def _arith_dtype(x):
     return np.float64 if x.dtype == np.float64 else _F32
 
 
-def _identity_grad(p, x, y, gy):
+@on_ndarrays
+def _identity_grad(p, x, y, gy, need):
     """MXNet's straight-through rule (``_copy``); exact where the op adds a constant."""
     return [gy[0] * 1]
 
@@ -129,7 +130,8 @@ def _normalize(p, xp, x):
     return y.astype(dt, copy=False)
 
 
-def _normalize_grad(p, x, y, gy):
+@on_ndarrays
+def _normalize_grad(p, x, y, gy, need):
     nd = _nd()
     _, std = _norm_stats(p, x[0], np)
     # NOTE: MXNet multiplies by 1.0 / std in double; float32 rounding may differ by 1 ulp.
@@ -328,7 +330,8 @@ _CROP_PARAMS = [Param("x", parse_int, doc="Left edge of the window."),
                 Param("width", parse_int, doc="Width of the window."),
                 Param("height", parse_int, doc="Height of the window.")]
 
-def _crop_grad(p, x, y, gy):
+@on_ndarrays
+def _crop_grad(p, x, y, gy, need):
     return [_nd()._internal._backward_image_crop(gy[0], x[0], **dict(p.items()))]
 
 
@@ -337,7 +340,7 @@ register_op("_image_crop", _crop, saves="x", gradient=_crop_grad,
             doc="Crop the window (x, y, width, height) of an HWC image or NHWC batch.")
 
 register_op("_backward_image_crop", _crop_backward, inputs=("ograd", "data"), saves="",
-            gradient=lambda p, x, y, gy: [_nd().image.crop(gy[0], **dict(p.items())),
+            gradient=lambda p, x, y, gy, need: [_nd().image.crop(gy[0], **dict(p.items())),
                                           _nd().zeros_like(x[1])],
             params=_CROP_PARAMS, no_grad_inputs=(1,),
             doc="Gradient of ``image.crop``: ``ograd`` placed in the window, zeros elsewhere.")
@@ -349,7 +352,7 @@ def _flip_op(name, axis):
         return xp.flip(x, axis=axis).copy()
 
     register_op("_image_" + name, compute, saves="",
-                gradient=lambda p, x, y, gy: [_nd().reverse(gy[0], axis=axis)],
+                gradient=lambda p, x, y, gy, need: [_nd().reverse(gy[0], axis=axis)],
                 doc="Reverse an HWC image along its %s axis. MXNet's gradient is the head "
                     "gradient unflipped; mxlite's is the true one."
                     % ("width", "height")[axis == 0],
@@ -364,7 +367,8 @@ def _random_flip_op(name, axis):
         y = xp.flip(x, axis=axis).copy() if flip else x.copy()
         return y, xp.full((1,), float(flip), dtype=_F32)
 
-    def gradient(p, x, y, gy):
+    @on_ndarrays
+    def gradient(p, x, y, gy, need):
         if float(y[1].asscalar()):
             return [_nd().reverse(gy[0], axis=axis)]
         return [gy[0] * 1]
@@ -439,11 +443,13 @@ def _random_enhance_op(name, adjust, gradient):
                     "the factor is a hidden output, which the gradient reads." % name)
 
 
-def _brightness_grad(p, x, y, gy):
+@on_ndarrays
+def _brightness_grad(p, x, y, gy, need):
     return [gy[0] * float(y[1].asscalar())]
 
 
-def _contrast_grad(p, x, y, gy):
+@on_ndarrays
+def _contrast_grad(p, x, y, gy, need):
     # y = a x + (1 - a) mean(gray(x)): the mean spreads sum(gy) back over the pixels.
     nd, g = _nd(), gy[0]
     a = float(y[1].asscalar())
@@ -454,7 +460,8 @@ def _contrast_grad(p, x, y, gy):
     return [g * a + nd.broadcast_mul(nd.sum(g).reshape((1, 1, 1)), weights)]
 
 
-def _saturation_grad(p, x, y, gy):
+@on_ndarrays
+def _saturation_grad(p, x, y, gy, need):
     g = gy[0]
     a = float(y[1].asscalar())
     if x[0].shape[2] == 1:

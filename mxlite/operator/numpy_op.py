@@ -34,6 +34,7 @@ import numpy as np
 from ..base import MXNetError, DTYPE_TO_FLAG
 from ..autograd import _state as _ag_state, record_node
 from ..nd.ndarray import NDArray, _wrap
+from .registry import on_ndarrays
 
 __all__ = ["customop", "CustomFunction"]
 
@@ -145,12 +146,12 @@ class _CustomFunctionOp:
     __slots__ = ("func", "name")
     saves = ""          # the gradient reads the arrays saved at call time
     mutate = ()
-    gradient_on_raw = False
 
     def __init__(self, func):
         self.func = func
         self.name = "customop %s" % func.__name__
 
+    @on_ndarrays
     def gradient(self, saved, x, y, gy, need):
         func = self.func
         numpy_kind = func._kind == "numpy"

@@ -28,7 +28,7 @@ from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, 
 from ..context import current_context
 
 __all__ = ["Op", "Param", "ranks", "register_op", "get_op", "list_ops", "invoke", "run_step",
-           "OPS", "REQUIRED"]
+           "on_ndarrays", "runs_on_raw", "OPS", "REQUIRED"]
 
 OPS = {}            # every name and alias -> Op
 REQUIRED = inspect.Parameter.empty   # marks a param without default
@@ -122,8 +122,7 @@ class Op:
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
-                 parse=None, raw_gradient=None, same_shape=None,
-                 infer_shape_back=None, check=None, gradient_on_raw=None):
+                 parse=None, same_shape=None, infer_shape_back=None, check=None):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -142,12 +141,9 @@ class Op:
         self.params = {prm.name: prm for prm in params}
         # callable(p, x, y, gy, need) -> list of gx; None: not differentiable (the
         # output is a constant to autograd, as argmax or shape_array are).
-        self.gradient = _legacy_gradient(gradient, raw_gradient) if (
-            gradient is not None and _n_positional(gradient) == 4) else gradient
-        # Whether ``gradient`` runs on raw arrays (else the core wraps them first).
-        self.gradient_on_raw = gradient is not None and (
-            raw_gradient is not None or self.gradient is gradient) if (
-            gradient_on_raw is None) else gradient_on_raw
+        if gradient is not None and not _takes_five(gradient):
+            raise TypeError("%s: a gradient rule takes (p, x, y, gy, need)" % name)
+        self.gradient = gradient
         # Indices of the inputs whose shape is the first output's (elementwise ops):
         # shape inference fills any of them, or the output, from another, in either
         # direction through the graph, as MXNet's does.
@@ -302,45 +298,48 @@ class Op:
         return "<Op %s>" % self.name
 
 
-def _n_positional(fn):
-    P = inspect.Parameter
+def _takes_five(fn):
+    """Whether ``fn`` can be called as ``fn(p, x, y, gy, need)``."""
     try:
-        ps = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 5
-    return sum(1 for prm in ps if prm.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD))
+        inspect.signature(fn).bind(0, 0, 0, 0, 0)
+    except TypeError:
+        return False
+    except ValueError:      # no signature to read (a builtin): trust it
+        pass
+    return True
 
 
-_MARK = (None, 0)       # a non-None ``_entry``: "this input wants its gradient"
+def on_ndarrays(rule):
+    """A gradient rule ``rule(p, x, y, gy, need)`` written with NDArray methods, made to
+    take the raw arrays of an unrecorded backward too: it gets NDArrays on their
+    context (zeros for a missing ``gy``) and its NDArray gradients are unwrapped.
 
-
-def _legacy_gradient(rule, raw_rule):
-    """An old-form rule ``rule(p, x, y, gy)`` on NDArrays that tells the wanted
-    gradients by ``x[i]._entry`` (and its twin ``raw_rule(p, xp, x, y, gy, need)`` on
-    raw arrays, which may decline with None) as a ``gradient(p, x, y, gy, need)``.
-
-    NOTE: transitional, while op families move to the one signature."""
-    def gradient(p, x, y, gy, need):
+    User extensions (``autograd.Function``, ``CustomOp``, ``@customop``) take this
+    form (a method too: ``self`` comes first). An op's rule written with ``mx.nd``
+    functions and operators alone needs no adapter: those run on raw arrays directly."""
+    def gradient(*args):
+        *owner, p, x, y, gy, need = args
         if type(x[0]) is not NDArray:
+            ctx = context_of_raw(x[0])
             xp = array_module_of(x[0])
             gy = [xp.zeros_like(b) if a is None else a for a, b in zip(gy, y)]
-            if raw_rule is not None:
-                gx = raw_rule(p, xp, x, y, gy, need)
-                if gx is not None:
-                    return gx
-            ctx = context_of_raw(x[0])
-            gx = gradient(p, [_wrap(a, ctx) for a in x], [_wrap(a, ctx) for a in y],
-                          [_wrap(a, ctx) for a in gy], need)
+            gx = rule(*owner, p, [_wrap(a, ctx) for a in x], [_wrap(a, ctx) for a in y],
+                      [_wrap(a, ctx) for a in gy], need)
             return [None if g is None else g._data for g in gx]
         if any(a is None for a in gy):
             zeros_like = OPS["zeros_like"]
             gy = [invoke(zeros_like, [b], zeros_like.default_params) if a is None else a
                   for a, b in zip(gy, y)]
-        for xi, want in zip(x, need):
-            if want and xi._entry is None:
-                xi._entry = _MARK
-        return rule(p, x, y, gy)
+        return rule(*owner, p, x, y, gy, need)
+    gradient.__name__ = getattr(rule, "__name__", "gradient")
+    gradient.__wrapped__ = rule
+    gradient.on_ndarrays = True
     return gradient
+
+
+def runs_on_raw(op):
+    """Whether ``op``'s gradient rule runs on raw arrays as it is (no :func:`on_ndarrays`)."""
+    return op.gradient is not None and not getattr(op.gradient, "on_ndarrays", False)
 
 
 def array_module_of(a):

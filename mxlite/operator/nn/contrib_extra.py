@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param, OPS, ranks
+from ..registry import register_op, Param, on_ndarrays, OPS, ranks
 from . import normalization  # noqa: F401  (BatchNorm, reused by BatchNormWithReLU)
 
 
@@ -90,7 +90,8 @@ def _selfatt_qk(p, xp, qkv):
     return xp.matmul(q * _scale(q.shape[2], q.dtype), k.transpose(0, 2, 1))
 
 
-def _selfatt_qk_grad(p, x, y, gy):
+@on_ndarrays
+def _selfatt_qk_grad(p, x, y, gy, need):
     qkv, = x
     q, k, v = _split_nd(qkv, p.heads, 3)
     s = 1.0 / math.sqrt(q.shape[2])
@@ -106,7 +107,8 @@ def _selfatt_valatt(p, xp, qkv, att):
     return _merge_raw(xp.matmul(att, v), p.heads, qkv.shape[1])
 
 
-def _selfatt_valatt_grad(p, x, y, gy):
+@on_ndarrays
+def _selfatt_valatt_grad(p, x, y, gy, need):
     qkv, att = x
     q, k, v = _split_nd(qkv, p.heads, 3)
     g = _split_nd(gy[0], p.heads, 1)[0]           # (B * heads, S, D)
@@ -127,7 +129,8 @@ def _encdec_qk(p, xp, queries, kv):
     return xp.matmul(q * _scale(q.shape[2], q.dtype), k.transpose(0, 2, 1))
 
 
-def _encdec_qk_grad(p, x, y, gy):
+@on_ndarrays
+def _encdec_qk_grad(p, x, y, gy, need):
     queries, kv = x
     q, = _split_nd(queries, p.heads, 1)
     k, v = _split_nd(kv, p.heads, 2)
@@ -148,7 +151,8 @@ def _encdec_valatt(p, xp, kv, att):
     return _merge_raw(xp.matmul(att, v), p.heads, kv.shape[1])
 
 
-def _encdec_valatt_grad(p, x, y, gy):
+@on_ndarrays
+def _encdec_valatt_grad(p, x, y, gy, need):
     kv, att = x
     k, v = _split_nd(kv, p.heads, 2)
     g = _split_nd(gy[0], p.heads, 1)[0]           # (B * heads, Q, D)
@@ -208,12 +212,12 @@ _COMPUTE_SIZE = Param("compute_size", parse_int, 128,
 # y = F x (x real) has the gradient Re(F^H gy) = ifft(gy); y = Re(F^H z) has F gy.
 register_op("_contrib_fft", _fft, params=[_COMPUTE_SIZE], saves="",
             check=ranks(data=1),
-            gradient=lambda p, x, y, gy: [nd.contrib.ifft(gy[0])],
+            gradient=lambda p, x, y, gy, need: [nd.contrib.ifft(gy[0])],
             doc="FFT over the last axis: real (..., d) -> (..., 2d) interleaved real and "
                 "imaginary parts. (MXNet 1.9.1 runs it on GPU only.)")
 register_op("_contrib_ifft", _ifft, params=[_COMPUTE_SIZE], saves="",
             check=ranks(data=1),
-            gradient=lambda p, x, y, gy: [nd.contrib.fft(gy[0])],
+            gradient=lambda p, x, y, gy, need: [nd.contrib.fft(gy[0])],
             doc="Inverse FFT over the last axis of interleaved complex (..., 2d) -> the real "
                 "part (..., d), unnormalised as MXNet's (no division by d).")
 
@@ -279,6 +283,6 @@ register_op("_contrib_bipartite_matching", _bipartite, num_outputs=2,
                     Param("threshold", parse_float, doc="Ignore scores below it (above it "
                                                         "with is_ascend)."),
                     Param("topk", parse_int, -1, "Only -1 (no limit) is supported.")],
-            gradient=lambda p, x, y, gy: [nd.zeros_like(x[0])], saves="x",
+            gradient=lambda p, x, y, gy, need: [nd.zeros_like(x[0])], saves="x",
             doc="Greedy bipartite matching on a score matrix (B, N, M): the matched column "
                 "of each row (-1: none) and the matched row of each column. Zero gradient.")

@@ -24,7 +24,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_shape, parse_int, parse_bool, parse_float
 from .. import libm
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from .convolution import geometry, conv_out_size
 # NOTE: private helpers of the DCNv1 op, reused on purpose: ``_gather`` reads
 # (N, dg, Cg, H*W) maps at flat indices and ``_scatter`` adds column gradients back at
@@ -35,7 +35,8 @@ from .two_stage import _ps_channels
 
 
 def _no_second_order(name):
-    def rule(p, x, y, gy):
+    @on_ndarrays
+    def rule(p, x, y, gy, need):
         raise MXNetError("%s: second-order gradients are not supported (MXNet has none "
                          "either)" % name)
     return rule
@@ -139,13 +140,9 @@ def _correlation_backward(p, xp, gy, data1, data2):
     return g1[crop].transpose(0, 3, 1, 2).copy(), g2[crop].transpose(0, 3, 1, 2).copy()
 
 
-def _correlation_grad(p, x, y, gy):
+def _correlation_grad(p, x, y, gy, need):
     g = nd._internal._backward_Correlation(gy[0], x[0], x[1], **dict(p.items()))
     return [g[0], g[1]]
-
-
-def _correlation_raw_grad(p, xp, x, y, gy, need):
-    return list(_correlation_backward(p, xp, gy[0], x[0], x[1]))
 
 
 _CORR_PARAMS = [
@@ -158,7 +155,7 @@ _CORR_PARAMS = [
 ]
 
 register_op("Correlation", _correlation, inputs=("data1", "data2"), params=_CORR_PARAMS,
-            gradient=_correlation_grad, raw_gradient=_correlation_raw_grad, saves="x",
+            gradient=_correlation_grad, saves="x",
             num_outputs=3, num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
             doc="FlowNet's correlation layer: for every position of data1 (stride1) and "
                 "displacement (stride2, up to max_displacement), the mean over a "
@@ -341,20 +338,13 @@ def _mdcn_offset_grad(xp, gm, data, plan, dg):
     return xp.stack([gyy.reshape(n, dg, k, -1), gxx.reshape(n, dg, k, -1)], axis=3)
 
 
-def _mdcn_grad(p, x, y, gy):
+def _mdcn_grad(p, x, y, gy, need):
     outs = nd._internal._backward_ModulatedDeformableConvolution(
         gy[0], x[0], x[1], x[2], x[3], **dict(p.items()))
     gx = [outs[0], outs[1], outs[2], outs[3]]
     if not p.no_bias:
         gx.append(nd.sum(gy[0], axis=(0, 2, 3)))
     return gx
-
-
-def _mdcn_raw_grad(p, xp, x, y, gy, need):
-    out = list(_mdcn_backward(p, xp, gy[0], x[0], x[1], x[2], x[3]))
-    if not p.no_bias:
-        out.append(xp.sum(gy[0], axis=(0, 2, 3)) if need[4] else None)
-    return out
 
 
 def _mdcn_infer_shape(p, shapes):
@@ -392,7 +382,7 @@ _MDCN_PARAMS = [
 register_op("_contrib_ModulatedDeformableConvolution", _mdcn_forward,
             inputs=lambda p: ("data", "offset", "mask", "weight") if p.no_bias
             else ("data", "offset", "mask", "weight", "bias"),
-            params=_MDCN_PARAMS, gradient=_mdcn_grad, raw_gradient=_mdcn_raw_grad, saves="x",
+            params=_MDCN_PARAMS, gradient=_mdcn_grad, saves="x",
             infer_shape=_mdcn_infer_shape,
             doc="2-D modulated deformable convolution (DCNv2): every kernel tap samples the "
                 "input bilinearly (zero outside the map) at its place plus a learned offset and "
@@ -562,21 +552,13 @@ def _dps_backward(p, xp, gy, data, rois, trans=None):
     return gdata, gtrans.reshape(trans.shape).astype(dt, copy=False)
 
 
-def _dps_grad(p, x, y, gy):
+def _dps_grad(p, x, y, gy, need):
     outs = nd._internal._backward_DeformablePSROIPooling(gy[0], *x, **dict(p.items()))
     outs = outs if isinstance(outs, (list, tuple)) else [outs]
     gx = [outs[0], nd.zeros_like(x[1])]
     if not p.no_trans:
         gx.append(outs[1])
     return gx
-
-
-def _dps_raw_grad(p, xp, x, y, gy, need):
-    g = _dps_backward(p, xp, gy[0], *x)
-    out = [g[0], xp.zeros_like(x[1]) if need[1] else None]
-    if not p.no_trans:
-        out.append(g[1])
-    return out
 
 
 def _dps_shape(p, shapes):
@@ -599,7 +581,7 @@ _DPS_PARAMS = [
 ]
 
 register_op("_contrib_DeformablePSROIPooling", _dps_forward, inputs=_dps_inputs,
-            params=_DPS_PARAMS, gradient=_dps_grad, raw_gradient=_dps_raw_grad, saves="x",
+            params=_DPS_PARAMS, gradient=_dps_grad, saves="x",
             num_outputs=2, num_visible_outputs=1, output_names=("output", "top_count"),
             infer_shape=_dps_shape,
             infer_type=lambda p, dtypes: [dtypes[0], dtypes[0]],
@@ -681,7 +663,8 @@ def _rroi_align(p, xp, data, rois):
     return out
 
 
-def _rroi_grad(p, x, y, gy):
+@on_ndarrays
+def _rroi_grad(p, x, y, gy, need):
     raise MXNetError("%s: backward is not supported (MXNet 1.9.1 has no RROIAlign gradient)"
                      % _RROI)
 
@@ -800,20 +783,15 @@ def _hawkes_backward(p, xp, gll, lda, alpha, beta, state, lags, marks, valid_len
     return gmu, ga.sum(axis=0), gb.sum(axis=0)
 
 
-def _hawkes_grad(p, x, y, gy):
+def _hawkes_grad(p, x, y, gy, need):
     g = nd._internal._backward_hawkesll(gy[0], *x)
     return [g[0], g[1], g[2], nd.zeros_like(x[3]), None, None, None, None]
-
-
-def _hawkes_raw_grad(p, xp, x, y, gy, need):
-    g = _hawkes_backward(p, xp, gy[0], *x)
-    return [g[0], g[1], g[2], xp.zeros_like(x[3]) if need[3] else None, None, None, None, None]
 
 
 _HAWKES_INPUTS = ("lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time")
 
 register_op("_contrib_hawkesll", _hawkes_forward, inputs=_HAWKES_INPUTS,
-            gradient=_hawkes_grad, raw_gradient=_hawkes_raw_grad, saves="x", num_outputs=2,
+            gradient=_hawkes_grad, saves="x", num_outputs=2,
             output_names=("output", "state"),
             infer_type=lambda p, dtypes: [dtypes[0], dtypes[0]],
             no_grad_inputs=(4, 5, 6, 7),

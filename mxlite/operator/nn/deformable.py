@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from .convolution import geometry, conv_out_size
 
 _NAME = "DeformableConvolution"
@@ -230,7 +230,7 @@ def _offset_grad(xp, gcols, data, plan, dg):
 
 # -- registration ----------------------------------------------------------------------
 
-def _grad(p, x, y, gy):
+def _grad(p, x, y, gy, need):
     outs = nd._internal._deformable_conv_backward(gy[0], x[0], x[1], x[2], **dict(p.items()))
     gx = [outs[0], outs[1], outs[2]]
     if not p.no_bias:
@@ -238,19 +238,12 @@ def _grad(p, x, y, gy):
     return gx
 
 
-def _raw_grad(p, xp, x, y, gy, need):
-    gdata, goff, gw = _backward(p, xp, gy[0], x[0], x[1], x[2], need=tuple(need[:3]))
-    out = [gdata, goff, gw]
-    if not p.no_bias:
-        out.append(xp.sum(gy[0], axis=(0, 2, 3)) if need[3] else None)
-    return out
-
-
 def _backward_compute(p, xp, gy, data, offset, weight):
     return _backward(p, xp, gy, data, offset, weight)
 
 
-def _no_second_order(p, x, y, gy):
+@on_ndarrays
+def _no_second_order(p, x, y, gy, need):
     raise MXNetError("%s: second-order gradients are not supported (MXNet has none either)"
                      % _NAME)
 
@@ -290,7 +283,7 @@ _PARAMS = [
 register_op("_contrib_DeformableConvolution", _deform_conv,
             inputs=lambda p: ("data", "offset", "weight") if p.no_bias
             else ("data", "offset", "weight", "bias"),
-            params=_PARAMS, gradient=_grad, raw_gradient=_raw_grad, saves="x",
+            params=_PARAMS, gradient=_grad, saves="x",
             infer_shape=_infer_shape,
             doc="2-D deformable convolution: a convolution whose every kernel tap samples "
                 "the input bilinearly at its place plus a learned offset. offset: (N, "

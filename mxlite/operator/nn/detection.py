@@ -17,7 +17,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool,
                      parse_float_tuple)
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from ..util import zeros_grad
 
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -156,26 +156,21 @@ def _roi_pool_gather(p, xp, g, maxidx, rois):
     return xp.where(idx >= 0, flat[xp.maximum(idx, 0)], g.dtype.type(0))
 
 
-def _roi_pool_grad(p, x, y, gy):
+def _roi_pool_grad(p, x, y, gy, need):
     return [nd._internal._roi_pool_scatter(gy[0], y[1], x[1], in_shape=x[0].shape,
                                            **dict(p.items())),
             nd.zeros_like(x[1])]
 
 
-def _roi_pool_raw_grad(p, xp, x, y, gy, need):
-    kw = dict(p.items(), in_shape=x[0].shape)
-    scatter = _ROI_POOL_SCATTER.parse_params(kw)
-    gx = _roi_pool_scatter(scatter, xp, gy[0], y[1], x[1]) if need[0] else None
-    return [gx, xp.zeros_like(x[1]) if need[1] else None]
-
-
-def _roi_pool_scatter_grad(p, x, y, gy):
+@on_ndarrays
+def _roi_pool_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd._internal._roi_pool_gather(gy[0], x[1], x[2], **kw),
             nd.zeros_like(x[1]), nd.zeros_like(x[2])]
 
 
-def _roi_pool_gather_grad(p, x, y, gy):
+@on_ndarrays
+def _roi_pool_gather_grad(p, x, y, gy, need):
     return [nd._internal._roi_pool_scatter(gy[0], x[1], x[2], in_shape=x[0].shape,
                                            **dict(p.items())),
             nd.zeros_like(x[1]), nd.zeros_like(x[2])]
@@ -188,7 +183,7 @@ _ROI_POOL_PARAMS = [
 ]
 
 register_op("ROIPooling", _roi_pool, inputs=("data", "rois"), params=_ROI_POOL_PARAMS,
-            gradient=_roi_pool_grad, raw_gradient=_roi_pool_raw_grad, saves="xy",
+            gradient=_roi_pool_grad, saves="xy",
             num_outputs=2, num_visible_outputs=1, output_names=("output", "maxidx"),
             doc="Max pooling of every region of interest to ``pooled_size`` (Fast R-CNN). "
                 "rois: (R, 5) rows [batch_index, x1, y1, x2, y2]; output (R, C, ph, pw). "
@@ -303,19 +298,14 @@ def _roi_align_scatter(p, xp, grad, rois):
     return gx
 
 
-def _roi_align_grad(p, x, y, gy):
+def _roi_align_grad(p, x, y, gy, need):
     return [nd._internal._roi_align_scatter(gy[0], x[1], in_shape=x[0].shape,
                                             **dict(p.items())),
             nd.zeros_like(x[1])]
 
 
-def _roi_align_raw_grad(p, xp, x, y, gy, need):
-    scatter = _ROI_ALIGN_SCATTER.parse_params(dict(p.items(), in_shape=x[0].shape))
-    gx = _roi_align_scatter(scatter, xp, gy[0], x[1]) if need[0] else None
-    return [gx, xp.zeros_like(x[1]) if need[1] else None]
-
-
-def _roi_align_scatter_grad(p, x, y, gy):
+@on_ndarrays
+def _roi_align_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.contrib.ROIAlign(gy[0], x[1], **kw), nd.zeros_like(x[1])]
 
@@ -333,8 +323,7 @@ _ROI_ALIGN_PARAMS = [
 ]
 
 register_op("_contrib_ROIAlign", _roi_align, inputs=("data", "rois"),
-            params=_ROI_ALIGN_PARAMS, gradient=_roi_align_grad,
-            raw_gradient=_roi_align_raw_grad, saves="x",
+            params=_ROI_ALIGN_PARAMS, gradient=_roi_align_grad, saves="x",
             doc="Average of bilinear samples in every bin of every roi (Mask R-CNN). "
                 "rois: (R, 5) [batch_index, x1, y1, x2, y2]; "
                 "a negative batch index gives zeros (MXNet zeroes only one element of "
@@ -516,19 +505,17 @@ def _nms_gather(p, xp, g, record):
     return out.reshape(g.shape)
 
 
-def _box_nms_grad(p, x, y, gy):
+def _box_nms_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_scatter(gy[0], y[1])]
 
 
-def _box_nms_raw_grad(p, xp, x, y, gy, need):
-    return [_nms_scatter(None, xp, gy[0], y[1])]
-
-
-def _nms_scatter_grad(p, x, y, gy):
+@on_ndarrays
+def _nms_scatter_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_gather(gy[0], x[1]), nd.zeros_like(x[1])]
 
 
-def _nms_gather_grad(p, x, y, gy):
+@on_ndarrays
+def _nms_gather_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_scatter(gy[0], x[1]), nd.zeros_like(x[1])]
 
 
@@ -547,7 +534,7 @@ register_op("_contrib_box_nms", _box_nms, aliases=("_contrib_box_non_maximum_sup
                 Param("in_format", None, "corner", choices=_FORMATS),
                 Param("out_format", None, "corner", choices=_FORMATS),
             ],
-            gradient=_box_nms_grad, raw_gradient=_box_nms_raw_grad, saves="y",
+            gradient=_box_nms_grad, saves="y",
             num_outputs=2, num_visible_outputs=1, output_names=("output", "record"),
             doc="Non-maximum suppression per batch row: kept boxes first, by descending "
                 "score (ties keep input order), every other row -1. The gradient copies "

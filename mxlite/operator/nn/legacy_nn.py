@@ -13,7 +13,7 @@ used, the moving ones too after a predict-mode forward, as MXNet's does.
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_bool, parse_float, parse_shape
-from ..registry import register_op, Param, get_op
+from ..registry import register_op, Param, on_ndarrays, get_op
 from .normalization import bn_params
 
 _CONV = get_op("Convolution")
@@ -67,7 +67,8 @@ def _pool_v1(p, xp, x):
     return y if area == 1 else (y / x.dtype.type(area)).astype(x.dtype)
 
 
-def _pool_v1_grad(p, x, y, gy):
+@on_ndarrays
+def _pool_v1_grad(p, x, y, gy, need):
     data = x[0]
     (ph, pw), pp, area = _pool_setup(p, data.shape)
     xpad = data
@@ -125,7 +126,8 @@ def _bn_v1(p, xp, x, gamma, beta, moving_mean, moving_var):
     return y.astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)
 
 
-def _bn_v1_grad(p, x, y, gy):
+@on_ndarrays
+def _bn_v1_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
     axes, bc = _bn_axes(data.ndim)
     mean, var = y[1].reshape(bc), y[2].reshape(bc)
@@ -179,7 +181,8 @@ def _svm_forward(p, xp, x, label):
     return x.copy()
 
 
-def _svm_grad(p, x, y, gy):
+@on_ndarrays
+def _svm_grad(p, x, y, gy, need):
     data, label = x
     onehot = nd.one_hot(label, depth=data.shape[1], dtype=data.dtype)
     c = p.regularization_coefficient
@@ -212,7 +215,8 @@ def _kl_forward(p, xp, x, moving_avg):
     return x.copy()
 
 
-def _kl_grad(p, x, y, gy):
+@on_ndarrays
+def _kl_grad(p, x, y, gy, need):
     data, avg = x
     axes = (0,) + tuple(range(2, data.ndim))
     bc = (1, -1) + (1,) * (data.ndim - 2)

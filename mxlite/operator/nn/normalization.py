@@ -12,8 +12,8 @@ import numpy as np
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
-from ..registry import register_op, Param, OPS, ranks
-from ..util import norm_axis
+from ..registry import register_op, Param, on_ndarrays, OPS, ranks
+from ..util import fill_missing, norm_axis
 
 
 def _work(x):
@@ -92,12 +92,14 @@ def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
     return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
 
 
-def _bn_grad(p, x, y, gy):
+def _bn_grad(p, x, y, gy, need):
     """BatchNorm's gradient from ``sum(g)`` and ``dotp = sum((x - mean) * g)`` per
     channel, as MXNet's CPU kernel: with ``a = gamma * inv``, the data gradient is
     ``a * g - (a * inv^2 * dotp / n) * (x - mean) - a * sum(g) / n`` (the formula of
     ``norm_backward``, regrouped), plus what reaches the mean and inv outputs."""
     data, gamma = x[0], x[1]
+    if gy[0] is None:
+        gy = fill_missing(gy, y)
     c, axes, bc = _bn_axes(p, data.ndim)
     g, inv = gy[0], y[2]
     a = inv if p.fix_gamma else gamma * inv
@@ -105,40 +107,19 @@ def _bn_grad(p, x, y, gy):
     xc = data - y[1].reshape(bc)
     dotp = nd.sum(xc * g, axis=axes)
     ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
-    gx = g * a.reshape(bc)
-    # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
-    if _state.training and not p.use_global_stats:
-        n = _count(data.shape, axes)
-        gx = gx - xc * (a * (inv * inv) * (dotp / n)).reshape(bc)
-        gx = gx - (a * (gbeta / n)).reshape(bc)
-        # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
-        gx = gx + gy[1].reshape(bc) / n
-        gx = gx - xc * (gy[2] * (inv * inv * inv) / n).reshape(bc)
-    return [gx, ggamma, gbeta, None, None]
-
-
-def _bn_raw_grad(p, xp, x, y, gy, need):
-    """:func:`_bn_grad` on raw arrays, the same operations in place: a few passes over
-    the data. Float16 data and gradients reaching the mean/inv outputs take the
-    NDArray rule."""
-    data, gamma = x[0], x[1]
-    if data.dtype == np.float16 or gy[1].any() or gy[2].any():
-        return None
-    c, axes, bc = _bn_axes(p, data.ndim)
-    g, inv = gy[0], y[2]
-    a = inv if p.fix_gamma else gamma * inv
-    gbeta = g.sum(axis=axes)
-    xc = data - y[1].reshape(bc)
-    dotp = (xc * g).sum(axis=axes)
-    ggamma = xp.zeros_like(gamma) if p.fix_gamma else dotp * inv
     gx = None
     if need[0]:
         gx = g * a.reshape(bc)
+        # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
         if _state.training and not p.use_global_stats:
             n = _count(data.shape, axes)
-            xc *= (a * (inv * inv) * (dotp / n)).reshape(bc)
-            gx -= xc
-            gx -= (a * (gbeta / n)).reshape(bc)
+            gx = gx - xc * (a * (inv * inv) * (dotp / n)).reshape(bc)
+            gx = gx - (a * (gbeta / n)).reshape(bc)
+            # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
+            if gy[1] is not None:
+                gx = gx + gy[1].reshape(bc) / n
+            if gy[2] is not None:
+                gx = gx - xc * (gy[2] * (inv * inv * inv) / n).reshape(bc)
     return [gx, ggamma, gbeta, None, None]
 
 
@@ -173,7 +154,7 @@ def bn_params(extra_output):
                   "Also return the mean and %s." % extra_output)]
 
 
-register_op("BatchNorm", _bn_compute, gradient=_bn_grad, raw_gradient=_bn_raw_grad,
+register_op("BatchNorm", _bn_compute, gradient=_bn_grad,
             saves="xy",
             inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
@@ -205,7 +186,7 @@ def _sync_as_bn(p):
 
 register_op("_contrib_SyncBatchNorm",
             lambda p, xp, *x: _bn_compute(_sync_as_bn(p), xp, *x),
-            gradient=lambda p, x, y, gy: _bn_grad(_sync_as_bn(p), x, y, gy), saves="xy",
+            gradient=lambda p, x, y, gy, need: _bn_grad(_sync_as_bn(p), x, y, gy, need), saves="xy",
             inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,
@@ -235,7 +216,8 @@ def _ln_compute(p, xp, x, gamma, beta):
     return y.astype(dt, copy=False), mean.astype(dt), std.astype(dt)
 
 
-def _ln_grad(p, x, y, gy):
+@on_ndarrays
+def _ln_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
     a = norm_axis(p.axis, data.ndim)
     bc = [1] * data.ndim
@@ -282,7 +264,8 @@ def _stats(x, axes, eps):
     return mean, nd.rsqrt(nd.mean(xc * xc, axis=axes, keepdims=True) + eps)
 
 
-def _in_grad(p, x, y, gy):
+@on_ndarrays
+def _in_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
     axes = tuple(range(2, data.ndim))
     bc = (1, -1) + (1,) * (data.ndim - 2)
@@ -325,7 +308,8 @@ def _gn_compute(p, xp, x, gamma, beta):
         std.reshape(mshape).astype(dt)
 
 
-def _gn_grad(p, x, y, gy):
+@on_ndarrays
+def _gn_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
     grouped, bc = _gn_shapes(p, data)
     n, g = data.shape[0], p.num_groups
@@ -370,7 +354,8 @@ def _l2_compute(p, xp, x):
     return (xw / n).astype(x.dtype, copy=False)
 
 
-def _l2_grad(p, x, y, gy):
+@on_ndarrays
+def _l2_grad(p, x, y, gy, need):
     axes = _l2_axes(p, x[0].ndim)
     data, g = x[0], gy[0]
     n = nd.sqrt(nd.sum(data * data, axis=axes, keepdims=True) + p.eps)
@@ -401,7 +386,8 @@ def _window_sum(p, xp, x):
     return csum[:, 2 * h + 1:2 * h + 1 + c] - csum[:, :c]
 
 
-def _window_sum_grad(p, x, y, gy):
+@on_ndarrays
+def _window_sum_grad(p, x, y, gy, need):
     # The window is symmetric, so the sum is its own adjoint.
     return [nd._internal._lrn_window_sum(gy[0], nsize=p.nsize)]
 
@@ -423,7 +409,8 @@ def _lrn_compute(p, xp, x):
     return x * s ** -p.beta
 
 
-def _lrn_grad(p, x, y, gy):
+@on_ndarrays
+def _lrn_grad(p, x, y, gy, need):
     # y = x * s^-b with s = k + (a/n) W(x^2): gx = gy s^-b - (2ab/n) x W^T(gy x s^(-b-1)).
     data, g = x[0], gy[0]
     s = p.knorm + (p.alpha / p.nsize) * nd._internal._lrn_window_sum(data * data, nsize=p.nsize)

@@ -148,11 +148,11 @@ def _kwargs(p):
     return dict(p.items())
 
 
-def _gradient(p, x, y, gy):
+def _gradient(p, x, y, gy, need):
     t = p.pool_type
     kw = _kwargs(p)
     if t == "max":
-        return [nd._internal._pool_max_scatter(x[0], gy[0], **kw)]
+        return [nd._internal._pool_max_scatter(x[0], gy[0], y[0], **kw)]
     if t in ("avg", "sum"):
         return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
     # lp: dy/dx = x^(p-1) / y^(p-1) inside each window
@@ -162,15 +162,6 @@ def _gradient(p, x, y, gy):
         return [nd._internal._pool_scatter(gy[0], in_shape=x[0].shape, **kw)]
     g = gy[0] / y[0] ** (pv - 1)
     return [nd._internal._pool_scatter(g, in_shape=x[0].shape, **kw) * x[0] ** (pv - 1)]
-
-
-def _raw_gradient(p, xp, x, y, gy, need):
-    t = p.pool_type
-    if t == "max":
-        return [_max_scatter(p, xp, x[0], gy[0], y[0])]
-    if t in ("avg", "sum"):
-        return [_scatter(p, xp, gy[0], x[0].shape)]
-    return None         # lp: the NDArray rule
 
 
 _PARAMS = [
@@ -198,7 +189,7 @@ def _infer_shape(p, shapes):
     return list(shapes), [tuple(d[:2]) + tuple(out)]
 
 
-register_op("Pooling", _compute, gradient=_gradient, raw_gradient=_raw_gradient,
+register_op("Pooling", _compute, gradient=_gradient,
             params=_PARAMS, saves="xy", infer_shape=_infer_shape,
             doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
 
@@ -219,7 +210,7 @@ def _scatter(p, xp, gy, in_shape=None):
     return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
 
 
-def _scatter_grad(p, x, y, gy):
+def _scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.Pooling(gy[0], **kw)]
 
@@ -277,41 +268,80 @@ def _tiled_max_scatter(xp, x, gy, y, kernel, out):
     return gx
 
 
-def _max_scatter(p, xp, x, gy, y=None):
+def _max_scatter(p, xp, x, gy, y):
     """``gy`` of every window added at the window's first maximum (row-major order);
-    ``y``: the pooled output, when known.
+    ``y``: the pooled output.
 
-    One pass per window offset over (N, C, *out) strided views: the offsets are
-    visited in row-major order and ``taken`` marks the windows whose maximum was
-    already found, so each window routes its gradient exactly once.
+    One pass per window offset over (N, C, *out) views: the offsets are visited in
+    row-major order and ``taken`` marks the windows whose maximum was already found,
+    so each window routes its gradient exactly once. Every pass writes into buffers
+    made once (no masked or branching loops: a mask with one hit in k*k makes those
+    mispredict), on :func:`_phase_planes` where the stride is above 1.
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
-    if y is not None and tuple(stride) == tuple(kernel) and not any(before) \
-            and not any(after):
+    if tuple(stride) == tuple(kernel) and not any(before) and not any(after):
         gx = _tiled_max_scatter(xp, x, gy, y, kernel, out)
         if gx is not None:
             return gx
+    # Padded sizes rounded up to multiples of the stride (the extra never in a window).
+    after = [a + (-(b + m + a)) % s for b, m, a, s in zip(before, x.shape[2:], after, stride)]
     xpad = pad_spatial(xp, x, before, after, _max_fill(x))
-    if y is None:       # the forward's output, when the caller kept it
-        y = _window_max(xp, xpad, kernel, stride, out)
+    planes = _phase_planes(xp, xpad, stride)
     # NOTE: a window holding NaN has the maximum NaN; its first NaN takes the gradient.
     nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
-    gx = xp.zeros(xpad.shape, dtype=gy.dtype)
-    taken = None
+    masked = bool(xp.isfinite(gy).all())        # else 0 * inf would leak NaN: use where
+    g = xp.zeros(planes.shape, dtype=gy.dtype)
+    hit = xp.empty(y.shape, dtype=bool)
+    taken = xp.zeros(y.shape, dtype=bool)
+    routed = xp.empty(y.shape, dtype=gy.dtype)
     for off in _offsets(kernel):
-        index = _offset_slices(off, stride, out)
-        v = xpad[index]
-        hit = v == y
+        v = _phase_view(planes, off, stride, out)
+        xp.equal(v, y, out=hit)
         if nan:
             hit |= v != v
-        if taken is None:
-            taken = hit
+        xp.greater(hit, taken, out=hit)         # hit and not taken
+        xp.logical_or(taken, hit, out=taken)
+        if masked:
+            xp.multiply(gy, hit, out=routed)
         else:
-            hit &= ~taken
-            taken |= hit
-        gx[index] += xp.where(hit, gy, 0)
+            routed = xp.where(hit, gy, 0)
+        dst = _phase_view(g, off, stride, out)
+        xp.add(dst, routed, out=dst)
+    g = _from_phase_planes(g, xpad.shape)
     crop = tuple(slice(b, b + m) for b, m in zip(before, x.shape[2:]))
-    return xp.ascontiguousarray(gx[(slice(None), slice(None)) + crop])
+    return xp.ascontiguousarray(g[(slice(None), slice(None)) + crop])
+
+
+def _phase_planes(xp, a, stride):
+    """``a`` (N, C, *S), each S a multiple of its stride, as the contiguous planes
+    (N, C, *stride, *(S / stride)) of its positions by phase (index mod stride): a
+    strided window offset is then a shifted block of one plane, whose rows are
+    contiguous (elementwise passes over them run several times faster than over
+    every-s-th element). ``a`` itself where every stride is 1."""
+    if all(s == 1 for s in stride):
+        return a
+    n, c = a.shape[:2]
+    nsp = len(stride)
+    split = (n, c) + tuple(v for m, s in zip(a.shape[2:], stride) for v in (m // s, s))
+    perm = (0, 1) + tuple(3 + 2 * i for i in range(nsp)) + tuple(2 + 2 * i for i in range(nsp))
+    return xp.ascontiguousarray(a.reshape(split).transpose(perm))
+
+
+def _phase_view(planes, off, stride, out):
+    """The (N, C, *out) view of window offset ``off`` in :func:`_phase_planes`."""
+    if all(s == 1 for s in stride):
+        return planes[_offset_slices(off, stride, out)]
+    return planes[(slice(None), slice(None)) + tuple(o % s for o, s in zip(off, stride))
+                  + tuple(slice(o // s, o // s + m) for o, s, m in zip(off, stride, out))]
+
+
+def _from_phase_planes(planes, shape):
+    """Inverse of :func:`_phase_planes`: the (N, C, *S) array of ``shape``."""
+    nsp = len(shape) - 2
+    if planes.shape == tuple(shape):
+        return planes
+    perm = (0, 1) + tuple(v for i in range(nsp) for v in (2 + nsp + i, 2 + i))
+    return planes.transpose(perm).reshape(shape)
 
 
 def _max_gather(p, xp, x, g):
@@ -321,17 +351,21 @@ def _max_gather(p, xp, x, g):
     return gp.reshape(-1)[idx]
 
 
-def _max_scatter_grad(p, x, y, gy):
-    return [nd.zeros_like(x[0]), nd._internal._pool_max_gather(x[0], gy[0], **dict(p.items()))]
+def _max_scatter_grad(p, x, y, gy, need):
+    return [nd.zeros_like(x[0]), nd._internal._pool_max_gather(x[0], gy[0], **dict(p.items())),
+            None]
 
 
-def _max_gather_grad(p, x, y, gy):
-    return [nd.zeros_like(x[0]), nd._internal._pool_max_scatter(x[0], gy[0], **dict(p.items()))]
+def _max_gather_grad(p, x, y, gy, need):
+    kw = dict(p.items())
+    return [nd.zeros_like(x[0]),
+            nd._internal._pool_max_scatter(x[0], gy[0], nd.Pooling(x[0], **kw), **kw)]
 
 
 register_op("_pool_max_scatter", _max_scatter, gradient=_max_scatter_grad, saves="x",
-            inputs=("data", "grad"), params=_PARAMS,
-            doc="Gradient of max Pooling: ``grad`` routed to each window's first maximum.")
+            inputs=("data", "grad", "pooled"), params=_PARAMS,
+            doc="Gradient of max Pooling: ``grad`` routed to each window's first maximum "
+                "(``pooled``: the pooled data).")
 register_op("_pool_max_gather", _max_gather, gradient=_max_gather_grad, saves="x",
             inputs=("data", "grad"), params=_PARAMS,
             doc="``grad`` read at each window's first maximum (adjoint of _pool_max_scatter).")

@@ -29,6 +29,7 @@ from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_bool, parse_float, parse_int, optional
 from ..registry import register_op, Param
+from ..util import fill_missing
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
@@ -507,11 +508,12 @@ def _bwd_inputs(p):
     return _inputs(p) + ("masks", "reserve") + heads
 
 
-def _rnn_grad(p, x, y, gy):
+def _rnn_grad(p, x, y, gy, need):
     n_heads = 3 if p.mode == "lstm" else 2
-    # Inputs without a graph entry (data that is not a variable) receive nothing:
+    gy = fill_missing(gy, y)
+    # Inputs that want no gradient (data that is not a variable) receive nothing:
     # skip their gradient, the costliest matmul of the backward pass.
-    want = dict(grad_data=x[0]._entry is not None, grad_params=x[1]._entry is not None)
+    want = dict(grad_data=bool(need[0]), grad_params=bool(need[1]))
     g = nd._internal._backward_RNN(*(list(x) + list(y[n_heads:]) + list(gy[:n_heads])),
                                    **dict(p.items()), **want)
     g = list(g) if isinstance(g, list) else [g]

@@ -18,7 +18,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      optional)
 from ...nd.ndarray import _wrap
-from ..registry import register_op, Param, invoke
+from ..registry import register_op, Param, on_ndarrays, invoke
 from ..util import same_dtype
 
 _RESIZE_MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down",
@@ -163,7 +163,8 @@ def _resize_backward(p, xp, gy):
     return _separable(xp, gy, ah.T, aw.T).astype(dtype, copy=False)
 
 
-def _resize_grad(p, x, y, gy):
+@on_ndarrays
+def _resize_grad(p, x, y, gy, need):
     data = x[0]
     op = _RESIZE_BWD
     gx = invoke(op, (gy[0],), op.parse_params({
@@ -171,7 +172,8 @@ def _resize_grad(p, x, y, gy):
     return [gx] + [nd.zeros_like(like) for like in x[1:]]
 
 
-def _resize_backward_grad(p, x, y, gy):
+@on_ndarrays
+def _resize_backward_grad(p, x, y, gy, need):
     g = x[0]
     return [nd.contrib.BilinearResize2D(gy[0], height=g.shape[2], width=g.shape[3],
                                         align_corners=p.align_corners)]
@@ -249,13 +251,15 @@ def _adaptive_pool_backward(p, xp, gy):
     return _separable(xp, gy, ah.T, aw.T).astype(gy.dtype, copy=False)
 
 
-def _adaptive_pool_grad(p, x, y, gy):
+@on_ndarrays
+def _adaptive_pool_grad(p, x, y, gy, need):
     op = _POOL_BWD
     return [invoke(op, (gy[0],), op.parse_params({"height": x[0].shape[2],
                                                    "width": x[0].shape[3]}))]
 
 
-def _adaptive_pool_backward_grad(p, x, y, gy):
+@on_ndarrays
+def _adaptive_pool_backward_grad(p, x, y, gy, need):
     return [nd.contrib.AdaptiveAvgPooling2D(gy[0], output_size=tuple(x[0].shape[2:]))]
 
 
@@ -339,7 +343,8 @@ def _affine_grid_grad(g, target_shape):
     return nd.dot(g.reshape((n * 2, h * w)), dst_t).reshape((n, 6))
 
 
-def _grid_generator_grad(p, x, y, gy):
+@on_ndarrays
+def _grid_generator_grad(p, x, y, gy, need):
     g = gy[0]
     if p.transform_type == "affine":
         return [_affine_grid_grad(g, p.target_shape)]
@@ -423,7 +428,8 @@ def _scatter_add_raw(p, xp, vals, idx):
     return y.astype(vals.dtype, copy=False)
 
 
-def _scatter_add_grad(p, x, y, gy):
+@on_ndarrays
+def _scatter_add_grad(p, x, y, gy, need):
     return [nd.take(gy[0], x[1], axis=0, mode="clip"), None]
 
 
@@ -474,7 +480,8 @@ def _sampler_grad_nd(data, grid, g):
     return [gdata, nd.concat(ggx, ggy, dim=1)]
 
 
-def _sampler_grad(p, x, y, gy):
+@on_ndarrays
+def _sampler_grad(p, x, y, gy, need):
     return _sampler_grad_nd(x[0], x[1], gy[0])
 
 
@@ -506,7 +513,8 @@ def _transformer(p, xp, data, loc):
     return _bilinear_sample(xp, data, _affine_grid(xp, loc, p.target_shape))
 
 
-def _transformer_grad(p, x, y, gy):
+@on_ndarrays
+def _transformer_grad(p, x, y, gy, need):
     data, loc = x
     grid = nd.GridGenerator(loc, transform_type="affine", target_shape=p.target_shape)
     gdata, ggrid = _sampler_grad_nd(data, grid, gy[0])

@@ -28,7 +28,7 @@ from ... import nd
 from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_tuple, \
     parse_shape
 from .. import libm
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from ..util import zeros_grad
 from .detection import _host, _c_round, _check_rois, _batch_index
 
@@ -349,19 +349,14 @@ def _psroi_scatter(p, xp, grad, rois):
     return gx.reshape(shape)
 
 
-def _psroi_grad(p, x, y, gy):
+def _psroi_grad(p, x, y, gy, need):
     return [nd._internal._psroi_pool_scatter(gy[0], x[1], in_shape=x[0].shape,
                                              **dict(p.items())),
             nd.zeros_like(x[1])]
 
 
-def _psroi_raw_grad(p, xp, x, y, gy, need):
-    scatter = _PSROI_SCATTER.parse_params(dict(p.items(), in_shape=x[0].shape))
-    gx = _psroi_scatter(scatter, xp, gy[0], x[1]) if need[0] else None
-    return [gx, xp.zeros_like(x[1]) if need[1] else None]
-
-
-def _psroi_scatter_grad(p, x, y, gy):
+@on_ndarrays
+def _psroi_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.contrib.PSROIPooling(gy[0], x[1], **kw), nd.zeros_like(x[1])]
 
@@ -383,7 +378,7 @@ _PSROI_PARAMS = [
 ]
 
 register_op("_contrib_PSROIPooling", _psroi_pool, inputs=("data", "rois"),
-            params=_PSROI_PARAMS, gradient=_psroi_grad, raw_gradient=_psroi_raw_grad,
+            params=_PSROI_PARAMS, gradient=_psroi_grad,
             saves="x", infer_shape=_psroi_shape,
             doc="Position-sensitive ROI pooling (R-FCN): output (R, output_dim, P, P), bin "
                 "(i, j) of channel c the average of input channel (c * gs + gi) * gs + gj over "

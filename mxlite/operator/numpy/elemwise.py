@@ -56,13 +56,11 @@ def derive(name, base, compute, aliases=(), **kw):
     params and gradient rules (the same math under MXNet's np name)."""
     b = OPS[base]
     spec = dict(inputs=b.inputs, params=tuple(b.params.values()),
-                gradient=_cast_gradient(b.gradient), gradient_on_raw=b.gradient_on_raw,
+                gradient=_cast_gradient(b.gradient),
                 saves=b.saves, num_outputs=b.num_outputs,
                 num_visible_outputs=b.num_visible_outputs, same_shape=b.same_shape,
                 variadic=b.variadic, infer_shape=b.infer_shape_rule,
                 infer_type=b.infer_type_rule, doc=b.doc, aliases=aliases)
-    if "gradient" in kw:
-        del spec["gradient_on_raw"]
     spec.update(kw)
     return register_op(name, compute, **spec)
 

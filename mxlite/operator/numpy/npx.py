@@ -121,7 +121,7 @@ def npx_reshape_shape(src, codes, reverse=False):
 register_op("_npx_reshape",
             lambda p, xp, x: x.reshape(npx_reshape_shape(x.shape, p.newshape, p.reverse)),
             inputs=("a",), is_view=True, saves="",
-            gradient=lambda p, x, y, gy: [reshape_to(gy[0], x[0].shape)],
+            gradient=lambda p, x, y, gy, need: [reshape_to(gy[0], x[0].shape)],
             params=[Param("newshape", parse_shape), Param("reverse", parse_bool, False),
                     Param("order", str, "C")],
             doc="Reshape with MXNet's codes (-1 infer, -2 copy, -3 drop, -4 rest, -5 merge, "

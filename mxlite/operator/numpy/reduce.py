@@ -11,7 +11,7 @@ import numpy as onp
 
 from ... import nd
 from ...base import parse_axis, parse_bool, parse_dtype, parse_int, parse_float, optional
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from ..util import norm_axes
 from ..tensor.reduce import reduced_shape
 from .shape import reshape_to
@@ -60,7 +60,8 @@ def _sum(p, xp, x):
     return _finish(xp, y, dt)
 
 
-def _sum_grad(p, x, y, gy):
+@on_ndarrays
+def _sum_grad(p, x, y, gy, need):
     g = expand_to(gy[0], x[0].shape, _axes(p, x[0].ndim))
     return [g if g.dtype == x[0].dtype else g.astype(x[0].dtype)]
 
@@ -73,7 +74,8 @@ def _prod(p, xp, x):
     return _finish(xp, y, dt)
 
 
-def _prod_grad(p, x, y, gy):
+@on_ndarrays
+def _prod_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     yk = expand_to(y[0], x[0].shape, axes)
     return [expand_to(gy[0], x[0].shape, axes) * yk / x[0]]
@@ -89,7 +91,8 @@ def _count(shape, axes):
     return math.prod([shape[i] for i in axes]) if axes else 1
 
 
-def _mean_grad(p, x, y, gy):
+@on_ndarrays
+def _mean_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     return [expand_to(gy[0], x[0].shape, axes) / max(_count(x[0].shape, axes), 1)]
 
@@ -114,7 +117,8 @@ def _extreme(fn):
     return compute
 
 
-def _extreme_grad(p, x, y, gy):
+@on_ndarrays
+def _extreme_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     mask = nd.broadcast_equal(x[0], expand_to(y[0], x[0].shape, axes))
     return [expand_to(gy[0], x[0].shape, axes) * mask]
@@ -148,11 +152,11 @@ def _var_grad(p, x, y, gy, root):
 
 _MOMENT_PARAMS = [_AXIS, _DTYPE, Param("ddof", parse_int, 0, "Delta degrees of freedom."), _KEEP]
 register_op("_npi_var", lambda p, xp, x: _moment(p, xp, x, False), inputs=("a",),
-            params=_MOMENT_PARAMS, gradient=lambda p, x, y, gy: _var_grad(p, x, y, gy, False),
+            params=_MOMENT_PARAMS, gradient=on_ndarrays(lambda p, x, y, gy, need: _var_grad(p, x, y, gy, False)),
             saves="x", infer_type=lambda p, dt: [_mean_dtype(p, onp.dtype(dt[0]))],
             doc="Variance over ``axis`` (``mx.np.var``).")
 register_op("_npi_std", lambda p, xp, x: _moment(p, xp, x, True), inputs=("a",),
-            params=_MOMENT_PARAMS, gradient=lambda p, x, y, gy: _var_grad(p, x, y, gy, True),
+            params=_MOMENT_PARAMS, gradient=on_ndarrays(lambda p, x, y, gy, need: _var_grad(p, x, y, gy, True)),
             saves="xy", infer_type=lambda p, dt: [_mean_dtype(p, onp.dtype(dt[0]))],
             doc="Standard deviation over ``axis`` (``mx.np.std``).")
 
@@ -198,7 +202,8 @@ def _norm(p, xp, x):
     return _finish(xp, y, dt)
 
 
-def _norm_grad(p, x, y, gy):
+@on_ndarrays
+def _norm_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     yk = expand_to(y[0], x[0].shape, axes)
     safe = yk + (yk == 0)

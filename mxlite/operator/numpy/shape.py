@@ -9,7 +9,7 @@ import numpy as onp
 from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
-from ..registry import register_op, Param, Params, invoke, OPS
+from ..registry import register_op, Param, Params, invoke, apply, on_ndarrays, OPS
 from ..util import norm_axis
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
@@ -51,10 +51,11 @@ def reshape_to(g, shape):
     if g.shape == shape:
         return g
     op = OPS["_np_reshape"]
-    return invoke(op, (g,), op.parse_params({"newshape": shape}))
+    return apply(op, (g,), op.parse_params({"newshape": shape}))
 
 
-def _as_input_shape(p, x, y, gy):
+@on_ndarrays
+def _as_input_shape(p, x, y, gy, need):
     return [reshape_to(gy[0], x[0].shape)]
 
 
@@ -74,7 +75,8 @@ def _transpose(p, xp, x):
     return xp.transpose(x, _axes_of(p, x.ndim)).copy()
 
 
-def _transpose_grad(p, x, y, gy):
+@on_ndarrays
+def _transpose_grad(p, x, y, gy, need):
     axes = _axes_of(p, x[0].ndim)
     inverse = tuple(int(i) for i in onp.argsort(axes))
     return [nd.transpose(gy[0], axes=inverse)]
@@ -90,7 +92,7 @@ def _swapaxes(p, xp, x):
 
 
 register_op("_npi_swapaxes", _swapaxes, inputs=("a",), saves="",
-            gradient=lambda p, x, y, gy: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
+            gradient=lambda p, x, y, gy, need: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
             params=[Param("dim1", parse_int, 0), Param("dim2", parse_int, 0)],
             doc="Swap two axes.")
 
@@ -121,7 +123,7 @@ register_op("_npi_expand_dims", _expand_dims, inputs=("a",), is_view=True,
 
 register_op("_np_broadcast_to", lambda p, xp, x: xp.broadcast_to(x, p.shape).copy(),
             inputs=("array",), params=[Param("shape", parse_shape)], saves="",
-            gradient=lambda p, x, y, gy: [_unbroadcast(gy[0], x[0].shape)],
+            gradient=lambda p, x, y, gy, need: [_unbroadcast(gy[0], x[0].shape)],
             doc="Broadcast to ``shape`` with NumPy's rules.")
 
 
@@ -131,7 +133,7 @@ def _unbroadcast(g, shape):
 
 
 register_op("_np_copy", lambda p, xp, x: x.copy(), inputs=("a",), saves="",
-            gradient=lambda p, x, y, gy: [gy[0]], doc="A copy of the array.")
+            gradient=lambda p, x, y, gy, need: [gy[0]], doc="A copy of the array.")
 
 # -- joining and splitting --------------------------------------------------------------
 
@@ -149,7 +151,8 @@ def _concat(p, xp, *xs):
     return xp.concatenate([x.astype(dt, copy=False) for x in xs], axis=p.axis)
 
 
-def _concat_grad(p, x, y, gy):
+@on_ndarrays
+def _concat_grad(p, x, y, gy, need):
     g = gy[0]
     if p.axis is None:
         axis = 0
@@ -173,7 +176,8 @@ def _stack(p, xp, *xs):
     return xp.stack(xs, axis=p.axis)
 
 
-def _stack_grad(p, x, y, gy):
+@on_ndarrays
+def _stack_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim + 1)
     return [reshape_to(nd.slice_axis(gy[0], axis=axis, begin=i, end=i + 1), xi.shape)
             for i, xi in enumerate(x)]
@@ -202,7 +206,8 @@ def _split(p, xp, x):
     return tuple(q.copy() for q in parts)
 
 
-def _split_grad(p, x, y, gy):
+@on_ndarrays
+def _split_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim)
     parts = [nd.expand_dims(g, axis=axis) for g in gy] if p.squeeze_axis else list(gy)
     return [nd.concat(*parts, dim=axis)]
@@ -228,7 +233,8 @@ def _repeat(p, xp, x):
     return xp.repeat(x, p.repeats, axis=p.axis)
 
 
-def _repeat_grad(p, x, y, gy):
+@on_ndarrays
+def _repeat_grad(p, x, y, gy, need):
     if p.axis is None:
         return [nd.sum(gy[0].reshape((-1, p.repeats)), axis=1).reshape(x[0].shape)]
     axis = norm_axis(p.axis, x[0].ndim)
@@ -248,7 +254,8 @@ def _clip(p, xp, x):
                               onp.isfinite(lo) else lo, hi)).astype(x.dtype, copy=False)
 
 
-def _clip_grad(p, x, y, gy):
+@on_ndarrays
+def _clip_grad(p, x, y, gy, need):
     lo = -onp.inf if p.a_min is None else p.a_min
     hi = onp.inf if p.a_max is None else p.a_max
     return [gy[0] * ((x[0] >= lo) * (x[0] <= hi))]
@@ -266,7 +273,8 @@ def _where(p, xp, c, a, b):
                                b.astype(dt, copy=False)))
 
 
-def _where_grad(p, x, y, gy):
+@on_ndarrays
+def _where_grad(p, x, y, gy, need):
     c = nd.broadcast_to(x[0], shape=y[0].shape) if x[0].shape != y[0].shape else x[0]
     c = (c != 0).astype(gy[0].dtype)
     ga = _unbroadcast(gy[0] * c, x[1].shape)
@@ -292,7 +300,8 @@ def _as_matrices(a, b):
     return a2, b2
 
 
-def _dot_grad(p, x, y, gy):
+@on_ndarrays
+def _dot_grad(p, x, y, gy, need):
     a, b = x
     g = gy[0]
     if a.ndim == 0 or b.ndim == 0:
@@ -342,10 +351,11 @@ def _matmul(p, xp, a, b):
     return xp.asarray(xp.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False)))
 
 
-def _matmul_grad(p, x, y, gy):
+@on_ndarrays
+def _matmul_grad(p, x, y, gy, need):
     a, b = x
     if a.ndim <= 2 and b.ndim <= 2:
-        return _dot_grad(p, x, y, gy)
+        return _dot_grad(p, x, y, gy, need)
     g = gy[0]
     a3 = a if a.ndim > 1 else a.reshape((1, -1))
     b3 = b if b.ndim > 1 else b.reshape((-1, 1))
@@ -377,12 +387,14 @@ def _getitem(p, xp, x):
     return xp.asarray(y)
 
 
-def _getitem_grad(p, x, y, gy):
+@on_ndarrays
+def _getitem_grad(p, x, y, gy, need):
     op = _NP_GETITEM_BWD
     return [invoke(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
 
 
-def _getitem_backward_grad(p, x, y, gy):
+@on_ndarrays
+def _getitem_backward_grad(p, x, y, gy, need):
     op = NP_GETITEM
     return [reshape_to(invoke(op, (gy[0],), Params(op, {"key": p.key, "view": False})),
                        x[0].shape)]

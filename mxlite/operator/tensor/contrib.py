@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_int, parse_float, optional
-from ..registry import register_op, Param, ranks
+from ..registry import register_op, Param, on_ndarrays, ranks
 from ..util import norm_axis
 
 
@@ -21,7 +21,8 @@ def _boolean_mask(p, xp, x, index):
     return xp.take(x, _mask_positions(xp, index, x.shape[axis]), axis=axis)
 
 
-def _boolean_mask_grad(p, x, y, gy):
+@on_ndarrays
+def _boolean_mask_grad(p, x, y, gy, need):
     data, index = x
     axis = norm_axis(p.axis, data.ndim)
     pos = nd.array(np.nonzero(index.asnumpy())[0], ctx=data.context, dtype=np.int64)
@@ -73,7 +74,8 @@ def _index_copy(p, xp, old, idx, new):
     return y
 
 
-def _index_copy_grad(p, x, y, gy):
+@on_ndarrays
+def _index_copy_grad(p, x, y, gy, need):
     old, idx, new = x
     keep = nd.ones((old.shape[0],), ctx=old.context, dtype=old.dtype)
     keep[idx.asnumpy().astype(np.int64)] = 0
@@ -93,5 +95,5 @@ def _div_sqrt_dim(p, xp, x):
 
 
 register_op("_contrib_div_sqrt_dim", _div_sqrt_dim, check=ranks(data=1), saves="x",
-            gradient=lambda p, x, y, gy: [gy[0] / math.sqrt(x[0].shape[-1])],
+            gradient=lambda p, x, y, gy, need: [gy[0] / math.sqrt(x[0].shape[-1])],
             doc="``data / sqrt(data.shape[-1])`` (attention scaling).")

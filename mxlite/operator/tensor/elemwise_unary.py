@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import parse_float, np_dtype
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from ..util import zeros_grad
 from . import special
 
@@ -248,6 +248,6 @@ def _parse_ctx(v):
     raise ValueError("expected a Context, got %r" % (v,))
 
 
-register_op("_copyto", _copyto, gradient=_copyto_grad, gradient_on_raw=False, saves="",
+register_op("_copyto", _copyto, gradient=on_ndarrays(_copyto_grad), saves="",
             params=[Param("ctx", _parse_ctx)], output_ctx=lambda p: p.ctx,
             doc="A copy of the input on context ``ctx``.")

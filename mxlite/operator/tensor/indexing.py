@@ -11,7 +11,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
-from ..registry import register_op, Param, Params, apply
+from ..registry import register_op, Param, on_ndarrays, Params, apply
 from ..util import unbroadcast, norm_axis, zeros_grad
 
 
@@ -291,7 +291,8 @@ def _where(p, xp, cond, x, y):
     return xp.where(_cond_for(cond, x) != 0, x, y)
 
 
-def _where_grad(p, x, y, gy):
+@on_ndarrays
+def _where_grad(p, x, y, gy, need):
     cond, a = x[0], x[1]
     c = cond.reshape(_cond_for(cond._data, a._data).shape) if cond.shape != a.shape else cond
     c = nd.broadcast_to(c, shape=a.shape) if c.shape != a.shape else c

@@ -20,7 +20,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, FLAG_TO_DTYPE, np_dtype, parse_bool, parse_float, parse_int,
                      parse_float_tuple, optional)
-from ..registry import register_op, Param, get_op, ranks
+from ..registry import register_op, Param, on_ndarrays, get_op, ranks
 from .indexing import _slice_key
 
 # Op.__init__ keyword -> the Op attribute that stores it (name, aliases, params aside).
@@ -30,7 +30,7 @@ OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradien
              "mutate": "mutate", "saves": "saves", "is_view": "is_view", "doc": "doc",
              "variadic": "variadic", "output_names": "output_names",
              "no_grad_inputs": "no_grad_inputs", "output_ctx": "output_ctx",
-             "parse": "custom_parse", "gradient_on_raw": "gradient_on_raw",
+             "parse": "custom_parse",
              "same_shape": "same_shape",
              "infer_shape_back": "infer_shape_back"}
 
@@ -100,7 +100,7 @@ def _identity_like_rhs(p, xp, lhs, rhs):
 
 
 register_op("_identity_with_attr_like_rhs", _identity_like_rhs, inputs=("lhs", "rhs"),
-            gradient=lambda p, x, y, gy: [gy[0], nd.zeros_like(x[1])], saves="x",
+            gradient=lambda p, x, y, gy, need: [gy[0], nd.zeros_like(x[1])], saves="x",
             same_shape=(0, 1),
             doc="``lhs``, unchanged; ``rhs`` only lends its shape (zero gradient).")
 
@@ -216,7 +216,8 @@ def _slice_assign(p, xp, lhs, rhs):
     return y
 
 
-def _slice_assign_grad(p, x, y, gy):
+@on_ndarrays
+def _slice_assign_grad(p, x, y, gy, need):
     kw = {"begin": p.begin, "end": p.end, "step": p.step}
     return [nd._internal._slice_assign_scalar(gy[0], scalar=0.0, **kw),
             nd.slice(gy[0], **kw)]
@@ -228,7 +229,8 @@ def _slice_assign_scalar(p, xp, x):
     return y
 
 
-def _slice_assign_scalar_grad(p, x, y, gy):
+@on_ndarrays
+def _slice_assign_scalar_grad(p, x, y, gy, need):
     return [nd._internal._slice_assign_scalar(gy[0], scalar=0.0, begin=p.begin, end=p.end,
                                               step=p.step)]
 
@@ -250,7 +252,7 @@ register_op("_slice_assign_scalar", _slice_assign_scalar, params=[
 _STYPES = ("default", "row_sparse", "csr")
 
 
-register_op("cast_storage", lambda p, xp, x: x.copy(), gradient=lambda p, x, y, gy: [gy[0]],
+register_op("cast_storage", lambda p, xp, x: x.copy(), gradient=lambda p, x, y, gy, need: [gy[0]],
             saves="", same_shape=(0,),
             params=[Param("stype", choices=_STYPES)],
             doc="A copy of ``data``. NOTE: mxlite stores every array densely: 'row_sparse' and "
@@ -414,7 +416,8 @@ def _count_sketch(p, xp, x, h, s):
     return y.reshape(x.shape[:-1] + (p.out_dim,))
 
 
-def _count_sketch_grad(p, x, y, gy):
+@on_ndarrays
+def _count_sketch_grad(p, x, y, gy, need):
     cols = nd.take(gy[0], x[1].reshape((-1,)), axis=-1)
     return [cols * x[2].reshape((-1,)), None, None]
 

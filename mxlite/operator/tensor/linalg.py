@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 
 _ALPHA = Param("alpha", parse_float, 1.0, "Scale factor of the result.")
 
@@ -129,11 +129,13 @@ def _matmul_grads(p, a, b, gy):
     return [ga, gb]
 
 
-def _gemm2_grad(p, x, y, gy):
+@on_ndarrays
+def _gemm2_grad(p, x, y, gy, need):
     return _matmul_grads(p, x[0], x[1], gy[0])
 
 
-def _gemm_grad(p, x, y, gy):
+@on_ndarrays
+def _gemm_grad(p, x, y, gy, need):
     return _matmul_grads(p, x[0], x[1], gy[0]) + [gy[0] * p.beta]
 
 
@@ -172,7 +174,8 @@ def _copy_lower_to_upper(s):
     return s * _tri_mask(n, True) + _ndT(s * _tri_mask(n, True, strict=True))
 
 
-def _potrf_grad(p, x, y, gy):
+@on_ndarrays
+def _potrf_grad(p, x, y, gy, need):
     # dA = 0.5 * L^-T copyLTU(L^T tril(dL)) L^-1 (symmetric, as MXNet gives it).
     L = y[0]
     s = nd.linalg_gemm2(L, _nd_tri(gy[0], True), transpose_a=True)
@@ -207,7 +210,8 @@ def _potri(p, xp, a):
     return _inv(xp, xp.matmul(low, _mT(low))).astype(a.dtype, copy=False)
 
 
-def _potri_grad(p, x, y, gy):
+@on_ndarrays
+def _potri_grad(p, x, y, gy, need):
     # y = (L L^T)^-1: dL = -tril((y (G + G^T) y) L), since only tril(L) is read.
     b, g = y[0], gy[0]
     m = nd.linalg_gemm2(nd.linalg_gemm2(b, g + _ndT(g)), b, alpha=-1.0)
@@ -286,7 +290,8 @@ def _tri_grad_a(p, a, gm):
     return _nd_tri(_ndT(gm) if p.transpose else gm, p.lower)
 
 
-def _trmm_grad(p, x, y, gy):
+@on_ndarrays
+def _trmm_grad(p, x, y, gy, need):
     a, b, g = x[0], x[1], gy[0]
     kw = dict(rightside=p.rightside, lower=p.lower, transpose=not p.transpose, alpha=p.alpha)
     gb = nd.linalg_trmm(a, g, **kw)
@@ -297,7 +302,8 @@ def _trmm_grad(p, x, y, gy):
     return [_tri_grad_a(p, a, gm), gb]
 
 
-def _trsm_grad(p, x, y, gy):
+@on_ndarrays
+def _trsm_grad(p, x, y, gy, need):
     a, g, out = x[0], gy[0], y[0]
     kw = dict(rightside=p.rightside, lower=p.lower, transpose=not p.transpose)
     gb = nd.linalg_trsm(a, g, alpha=p.alpha, **kw)
@@ -327,7 +333,8 @@ def _syrk(p, xp, a):
     return (y * p.alpha).astype(a.dtype, copy=False)
 
 
-def _syrk_grad(p, x, y, gy):
+@on_ndarrays
+def _syrk_grad(p, x, y, gy, need):
     g = gy[0] + _ndT(gy[0])
     if p.transpose:       # y = alpha A^T A
         return [nd.linalg_gemm2(x[0], g, alpha=p.alpha)]
@@ -347,7 +354,8 @@ def _inverse(p, xp, a):
     return _inv(xp, a).astype(a.dtype, copy=False)
 
 
-def _inverse_grad(p, x, y, gy):
+@on_ndarrays
+def _inverse_grad(p, x, y, gy, need):
     # d(A^-1) = -A^-1 dA A^-1  =>  gA = -Y^T G Y^T
     yt = _ndT(y[0])
     return [nd.linalg_gemm2(nd.linalg_gemm2(yt, gy[0]), yt, alpha=-1.0)]
@@ -362,7 +370,8 @@ def _det(p, xp, a):
     return _as_out(xp.linalg.det(a), a)
 
 
-def _det_grad(p, x, y, gy):
+@on_ndarrays
+def _det_grad(p, x, y, gy, need):
     # d det(A) = det(A) tr(A^-1 dA)  =>  gA = g det(A) A^-T
     a = x[0]
     return [_batch_scalar(gy[0] * y[0], a.shape) * _ndT(nd.linalg_inverse(a))]
@@ -378,7 +387,8 @@ def _slogdet(p, xp, a):
     return _as_out(sign, a), _as_out(logabs, a)
 
 
-def _slogdet_grad(p, x, y, gy):
+@on_ndarrays
+def _slogdet_grad(p, x, y, gy, need):
     a = x[0]
     return [_batch_scalar(gy[1], a.shape) * _ndT(nd.linalg_inverse(a))]
 
@@ -394,7 +404,8 @@ def _sumlogdiag(p, xp, a):
     return _as_out(xp.sum(xp.log(xp.diagonal(a, axis1=-2, axis2=-1)), axis=-1), a)
 
 
-def _sumlogdiag_grad(p, x, y, gy):
+@on_ndarrays
+def _sumlogdiag_grad(p, x, y, gy, need):
     a = x[0]
     eye = np.eye(a.shape[-1])
     # NOTE: off the diagonal divide by 1, not by A, so that no 0/0 appears.

@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from .linalg import _check_matrix, _copy_lower_to_upper, _mT, _ndT, _tri, _tri_mask
 
 _OFFSET = Param("offset", parse_int, 0, "Offset of the diagonal (> 0: above the main "
@@ -70,11 +70,13 @@ def _makediag(p, xp, a):
     return y
 
 
-def _extractdiag_grad(p, x, y, gy):
+@on_ndarrays
+def _extractdiag_grad(p, x, y, gy, need):
     return [nd.linalg_makediag(gy[0], offset=p.offset)]
 
 
-def _makediag_grad(p, x, y, gy):
+@on_ndarrays
+def _makediag_grad(p, x, y, gy, need):
     return [nd.linalg_extractdiag(gy[0], offset=p.offset)]
 
 
@@ -133,11 +135,13 @@ def _maketrian(p, xp, a):
     return y
 
 
-def _extracttrian_grad(p, x, y, gy):
+@on_ndarrays
+def _extracttrian_grad(p, x, y, gy, need):
     return [nd.linalg_maketrian(gy[0], offset=p.offset, lower=p.lower)]
 
 
-def _maketrian_grad(p, x, y, gy):
+@on_ndarrays
+def _maketrian_grad(p, x, y, gy, need):
     return [nd.linalg_extracttrian(gy[0], offset=p.offset, lower=p.lower)]
 
 
@@ -167,7 +171,8 @@ def _gelqf(p, xp, a):
     return _mT(q).astype(a.dtype), _tri(xp, _mT(r), True).astype(a.dtype)
 
 
-def _gelqf_grad(p, x, y, gy):
+@on_ndarrays
+def _gelqf_grad(p, x, y, gy, need):
     # dA = L^-T (dQ + copyLTU(M) Q),  M = L^T dL - dQ Q^T   (MXNet's formula)
     q, low = y
     gq, gl = gy
@@ -204,7 +209,8 @@ def _eps(dtype):
     return 1e-30 if np.dtype(dtype).itemsize <= 4 else 1e-100
 
 
-def _syevd_grad(p, x, y, gy):
+@on_ndarrays
+def _syevd_grad(p, x, y, gy, need):
     # dA = U^T (diag(dlam) + (X - X^T) * S) U,  X = dU U^T, and for i > j
     # S_ij = -S_ji = 1 / (2 max(lam_i - lam_j, eps))   (MXNet's SyevdBackHelper)
     u, lam = y

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_str, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from .shape import _variadic_inputs
 
 _TRANSPOSE = [Param("transpose_a", parse_bool, False, "Use the transpose of lhs."),
@@ -83,7 +83,8 @@ def _dot2(a, b, ta, tb):
     return nd.dot(a, b, transpose_a=ta, transpose_b=tb)
 
 
-def _dot_grad(p, x, y, gy):
+@on_ndarrays
+def _dot_grad(p, x, y, gy, need):
     a, b = x
     a2, b2, _ = _dot_views(p, a.shape, b.shape)
     rows = a2[1] if p.transpose_a else a2[0]
@@ -123,7 +124,8 @@ def _bdot(a, b, ta, tb):
     return nd.batch_dot(a, b, transpose_a=ta, transpose_b=tb)
 
 
-def _batch_dot_grad(p, x, y, gy):
+@on_ndarrays
+def _batch_dot_grad(p, x, y, gy, need):
     return list(_product_grads(_bdot, x[0], x[1], gy[0], p.transpose_a, p.transpose_b))
 
 
@@ -149,7 +151,8 @@ def _khatri_rao(p, xp, *xs):
     return y
 
 
-def _khatri_rao_grad(p, x, y, gy):
+@on_ndarrays
+def _khatri_rao_grad(p, x, y, gy, need):
     # y[(i1, ..., in), r] = prod_m x_m[i_m, r]: view gy with one axis per input.
     rows = [xi.shape[0] for xi in x]
     r = x[0].shape[1]

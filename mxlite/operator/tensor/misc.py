@@ -17,32 +17,24 @@ from ... import nd
 from ...base import (MXNetError, np_dtype, parse_bool, parse_float, parse_int, parse_shape,
                      optional)
 from ..nn.convolution import geometry, conv_out_size, pad_spatial, windows
-from ..registry import register_op, Param
-from ..util import zeros_grad, same_dtype
+from ..registry import register_op, Param, on_ndarrays
+from ..util import fill_missing, zeros_grad, same_dtype
 
 _F16_F32 = (np.dtype(np.float16), np.dtype(np.float32))
 
 
-def _ones_raw(p, xp, x, y, gy, need):
-    return [xp.ones_like(gy[0])]
-
-
-def _pass_through_grad(p, x, y, gy):
-    return [gy[0]]
-
-
-def _pass_through_raw(p, xp, x, y, gy, need):
+def _pass_through_grad(p, x, y, gy, need):
     return [gy[0]]
 
 
 # -- make_loss ------------------------------------------------------------------------
 
-def _make_loss_grad(p, x, y, gy):
+def _make_loss_grad(p, x, y, gy, need):
     return [nd.ones_like(gy[0])]
 
 
 register_op("make_loss", lambda p, xp, x: x.copy(), gradient=_make_loss_grad,
-            raw_gradient=_ones_raw, saves="", output_names=("loss",),
+            saves="", output_names=("loss",),
             doc="Mark an array as a loss: identity forward, and a gradient of ones whatever "
                 "the head gradient (unlike ``MakeLoss`` it has no grad_scale or "
                 "normalization).", same_shape=(0,))
@@ -122,7 +114,8 @@ def _crop(p, xp, x, like=None):
     return xp.ascontiguousarray(x[:, :, top:top + h, left:left + w])
 
 
-def _crop_grad(p, x, y, gy):
+@on_ndarrays
+def _crop_grad(p, x, y, gy, need):
     top, left, h, w = _crop_box(p, x[0].shape, x[1].shape if len(x) > 1 else None)
     H, W = x[0].shape[2:]
     # the adjoint of a crop: zero padding back to the data's size (differentiable)
@@ -181,15 +174,11 @@ def _amp_cast_to(xp, x, dt):
     return x.astype(dt)
 
 
-def _amp_cast_grad(p, x, y, gy):
+def _amp_cast_grad(p, x, y, gy, need):
     return [nd.Cast(gy[0], dtype=x[0].dtype)]
 
 
-def _amp_cast_raw(p, xp, x, y, gy, need):
-    return [gy[0].astype(x[0].dtype)]
-
-
-register_op("amp_cast", _amp_cast, gradient=_amp_cast_grad, raw_gradient=_amp_cast_raw,
+register_op("amp_cast", _amp_cast, gradient=_amp_cast_grad,
             saves="", infer_type=lambda p, dts: [_amp_target(dts[0], p.dtype)],
             params=[Param("dtype", lambda v: np_dtype(v, "amp_cast"), doc="Output dtype.")],
             doc="AMP's cast: float16/float32 inputs become ``dtype``, inputs of any other "
@@ -212,16 +201,13 @@ def _amp_multicast(p, xp, *x):
     return tuple(xi.astype(dt) for xi, dt in zip(x, _multicast_types(p, [xi.dtype for xi in x])))
 
 
-def _amp_multicast_grad(p, x, y, gy):
-    return [nd.Cast(g, dtype=xi.dtype) for xi, g in zip(x, gy)]
-
-
-def _amp_multicast_raw(p, xp, x, y, gy, need):
-    return [g.astype(xi.dtype) if n else None for xi, g, n in zip(x, gy, need)]
+def _amp_multicast_grad(p, x, y, gy, need):
+    gy = fill_missing(gy, y)
+    return [nd.Cast(g, dtype=xi.dtype) if n else None for xi, g, n in zip(x, gy, need)]
 
 
 register_op("amp_multicast", _amp_multicast, gradient=_amp_multicast_grad,
-            raw_gradient=_amp_multicast_raw, saves="", variadic="num_outputs",
+            saves="", variadic="num_outputs",
             inputs=lambda p: tuple("data_%d" % i for i in range(p.num_outputs)),
             num_outputs=lambda p: p.num_outputs, infer_type=_multicast_types,
             params=[Param("num_outputs", parse_int, doc="Number of inputs (and outputs)."),
@@ -297,11 +283,13 @@ def _geometry_kwargs(p):
     return dict(kernel=p.kernel, stride=p.stride, dilate=p.dilate, pad=p.pad)
 
 
-def _im2col_grad(p, x, y, gy):
+@on_ndarrays
+def _im2col_grad(p, x, y, gy, need):
     return [nd.col2im(gy[0], output_size=x[0].shape[2:], **_geometry_kwargs(p))]
 
 
-def _col2im_grad(p, x, y, gy):
+@on_ndarrays
+def _col2im_grad(p, x, y, gy, need):
     return [nd.im2col(gy[0], **_geometry_kwargs(p))]
 
 
@@ -345,13 +333,12 @@ register_op("_contrib_index_array", _index_array, gradient=zeros_grad, saves="",
                 "``out[i, j, ..., k] = (i, j, ...)[axes[k]]``.")
 
 
-def _gradient_multiplier_grad(p, x, y, gy):
-    return [gy[0] * p.scalar]
+def _gradient_multiplier_grad(p, x, y, gy, need):
+    return [(gy[0] * p.scalar).astype(gy[0].dtype, copy=False)]
 
 
 register_op("_contrib_gradientmultiplier", lambda p, xp, x: x.copy(),
             gradient=_gradient_multiplier_grad, saves="",
-            raw_gradient=lambda p, xp, x, y, gy, need: [(gy[0] * p.scalar).astype(gy[0].dtype)],
             params=[Param("scalar", parse_float, 1.0, "The factor on the gradient."),
                     Param("is_int", parse_bool, True, "Ignored (MXNet's scalar type flag).")],
             doc="Identity forward; the backward pass multiplies the gradient by ``scalar`` "
@@ -365,11 +352,11 @@ def _round_away(xp, x):
 
 
 register_op("_contrib_round_ste", lambda p, xp, x: _round_away(xp, x),
-            gradient=_pass_through_grad, raw_gradient=_pass_through_raw, saves="",
+            gradient=_pass_through_grad, saves="",
             doc="Round halves away from zero, with the straight-through gradient: the "
                 "head gradient passes unchanged.")
 register_op("_contrib_sign_ste", lambda p, xp, x: xp.sign(x),
-            gradient=_pass_through_grad, raw_gradient=_pass_through_raw, saves="",
+            gradient=_pass_through_grad, saves="",
             doc="The sign (-1, 0, 1), with the straight-through gradient: the head gradient "
                 "passes unchanged.")
 
@@ -418,7 +405,8 @@ def _quadratic(p, xp, x):
     return (af * xf * xf + bf * xf + cf).astype(x.dtype)
 
 
-def _quadratic_grad(p, x, y, gy):
+@on_ndarrays
+def _quadratic_grad(p, x, y, gy, need):
     return [gy[0] * (x[0] * (2 * _f32(p.a)) + _f32(p.b))]
 
 

@@ -8,7 +8,7 @@ Indices are returned as floats (``dtype`` float32 by default), as in MXNet.
 import numpy as np
 
 from ...base import MXNetError, parse_int, parse_bool, parse_dtype, optional
-from ..registry import register_op, Param, Params, invoke
+from ..registry import register_op, Param, Params, apply, on_ndarrays
 from ..util import norm_axis
 
 _RET_TYPES = ("value", "indices", "both", "mask")
@@ -56,12 +56,12 @@ def _put_along(p, xp, gy, idx):
 
 _TAKE_ALONG = register_op(
     "_take_along_axis", _take_along, inputs=("data", "indices"), saves="x",
-    gradient=lambda p, x, y, gy: [_scatter(gy[0], x[1], p.axis, x[0].shape), None],
+    gradient=lambda p, x, y, gy, need: [_scatter(gy[0], x[1], p.axis, x[0].shape), None],
     params=[Param("axis", parse_int, doc="The axis.")],
     doc="``numpy.take_along_axis``: the gradient of ``_backward_take_along_axis``.")
 _PUT_ALONG = register_op(
     "_backward_take_along_axis", _put_along, inputs=("ograd", "indices"), saves="x",
-    gradient=lambda p, x, y, gy: [_gather(gy[0], x[1], p.axis), None],
+    gradient=lambda p, x, y, gy, need: [_gather(gy[0], x[1], p.axis), None],
     params=[Param("axis", parse_int, doc="The axis."),
             Param("shape", optional(lambda v: tuple(int(d) for d in v)), doc="Output shape.")],
     doc="Zeros of ``shape`` with ``ograd`` added at ``indices`` along ``axis`` (repeated "
@@ -69,14 +69,15 @@ _PUT_ALONG = register_op(
 
 
 def _gather(x, idx, axis):
-    return invoke(_TAKE_ALONG, (x, idx), Params(_TAKE_ALONG, {"axis": axis}))
+    return apply(_TAKE_ALONG, (x, idx), Params(_TAKE_ALONG, {"axis": axis}))
 
 
 def _scatter(gy, idx, axis, shape):
-    return invoke(_PUT_ALONG, (gy, idx), Params(_PUT_ALONG, {"axis": axis, "shape": shape}))
+    return apply(_PUT_ALONG, (gy, idx), Params(_PUT_ALONG, {"axis": axis, "shape": shape}))
 
 
-def _ordered_grad(p, x, y, gy):
+@on_ndarrays
+def _ordered_grad(p, x, y, gy, need):
     """Gradient of sort/topk values: scatter ``gy`` to the indices (output 1)."""
     x0 = x[0]
     flat = p.axis is None
@@ -106,10 +107,11 @@ def _topk(p, xp, x):
         else idx
 
 
-def _topk_grad(p, x, y, gy):
+@on_ndarrays
+def _topk_grad(p, x, y, gy, need):
     if p.ret_typ in ("indices", "mask"):
         return [None]
-    return _ordered_grad(p, x, y, gy)
+    return _ordered_grad(p, x, y, gy, need)
 
 
 def _topk_type(p, dtypes):

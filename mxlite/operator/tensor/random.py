@@ -20,7 +20,7 @@ import numpy as np
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool, optional,
                      np_dtype)
 from ...context import current_context, Context
-from ..registry import register_op, Param
+from ..registry import register_op, Param, on_ndarrays
 from ..util import zeros_grad
 from .elemwise_unary import _parse_ctx
 
@@ -355,7 +355,8 @@ def _multinomial(p, xp, probs):
     return y, logp.reshape(out_shape)
 
 
-def _multinomial_grad(p, x, y, gy):
+@on_ndarrays
+def _multinomial_grad(p, x, y, gy, need):
     from ... import nd
     probs = x[0]
     if not p.get_prob:
@@ -399,7 +400,8 @@ def _shuffle(p, xp, x):
     return x[perm], xp.argsort(perm).astype(np.int64)
 
 
-def _shuffle_grad(p, x, y, gy):
+@on_ndarrays
+def _shuffle_grad(p, x, y, gy, need):
     from ... import nd
     if x[0].ndim == 0:
         return [gy[0]]

@@ -7,7 +7,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
-from ..registry import register_op, Param, Params, apply, OPS
+from ..registry import register_op, Param, on_ndarrays, Params, apply, OPS
 from ..util import norm_axis, norm_axes, fill_missing
 
 
@@ -184,7 +184,7 @@ def _swapaxes(p, xp, x):
 
 
 register_op("SwapAxis", lambda p, xp, x: _swapaxes(p, xp, x).copy(),
-            gradient=lambda p, x, y, gy: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
+            gradient=lambda p, x, y, gy, need: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
             saves="", aliases=("swapaxes",),
             params=[Param("dim1", parse_int, 0, "The first axis."),
                     Param("dim2", parse_int, 0, "The second axis.")],
@@ -445,7 +445,7 @@ def _reverse(p, xp, x):
     return xp.flip(x, axis=axes).copy() if axes else x.copy()
 
 
-register_op("reverse", _reverse, gradient=lambda p, x, y, gy: [nd.reverse(gy[0], axis=p.axis)],
+register_op("reverse", _reverse, gradient=lambda p, x, y, gy, need: [nd.reverse(gy[0], axis=p.axis)],
             saves="", aliases=("flip",),
             params=[Param("axis", parse_axis, doc="The axis or axes to reverse.")],
             doc="Reverse the order of elements along ``axis``.")
@@ -487,7 +487,8 @@ def _pad_source(mode, n, before, after):
     return np.where(i > n - 1, 2 * (n - 1) - i, i)
 
 
-def _pad_grad(p, x, y, gy):
+@on_ndarrays
+def _pad_grad(p, x, y, gy, need):
     pairs = _pad_pairs(p, x[0].shape)
     g = gy[0]
     if p.mode == "constant":
@@ -625,11 +626,11 @@ def _space_to_depth(p, xp, x):
 
 _BLOCK = [Param("block_size", parse_int, doc="The block edge.", low=1)]
 register_op("depth_to_space", _depth_to_space, saves="", params=_BLOCK,
-            gradient=lambda p, x, y, gy: [nd.space_to_depth(gy[0], block_size=p.block_size)],
+            gradient=lambda p, x, y, gy, need: [nd.space_to_depth(gy[0], block_size=p.block_size)],
             doc="Move channel blocks into spatial blocks: (N, C, H, W) -> "
                 "(N, C/b^2, H*b, W*b).")
 register_op("space_to_depth", _space_to_depth, saves="", params=_BLOCK,
-            gradient=lambda p, x, y, gy: [nd.depth_to_space(gy[0], block_size=p.block_size)],
+            gradient=lambda p, x, y, gy, need: [nd.depth_to_space(gy[0], block_size=p.block_size)],
             doc="Move spatial blocks into channels: (N, C, H, W) -> (N, C*b^2, H/b, W/b).")
 
 
@@ -686,6 +687,6 @@ register_op("diag", _diag, gradient=_diag_grad, saves="", params=_DIAG_PARAMS,
                 "array with a 1-D input on its ``k``-th diagonal.")
 _DIAG_BWD = register_op(
     "_backward_diag", _diag_backward, saves="",
-    gradient=lambda p, x, y, gy: [nd.diag(gy[0], k=p.k, axis1=p.axis1, axis2=p.axis2)],
+    gradient=lambda p, x, y, gy, need: [nd.diag(gy[0], k=p.k, axis1=p.axis1, axis2=p.axis2)],
     params=_DIAG_PARAMS + [Param("shape", parse_shape, doc="The input shape.")],
     doc="Zeros of ``shape`` with the input on the ``k``-th diagonal.")
