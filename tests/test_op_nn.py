@@ -9,6 +9,7 @@ import pytest
 import mxlite as mx
 from mxlite.operator.nn import _conv_kernels
 from mxlite.base import MXNetError
+from optable import central_difference
 
 RNG = np.random.default_rng(7)
 
@@ -18,15 +19,6 @@ def _nd(a):
 
 
 # -- helpers ------------------------------------------------------------------------
-
-def _directional(f, arrays, i, v, eps=1e-6):
-    """Central difference of scalar ``f(arrays)`` along ``v`` for input ``i``."""
-    plus = [a.copy() for a in arrays]
-    minus = [a.copy() for a in arrays]
-    plus[i] = plus[i] + eps * v
-    minus[i] = minus[i] - eps * v
-    return (f(plus) - f(minus)) / (2 * eps)
-
 
 def check_grad(fn, arrays, wrt, train=True, rtol=1e-5, atol=1e-7, directions=3):
     """Autograd gradients of ``sum(fn(*x) * head)`` against float64 central differences
@@ -49,7 +41,7 @@ def check_grad(fn, arrays, wrt, train=True, rtol=1e-5, atol=1e-7, directions=3):
         g = xs[i].grad.asnumpy()
         for _ in range(directions):
             v = RNG.standard_normal(arrays[i].shape)
-            np.testing.assert_allclose((g * v).sum(), _directional(f, arrays, i, v),
+            np.testing.assert_allclose((g * v).sum(), central_difference(f, arrays, i, v),
                                        rtol=rtol, atol=atol, err_msg="input %d" % i)
 
 
@@ -604,11 +596,11 @@ def _check_penalty(loss_fn, x, params):
     grads, gx = _penalty_weight_grad(loss_fn, x, params)
     for i, (p, g) in enumerate(zip(params, grads)):
         v = RNG.standard_normal(p.shape)
-        num = _directional(lambda arrs: _penalty_value(loss_fn, x, arrs), params, i, v)
+        num = central_difference(lambda arrs: _penalty_value(loss_fn, x, arrs), params, i, v)
         np.testing.assert_allclose((g * v).sum(), num, rtol=1e-5, atol=1e-8,
                                    err_msg="param %d" % i)
     v = RNG.standard_normal(x.shape)
-    num = _directional(lambda arrs: _penalty_value(loss_fn, arrs[0], params), [x], 0, v)
+    num = central_difference(lambda arrs: _penalty_value(loss_fn, arrs[0], params), [x], 0, v)
     np.testing.assert_allclose((gx * v).sum(), num, rtol=1e-5, atol=1e-8, err_msg="data")
 
 
