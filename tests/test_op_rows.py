@@ -56,8 +56,6 @@ EXEMPT.update({
 # named). This list may only shrink: the test fails when one of them gains a row, so that
 # it leaves the list.
 NO_ROW_YET = {
-    "LRN": "test_op_nn.py", "_contrib_SyncBatchNorm": "test_op_nn.py",
-    "_contrib_DeformablePSROIPooling": "test_op_contrib_more.py",
     "_contrib_calibrate_entropy": "test_op_quantize.py",
     "_image_random_color_jitter": "test_op_image.py",
     "_sample_unique_zipfian": "test_random.py",
