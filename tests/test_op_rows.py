@@ -59,7 +59,6 @@ NO_ROW_YET = {
     "_contrib_calibrate_entropy": "test_op_quantize.py",
     "_image_random_color_jitter": "test_op_image.py",
     "_sample_unique_zipfian": "test_random.py",
-    "reset_arrays": "test_op_utility.py",
 }
 
 
