@@ -53,7 +53,9 @@ class Spec:
         The registry op the row tests; None: the one op that ``fn`` runs; COMPOSED:
         a Python function of several ops.
     rtol, atol : float
-        Forward tolerance in float64 (float32 runs get at least 1e-5 / 1e-6).
+        Forward tolerance in float64.
+    rtol32, atol32 : float
+        Forward tolerance in float32 (at least the float64 one).
     errors : tuple
         ``(call, match)`` pairs: ``call()`` must raise an MXNet error whose message
         starts with the op's name (or ``match`` when given).
@@ -70,6 +72,8 @@ class Spec:
     op: Optional[str] = None
     rtol: float = 1e-12
     atol: float = 1e-12
+    rtol32: float = 1e-5
+    atol32: float = 1e-6
     errors: tuple = ()
     moments: Optional[tuple] = None
 
@@ -215,8 +219,8 @@ def check_forward(c, dtype=np.float64):
     """Outputs against the NumPy reference: shapes, dtypes and values. In float32 the
     float64 inputs are cast and the outputs must stay float32."""
     xs = [a.astype(dtype) if a.dtype == np.float64 else a for a in c.inputs]
-    rtol, atol = (c.rtol, c.atol) if dtype == np.float64 else (max(c.rtol, 1e-5),
-                                                                max(c.atol, 1e-6))
+    rtol, atol = (c.rtol, c.atol) if dtype == np.float64 else (max(c.rtol, c.rtol32),
+                                                                max(c.atol, c.atol32))
     ys, refs = outputs(c.fn(*to_nd(xs))), outputs(c.ref(*xs))
     assert len(ys) == len(refs), "%s: %d outputs, expected %d" % (c.id, len(ys), len(refs))
     for k, (y, r) in enumerate(zip(ys, refs)):
