@@ -54,6 +54,7 @@ from . import misc  # noqa: F401
 from . import monitor  # noqa: F401
 from . import executor  # noqa: F401
 from . import contrib  # noqa: F401
+from . import onnx  # noqa: F401
 from . import util  # noqa: F401
 from .util import (is_np_shape, set_np_shape, np_shape, use_np_shape,  # noqa: F401
                    is_np_array, np_array, use_np_array, use_np)

@@ -9,6 +9,8 @@ import inspect
 import os
 import threading
 
+from .base import check_call, c_str, py_str
+
 __all__ = ["set_np", "reset_np", "is_np_array", "is_np_shape", "set_np_shape", "np_shape",
            "np_array", "use_np", "use_np_shape", "use_np_array", "getenv", "setenv",
            "get_gpu_count", "get_gpu_memory", "get_cuda_compute_capability", "set_module",
@@ -252,20 +254,3 @@ def wrap_np_binary_func(func):
         _check_ufunc_kwargs(func.__name__, kwargs)
         return func(x1, x2, out=out)
     return wrapped
-
-
-def c_str(string):
-    """A bytes object for a C API string argument (MXNet's helper)."""
-    return string.encode("utf-8")
-
-
-def py_str(x):
-    """A Python str from C API bytes (MXNet's helper)."""
-    return x.decode("utf-8") if isinstance(x, bytes) else x
-
-
-def check_call(ret):
-    """MXNet's C API return-code check; mxlite has no C API, so 0 passes and others raise."""
-    from .base import MXNetError
-    if ret != 0:
-        raise MXNetError("call returned %r" % (ret,))

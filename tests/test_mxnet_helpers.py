@@ -30,6 +30,16 @@ def test_py_str_and_as_list():
     assert repr(base._Null) == "_Null"
 
 
+def test_util_reexports_the_c_api_helpers_of_base():
+    # MXNet's util imports check_call, c_str and py_str from base: one of each.
+    assert mx.util.check_call is base.check_call
+    assert mx.util.c_str("ab").value == b"ab"
+    assert mx.util.py_str(b"ab") == "ab"
+    assert mx.util.check_call(0) is None
+    with pytest.raises(mx.MXNetError, match="returned -1"):
+        mx.util.check_call(-1)
+
+
 def test_not_implemented_for_symbol_names_function_operator_and_arguments():
     def clip_like(*args):
         return args

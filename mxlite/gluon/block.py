@@ -22,7 +22,7 @@ from .. import initializer
 from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
-from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np
+from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np, NP_NDARRAY
 from .deferred_init import _DeferredF, first_forward_params
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle
@@ -377,7 +377,7 @@ class Block:
             out = self.forward(*args)
             for hook in self._forward_hooks.values():
                 hook(self, args, out)
-        if _np_state.array:
+        if _np_state.array and type(out) is not NP_NDARRAY:
             check_outputs(self, out)
         return out
 
@@ -680,7 +680,7 @@ class HybridBlock(Block):
                 raise ValueError("Find multiple contexts in the input, After hybridized, the "
                                  "HybridBlock only supports one input context. Find all "
                                  "contexts = %s" % sorted(map(str, ctxs)))
-        if _np_state.array:
+        if _np_state.array and (args or type(x) is not NP_NDARRAY):
             check_inputs(self, (x,) + args)
         if ctx is None:
             if has_sym:

@@ -7,16 +7,16 @@ too, as an op's outputs take its inputs' class), so the layers' ``F.FullyConnect
 and the like serve both faces unchanged.
 """
 from ..nd.ndarray import NDArray
+from ..numpy._ndarray import ndarray as NP_NDARRAY
 from ..util import _state as _np_state
 
-__all__ = ["face_of", "check_outputs", "check_inputs"]
+__all__ = ["face_of", "check_outputs", "check_inputs", "NP_NDARRAY"]
 
 
 def _retype_np(y):
-    from ..numpy._ndarray import ndarray
     if isinstance(y, NDArray):
         if type(y) is NDArray:
-            y.__class__ = ndarray
+            y.__class__ = NP_NDARRAY
         return y
     if isinstance(y, (list, tuple)):
         return type(y)(_retype_np(e) for e in y)
@@ -39,12 +39,10 @@ class _NpFace:
         self._module = module
         self.np = np_mod
         self.npx = npx_mod
-        self._cache = {}
 
     def __getattr__(self, name):
-        fn = self._cache.get(name)
-        if fn is not None:
-            return fn
+        # Called once per name: the function is then an instance attribute, which
+        # Python finds without calling __getattr__ (a layer's F.FullyConnected is hot).
         attr = getattr(self._module, name)
         op = getattr(attr, "_op", None)
         if op is not None:
@@ -59,7 +57,7 @@ class _NpFace:
             fn = _NpFace(attr, self.np, self.npx)      # nd.contrib, nd.random ...
         else:
             return attr
-        self._cache[name] = fn
+        self.__dict__[name] = fn
         return fn
 
 
@@ -103,6 +101,8 @@ def np_symbol(s):
 
 def check_outputs(block, out):
     """MXNet's rule under NumPy semantics: a Block gives np arrays, not legacy ones."""
+    if type(out) is NP_NDARRAY:
+        return
     if type(out).__name__ == "Symbol":
         raise TypeError(
             "Block's output ndarrays/symbols must be of type `mxnet.numpy.ndarray` or "
@@ -122,7 +122,7 @@ def check_outputs(block, out):
 def check_inputs(block, args):
     """Under NumPy semantics a legacy NDArray input is refused, as MXNet's np ops do."""
     for a in args:
-        if isinstance(a, NDArray) and not a._np:
+        if type(a) is not NP_NDARRAY and isinstance(a, NDArray) and not a._np:
             raise TypeError(
                 "%s: received a legacy NDArray under NumPy semantics (npx.set_np()); this "
                 "block's operators can only accept MXNet numpy ndarrays. Call "

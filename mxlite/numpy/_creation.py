@@ -4,12 +4,15 @@ MXNet's defaults: float32 for arrays made from Python data and for every creatio
 function without ``dtype`` (``arange(5)`` and ``full((2,), 3)`` included), while NumPy
 arrays and NDArrays keep their dtype.
 """
+import functools
+
 import numpy as onp
 
 from ..base import np_dtype
 from ..context import current_context
 from ..nd.ndarray import NDArray, _wrap
-from ._ndarray import ndarray
+from ..operator.registry import OPS, invoke
+from ._ndarray import ndarray, apply, _is_symbol, _retype
 
 __all__ = ["array", "asarray", "empty", "empty_like", "zeros", "zeros_like", "ones",
            "ones_like", "full", "full_like", "arange", "linspace", "logspace", "eye",
@@ -105,22 +108,38 @@ def _shape(shape):
     return tuple(int(d) for d in shape)
 
 
+def creator(build):
+    """An ``mx.np`` creation function from ``build(*args, **kwargs) -> (op, params)``:
+    it runs the creation op. ``build`` stays reachable as ``fn.build``, from which
+    ``mx.sym.np`` makes the twin that adds the op to a graph instead."""
+    @functools.wraps(build)
+    def fn(*args, **kwargs):
+        name, params = build(*args, **kwargs)
+        op = OPS[name]
+        return _retype(invoke(op, (), op.parse_params(params)))
+    fn.build = build
+    return fn
+
+
+@creator
 def empty(shape, dtype=None, order="C", ctx=None):
     """A new array of ``shape`` (zero-filled: mxlite never hands out stale memory)."""
     _check_order(order, "empty")
-    return zeros(shape, dtype, order, ctx)
+    return zeros.build(shape, dtype, order, ctx)
 
 
+@creator
 def zeros(shape, dtype=None, order="C", ctx=None):
     """An array of zeros; float32 unless ``dtype``."""
     _check_order(order, "zeros")
-    return _make(onp.zeros(_shape(shape), _dtype(dtype, "zeros")), ctx)
+    return "_npi_zeros", {"shape": _shape(shape), "dtype": _dtype(dtype, "zeros"), "ctx": ctx}
 
 
+@creator
 def ones(shape, dtype=None, order="C", ctx=None):
     """An array of ones; float32 unless ``dtype``."""
     _check_order(order, "ones")
-    return _make(onp.ones(_shape(shape), _dtype(dtype, "ones")), ctx)
+    return "_npi_ones", {"shape": _shape(shape), "dtype": _dtype(dtype, "ones"), "ctx": ctx}
 
 
 def full(shape, fill_value, dtype=None, order="C", ctx=None, out=None):
@@ -129,52 +148,93 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, out=None):
         fill_value = fill_value.asnumpy()
         if dtype is None:
             dtype = fill_value.dtype
-    y = _make(onp.full(_shape(shape), fill_value, _dtype(dtype, "full")), ctx)
+        y = _make(onp.full(_shape(shape), fill_value, _dtype(dtype, "full")), ctx)
+    else:
+        y = _full(shape, fill_value, dtype, order, ctx)
     if out is not None:
         out[...] = y
         return out
     return y
 
 
-def _like(a, dtype):
-    return a.dtype if dtype is None else _dtype(dtype, "like")
+@creator
+def _full(shape, fill_value, dtype=None, order="C", ctx=None):
+    _check_order(order, "full")
+    return "_full", {"shape": _shape(shape), "value": fill_value,
+                     "dtype": _dtype(dtype, "full"), "ctx": ctx}
+
+
+full.build = _full.build
+
+
+def _like(a, fill_value, dtype, shape, ctx, where):
+    if _is_symbol(a) or (shape is None and (ctx is None or ctx == a.ctx)):
+        params = {"fill_value": fill_value}
+        if dtype is not None:
+            params["dtype"] = _dtype(dtype, where)
+        return apply("_npi_full_like", (a,), params, py_name=where)
+    dt = a.dtype if dtype is None else _dtype(dtype, where)
+    return _make(onp.full(a.shape if shape is None else _shape(shape), fill_value, dt),
+                 ctx or a.ctx)
 
 
 def empty_like(prototype, dtype=None, order="C", subok=False, shape=None):
-    return zeros_like(prototype, dtype, order, subok, shape)
+    """An array of ``prototype``'s shape and dtype (zero-filled)."""
+    return _like(prototype, 0, dtype, shape, None, "empty_like")
 
 
 def zeros_like(a, dtype=None, order="C", subok=False, shape=None, ctx=None):
     """Zeros of ``a``'s shape and dtype."""
-    return _make(onp.zeros(a.shape if shape is None else _shape(shape), _like(a, dtype)),
-                 ctx or a.ctx)
+    return _like(a, 0, dtype, shape, ctx, "zeros_like")
 
 
 def ones_like(a, dtype=None, order="C", subok=False, shape=None, ctx=None):
     """Ones of ``a``'s shape and dtype."""
-    return _make(onp.ones(a.shape if shape is None else _shape(shape), _like(a, dtype)),
-                 ctx or a.ctx)
+    return _like(a, 1, dtype, shape, ctx, "ones_like")
 
 
 def full_like(a, fill_value, dtype=None, order="C", subok=False, shape=None, ctx=None):
     """``fill_value`` in ``a``'s shape and dtype."""
-    return _make(onp.full(a.shape if shape is None else _shape(shape), fill_value,
-                          _like(a, dtype)), ctx or a.ctx)
+    return _like(a, fill_value, dtype, shape, ctx, "full_like")
 
 
+@creator
 def arange(start, stop=None, step=1, dtype=None, ctx=None):
     """Evenly spaced values in [start, stop); float32 unless ``dtype`` (as MXNet)."""
     if stop is None:
         start, stop = 0, start
-    dt = _dtype(dtype, "arange")
-    return _make(onp.arange(start, stop, step).astype(dt), ctx)
+    return "_npi_arange", {"start": start, "stop": stop, "step": step,
+                           "dtype": _dtype(dtype, "arange"), "ctx": ctx}
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, ctx=None):
     """``num`` evenly spaced values from ``start`` to ``stop``."""
-    y, step = onp.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
-    y = _make(y.astype(_dtype(dtype, "linspace")), ctx)
+    if isinstance(start, NDArray) or isinstance(stop, NDArray) or not onp.isscalar(start) \
+            or not onp.isscalar(stop):
+        y, step = onp.linspace(_value(start), _value(stop), num, endpoint=endpoint,
+                               retstep=True, axis=axis)
+        y = _make(y.astype(_dtype(dtype, "linspace")), ctx)
+    else:
+        y = _linspace(start, stop, num, endpoint, dtype=dtype, ctx=ctx)
+        step = (stop - start) / max(num - 1 if endpoint else num, 1)
     return (y, step) if retstep else y
+
+
+@creator
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+              ctx=None):
+    if retstep:
+        raise ValueError("linspace: retstep=True needs the values; it is not available "
+                         "while composing a graph")
+    return "_linspace", {"start": start, "stop": stop, "num": num, "endpoint": endpoint,
+                         "dtype": _dtype(dtype, "linspace"), "ctx": ctx}
+
+
+linspace.build = _linspace.build
+
+
+def _value(x):
+    return x.asnumpy() if isinstance(x, NDArray) else x
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, ctx=None):
@@ -183,14 +243,16 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
     return _make(y.astype(_dtype(dtype, "logspace")), ctx)
 
 
+@creator
 def eye(N, M=None, k=0, dtype=None, ctx=None, **kwargs):
     """A 2-D array with ones on diagonal ``k``."""
-    return _make(onp.eye(N, M, k, dtype=_dtype(dtype, "eye")), ctx)
+    return "_npi_eye", {"N": N, "M": M, "k": k, "dtype": _dtype(dtype, "eye"), "ctx": ctx}
 
 
+@creator
 def identity(n, dtype=None, ctx=None):
     """The ``n`` x ``n`` identity matrix."""
-    return eye(n, dtype=dtype, ctx=ctx)
+    return "_npi_identity", {"shape": (n, n), "dtype": _dtype(dtype, "identity"), "ctx": ctx}
 
 
 def tri(N, M=None, k=0, dtype=None, ctx=None):
@@ -198,7 +260,8 @@ def tri(N, M=None, k=0, dtype=None, ctx=None):
     return _make(onp.tri(N, M, k, dtype=_dtype(dtype, "tri")), ctx)
 
 
+@creator
 def indices(dimensions, dtype=None, ctx=None):
     """An array of grid indices (int32 unless ``dtype``, as MXNet)."""
     dt = onp.dtype(onp.int32) if dtype is None else _dtype(dtype, "indices")
-    return _make(onp.indices(tuple(dimensions), dtype=dt), ctx)
+    return "_npi_indices", {"dimensions": tuple(dimensions), "dtype": dt, "ctx": ctx}

@@ -1,8 +1,8 @@
 """Shape manipulation, joining, products, sorting and selection of ``mx.np``.
 
 Differentiable ones run registry ops (``_np_reshape``, ``_npi_concatenate``,
-``_np_dot`` ...); index-valued ones (``nonzero``, ``unique``, ``argsort``) run
-through NumPy like MXNet's.
+``_np_dot`` ...), ``unique`` and ``nonzero`` too (MXNet's ``_npi_unique`` and
+``_npx_nonzero``, recorded with zero gradients); ``argsort`` runs through NumPy.
 """
 import numpy as onp
 
@@ -156,12 +156,16 @@ def column_stack(tup):
 
 def split(ary, indices_or_sections, axis=0):
     """Split into equal sections or at the given indices along ``axis``."""
+    return _split("_npi_split", ary, indices_or_sections, axis)
+
+
+def _split(name, ary, indices_or_sections, axis):
     ary = _np(ary)
     if isinstance(indices_or_sections, int):
         params = {"sections": indices_or_sections, "axis": axis}
     else:
         params = {"indices": (0,) + tuple(indices_or_sections), "axis": axis}
-    out = apply("_npi_split", (ary,), params, py_name="split")
+    out = apply(name, (ary,), params, py_name=name[5:])
     if isinstance(out, (list, tuple)):
         return list(out)
     if not isinstance(out, NDArray):        # a Symbol: one Symbol per output
@@ -181,7 +185,8 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def hsplit(ary, indices_or_sections):
-    return split(ary, indices_or_sections, axis=1 if _np(ary).ndim > 1 else 0)
+    """Split along axis 1 (axis 0 for 1-D arrays)."""
+    return _split("_npi_hsplit", ary, indices_or_sections, 1)
 
 
 def vsplit(ary, indices_or_sections):
@@ -273,14 +278,20 @@ def argsort(a, axis=-1, kind=None, order=None):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
-    """The sorted unique elements (and optionally their indices and counts)."""
-    return fallback(onp.unique, ar, return_index=return_index, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=axis)
+    """The sorted unique elements (and optionally their indices, inverse indices and
+    counts, int64), by MXNet's ``_npi_unique``."""
+    y = apply("_npi_unique", (_np(ar),), {"return_index": return_index,
+                                          "return_inverse": return_inverse,
+                                          "return_counts": return_counts, "axis": axis},
+              py_name="unique")
+    return tuple(y) if isinstance(y, list) else y
 
 
 def nonzero(a):
-    """The indices of the nonzero elements, one int64 array per axis."""
-    return fallback(onp.nonzero, a)
+    """The indices of the nonzero elements, one int64 array per axis (MXNet's
+    ``_npx_nonzero``, one row per element, taken apart)."""
+    rows = apply("_npx_nonzero", (_np(a),), py_name="nonzero")
+    return tuple(rows[:, i] for i in range(rows.shape[1]))
 
 
 def take(a, indices, axis=None, mode="raise", out=None):

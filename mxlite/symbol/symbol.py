@@ -7,6 +7,7 @@ import numpy as np
 from ..attribute import AttrScope, with_hidden_keys
 from ..base import MXNetError, format_attr, DTYPE_TO_FLAG, FLAG_TO_DTYPE, np_dtype
 from ..operator.registry import OPS
+from ..util import is_np_shape
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "SymNode"]
 
@@ -451,14 +452,17 @@ class Symbol:
         """Params of the nodes whose ``shape`` attribute has unknown (0) dims
         (``zeros((L, 0, H))`` for RNN begin states), with the dims inferred from the
         given input shapes: ``{node id: Params}``. Empty when there are none."""
+        # (the np interface's ops, _npi_zeros ..., take 0 as a size: NumPy shape semantics)
         open_nodes = [n for n in self._nodes() if n.op is not None and not n.inputs
-                      and 0 in (n.p.get("shape") or (1,))]
+                      and 0 in (n.p.get("shape") or (1,)) and not n.op.name.startswith("_np")]
         if not open_nodes:
             return {}
         vals = self._infer_shape_impl((), shapes)[3]
         out = {}
         for node in open_nodes:
             shape = vals.get(id(node), [None])[0]
+            if (shape is None or 0 in shape) and is_np_shape():
+                continue        # nothing fills it: under NumPy shape semantics 0 is a size
             if shape is None or 0 in shape:
                 raise MXNetError("%s (%s): cannot infer the unknown dims of shape=%s from the "
                                  "input shapes %s" % (node.name, node.op.name,

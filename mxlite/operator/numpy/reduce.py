@@ -192,23 +192,3 @@ register_op("_np_any", _logical(lambda xp: xp.any), inputs=("data",), params=[_A
 register_op("_np_all", _logical(lambda xp: xp.all), inputs=("data",), params=[_AXIS, _KEEP],
             infer_type=lambda p, dt: [onp.dtype(onp.bool_)], aliases=("_npi_all",),
             doc="Whether all elements along ``axis`` are true (bool).")
-
-
-def _norm(p, xp, x):
-    dt = x.dtype if x.dtype.kind == "f" else F32
-    xf = x.astype(dt)
-    axes = _axes(p, x.ndim)
-    y = xp.sqrt(xp.sum(xf * xf, axis=axes, keepdims=p.keepdims))
-    return _finish(xp, y, dt)
-
-
-@on_ndarrays
-def _norm_grad(p, x, y, gy, need):
-    axes = _axes(p, x[0].ndim)
-    yk = expand_to(y[0], x[0].shape, axes)
-    safe = yk + (yk == 0)
-    return [expand_to(gy[0], x[0].shape, axes) * x[0] / safe]
-
-
-register_op("_npi_norm", _norm, inputs=("x",), params=[_AXIS, _KEEP], gradient=_norm_grad,
-            saves="xy", doc="The 2-norm (Frobenius for matrices) over ``axis``.")

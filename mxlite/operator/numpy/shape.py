@@ -10,7 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
 from ..registry import register_op, Param, Params, invoke, apply, on_ndarrays, OPS
-from ..util import norm_axis
+from ..util import norm_axis, zeros_grad
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -195,11 +195,13 @@ def _split_points(p, n):
                              "(%d into %d sections)" % (n, p.sections))
         step = n // p.sections
         return list(range(step, n, step))
-    return [i for i in p.indices if 0 < i < n] if p.indices else []
+    # MXNet's indices lead with the 0 the first part starts at; NumPy's split takes the
+    # others as they are (beyond n, or repeated: empty parts)
+    return list(p.indices[1:])
 
 
-def _split(p, xp, x):
-    axis = norm_axis(p.axis, x.ndim)
+def _split(p, xp, x, axis=None):
+    axis = norm_axis(p.axis, x.ndim) if axis is None else axis
     parts = xp.split(x, _split_points(p, x.shape[axis]), axis=axis)
     if p.squeeze_axis:
         parts = [q.squeeze(axis) for q in parts]
@@ -214,14 +216,31 @@ def _split_grad(p, x, y, gy, need):
 
 
 def _n_split(p):
-    return p.sections if p.sections else len(p.indices or ()) + 1
+    return p.sections if p.sections else max(len(p.indices), 1)    # indices lead with 0
 
 
-register_op("_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradient=_split_grad,
-            saves="y", params=[Param("indices", parse_shape, ()), Param("axis", parse_int, 0),
-                               Param("squeeze_axis", parse_bool, False),
-                               Param("sections", parse_int, 0)],
-            doc="Split into equal sections or at ``indices`` along ``axis``.")
+_SPLIT = register_op(
+    "_npi_split", _split, inputs=("data",), num_outputs=_n_split, gradient=_split_grad,
+    saves="y", params=[Param("indices", parse_shape, ()), Param("axis", parse_int, 0),
+                       Param("squeeze_axis", parse_bool, False),
+                       Param("sections", parse_int, 0)],
+    doc="Split into equal sections or at ``indices`` along ``axis``.")
+
+
+def _hsplit_axis(ndim):
+    return 1 if ndim > 1 else 0
+
+
+def _hsplit_grad(p, x, y, gy, need):
+    gy = [nd.zeros_like(b) if g is None else g for g, b in zip(gy, y)]
+    return [nd.concat(*gy, dim=_hsplit_axis(x[0].ndim))]
+
+
+register_op("_npi_hsplit", lambda p, xp, x: _split(p, xp, x, _hsplit_axis(x.ndim)),
+            inputs=("data",), num_outputs=_n_split, gradient=_hsplit_grad, saves="",
+            params=list(_SPLIT.params.values()),
+            doc="``split`` along axis 1 (axis 0 for 1-D data): ``mx.np.hsplit``, which "
+                "needs no rank while a graph is composed.")
 
 derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps))
 derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(x, p.axis).copy())
@@ -405,3 +424,31 @@ NP_GETITEM = register_op("_npi_getitem", _getitem, gradient=_getitem_grad, saves
 _NP_GETITEM_BWD = register_op("_npi_getitem_backward", _GETITEM_BWD.compute,
                               gradient=_getitem_backward_grad, saves="",
                               doc="Scatter-add ``gy`` into zeros at ``key`` (0-d aware).")
+
+
+def _unique(p, xp, x):
+    ys = xp.unique(x, return_index=p.return_index, return_inverse=p.return_inverse,
+                   return_counts=p.return_counts, axis=p.axis)
+    if not isinstance(ys, tuple):
+        return ys
+    extra = [y.astype(onp.int64) for y in ys[1:]]
+    if p.return_inverse:        # one index per element of the flattened (or axis) input
+        k = 1 if p.return_index else 0
+        extra[k] = extra[k].reshape(-1)
+    return (ys[0],) + tuple(extra)
+
+
+def _n_unique_outputs(p):
+    return 1 + p.return_index + p.return_inverse + p.return_counts
+
+
+register_op("_npi_unique", _unique, inputs=("data",), num_outputs=_n_unique_outputs,
+            gradient=zeros_grad, saves="",
+            infer_type=lambda p, dt: [dt[0]] + [onp.dtype(onp.int64)] * (
+                _n_unique_outputs(p) - 1),
+            params=[Param("return_index", parse_bool, False, "Also the first indices."),
+                    Param("return_inverse", parse_bool, False, "Also the inverse indices."),
+                    Param("return_counts", parse_bool, False, "Also the counts."),
+                    Param("axis", optional(parse_int), None, "The axis; None: flattened.")],
+            doc="The sorted unique elements (and indices, inverse, counts as int64); a "
+                "zero gradient, as MXNet's.")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
+from ...util import is_np_shape
 from ..registry import register_op, Param, on_ndarrays
 
 _ALPHA = Param("alpha", parse_float, 1.0, "Scale factor of the result.")
@@ -47,9 +48,10 @@ def _check_batch(what, a, b):
 
 
 def _as_out(y, like):
-    """MXNet 1.x has no 0-d arrays: a matrix reduced to a scalar has shape (1,)."""
+    """A matrix reduced to a scalar has shape (1,) in MXNet 1.x, () under NumPy shape
+    semantics (as MXNet's det and slogdet give it)."""
     y = y.astype(like.dtype, copy=False)
-    return y.reshape(1) if y.ndim == 0 else y
+    return y.reshape(1) if y.ndim == 0 and not is_np_shape() else y
 
 
 # -- helpers on NDArrays (gradients) ----------------------------------------------

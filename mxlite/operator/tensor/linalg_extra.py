@@ -190,11 +190,17 @@ register_op("_linalg_gelqf", _gelqf, inputs=("A",), gradient=_gelqf_grad, saves=
 
 # -- syevd ---------------------------------------------------------------------------------
 
-def _fix_signs(xp, u):
-    """Flip each row of U so that its entry of largest magnitude is positive."""
+def _sign_flips(xp, u):
+    """-1 for each row of U whose entry of largest magnitude is negative, else 1
+    (shape (..., rows, 1))."""
     k = xp.argmax(xp.abs(u), axis=-1)
     lead = xp.take_along_axis(u, k[..., None], axis=-1)
-    return xp.where(lead < 0, -u, u)
+    return xp.where(lead < 0, -1, 1).astype(u.dtype)
+
+
+def _fix_signs(xp, u):
+    """Flip each row of U so that its entry of largest magnitude is positive."""
+    return u * _sign_flips(xp, u)
 
 
 def _syevd(p, xp, a):

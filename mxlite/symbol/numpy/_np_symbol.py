@@ -3,12 +3,21 @@
 
 Operators and methods compose the np ops (``x + y`` is ``_npi_add`` with broadcasting,
 ``x.reshape(2, -1)`` is ``_np_reshape``); basic indexing is ``slice`` followed by
-``_np_squeeze`` for the integer-indexed axes (and ``_npi_expand_dims`` for ``None``).
+``_npx_reshape`` dropping the integer-indexed axes, as MXNet writes it (and
+``_npi_expand_dims`` for ``None``).
 """
+import functools
+
+import numpy as onp
+
 from ..symbol import Symbol
 from ...numpy import _math, _shape
 
-__all__ = ["_Symbol"]
+__all__ = ["_Symbol", "creation_twin", "CREATION"]
+
+# mx.np's creation functions that have a graph op (the others need values: NumPy runs them)
+CREATION = ("empty", "zeros", "ones", "full", "arange", "linspace", "eye", "identity",
+            "indices")
 
 
 class _Symbol(Symbol):
@@ -129,42 +138,88 @@ _Symbol.flatten = _Symbol.ravel
 
 
 def _basic_index(x, key):
-    """``x[key]`` for ints, slices and None (NumPy's basic indexing) as graph ops."""
+    """``x[key]`` for ints, slices, None and one Ellipsis anywhere (NumPy's basic
+    indexing) as graph ops, as MXNet 1.9.1 writes them: ``slice`` on the leading axes,
+    then ``_npx_reshape`` with -3 dropping each integer-indexed axis. The axes after
+    an Ellipsis are indexed the same way between two ``_np_transpose`` (which reverse
+    the axes), since a Symbol's rank is not known while it is traced."""
+    as_tuple = isinstance(key, tuple)
+    if not as_tuple:
+        key = (key,)
+    dots = [i for i, k in enumerate(key) if k is Ellipsis]
+    if len(dots) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...'), got %r" % (key,))
+    pre, post = (key[:dots[0]], key[dots[0] + 1:]) if dots else (key, ())
+    y = _index_leading(x, pre, as_tuple)
+    if any(k is not None for k in post):
+        y = _transposed(_index_leading(_transposed(y), post[::-1], as_tuple))
+    for pos in _new_axes(pre):
+        y = _op("_npi_expand_dims", y, axis=pos)
+    for pos in _new_axes(post[::-1]):
+        y = _op("_npi_expand_dims", y, axis=-1 - pos)
+    return y
+
+
+def _op(name, *x, **params):
     from ...operator.registry import OPS
     from ..register import op_call
-    if not isinstance(key, tuple):
-        key = (key,)
-    if any(k is Ellipsis for k in key):
-        if key.count(Ellipsis) > 1 or key[-1] is not Ellipsis:
-            raise IndexError("mx.sym.np: Ellipsis is only supported at the end of an index")
-        key = key[:-1]
-    if not key:
-        return x
-    begin, end, step, drop, new = [], [], [], [], []
-    axis = out_axis = 0
+    return op_call(OPS[name], list(x), params, hint=name.split("_", 2)[-1])
+
+
+def creation_twin(fn):
+    """The ``mx.sym.np`` twin of ``mx.np`` creation function ``fn``: the same op
+    (``_npi_zeros`` ...), added to the graph as a node without inputs."""
+    @functools.wraps(fn.build)
+    def twin(*args, **kwargs):
+        name, params = fn.build(*args, **kwargs)
+        y = _op(name, **{k: v for k, v in params.items() if v is not None})
+        return _Symbol(y._outputs)
+    twin.__module__ = "mxlite.symbol.numpy"
+    return twin
+
+
+def _transposed(x):
+    return _op("_np_transpose", x, axes=None)
+
+
+def _index_leading(x, key, as_tuple):
+    """``x[key]`` for ints and slices (None skipped) on the leading axes; a tuple key
+    is reshaped even when no axis drops, as MXNet writes it."""
+    begin, end, step, codes = [], [], [], []
     for k in key:
         if k is None:
-            new.append(out_axis)
-            out_axis += 1
             continue
         if isinstance(k, slice):
+            if k.step == 0:
+                raise ValueError("slice step cannot be zero")
             begin.append(k.start)
             end.append(k.stop)
             step.append(k.step)
-            out_axis += 1
-        elif isinstance(k, int):
+            codes.append(-2)
+        elif isinstance(k, (int, onp.integer)) and not isinstance(k, bool):
+            k = int(k)
+            # MXNet's form: a negative index walks backwards, so its end stays in range
             begin.append(k)
-            end.append(k + 1 if k != -1 else None)
-            step.append(None)
-            drop.append(axis)
+            end.append(k + 1 if k >= 0 else k - 1)
+            step.append(1 if k >= 0 else -1)
+            codes.append(-3)
         else:
-            raise IndexError("mx.sym.np: only integers, slices, None and a trailing Ellipsis "
+            raise IndexError("mx.sym.np: only integers, slices, None and one Ellipsis "
                              "index a Symbol, got %r" % (k,))
-        axis += 1
-    y = op_call(OPS["slice"], [x], {"begin": tuple(begin), "end": tuple(end),
-                                    "step": tuple(step)}, hint="slice")
-    if drop:
-        y = op_call(OPS["_np_squeeze"], [y], {"axis": tuple(drop)}, hint="squeeze")
-    for pos in new:
-        y = op_call(OPS["_npi_expand_dims"], [y], {"axis": pos}, hint="expand_dims")
+    if not codes:
+        return x
+    y = _op("slice", x, begin=tuple(begin), end=tuple(end), step=tuple(step))
+    if -3 in codes or as_tuple:
+        y = _op("_npx_reshape", y, newshape=tuple(codes) + (-4,))
     return y
+
+
+def _new_axes(key):
+    """Where the None entries of ``key`` put new axes in the result (from its start)."""
+    out, pos = [], 0
+    for k in key:
+        if k is None:
+            out.append(pos)
+        if k is None or isinstance(k, slice):
+            pos += 1
+    return out
