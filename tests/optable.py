@@ -100,6 +100,12 @@ def _in_a_test():
     return False
 
 
+def errors(id, op, *calls):
+    """A row of error calls only: each ``(call, match)`` must raise an MXNet error whose
+    message starts with ``match`` (None: the op's name)."""
+    return Spec(id, None, None, [], grad=(), op=op, errors=calls)
+
+
 def case(id, fn, ref, inputs, grad=(0,), order=2, **kw):
     """One row: ``fn(*NDArrays)`` must equal ``ref(*numpy arrays)``.
 
@@ -160,6 +166,8 @@ def ops_of(c):
     (ValueError when it runs several and does not say which it tests)."""
     if c.op == COMPOSED:
         return set()
+    if c.fn is None:             # a row of error calls only
+        return {registry.get_op(c.op).name}
     with ops_run() as ran, mx.autograd.pause():
         c.fn(*to_nd(c.inputs))
     if c.op is not None:
