@@ -129,7 +129,10 @@ LINEAR_F32 = [   # computed in float32 as MXNet does: numeric gradients need a w
 ]
 
 
-globals().update(row_tests(GRAD_CASES))
+# no jitter at all: the image comes back as it was (in float32, as MXNet computes it)
+JITTER = [case("color_jitter_none", lambda x: I.random_color_jitter(x, 0, 0, 0, 0), lambda x: x,
+               [X64 * 255], grad=(), dtypes=(np.float32,))]
+globals().update(row_tests(GRAD_CASES + JITTER))
 
 
 @pytest.mark.parametrize("c", LINEAR_F32, ids=lambda c: c.id)

@@ -78,7 +78,14 @@ OPS_GOLD = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
 OPS_CASES = json.loads(str(OPS_GOLD["cases"]))
 
 
-SPECS = (_golden_rows(GOLD, CASES, _op, lambda case: CASES[case])
+_ENTROPY = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
+                                "calibrate_entropy_mxnet191.npz"))
+SPECS = ([Spec("calibrate_entropy_c%d" % k, lambda h, e, k=k: mx.nd.contrib.calibrate_entropy(
+             h, e, num_quantized_bins=int(_ENTROPY["c%d/nqb" % k])),
+               lambda h, e, k=k: [_ENTROPY["c%d/t" % k], _ENTROPY["c%d/d" % k]],
+               [_ENTROPY["c%d/hist" % k], _ENTROPY["c%d/edges" % k]], grad=(), rtol=1e-6)
+          for k in range(3)]
+         + _golden_rows(GOLD, CASES, _op, lambda case: CASES[case])
          + _golden_rows(OPS_GOLD, OPS_CASES, lambda case: OPS_CASES[case]["op"],
                         lambda case: OPS_CASES[case]["params"]))
 globals().update(row_tests(SPECS))

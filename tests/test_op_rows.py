@@ -52,16 +52,6 @@ EXEMPT.update({
                 "tests of test_op_tensor.py",
 })
 
-# Ops whose tests are not written as rows yet (separate test functions in the files
-# named). This list may only shrink: the test fails when one of them gains a row, so that
-# it leaves the list.
-NO_ROW_YET = {
-    "_contrib_calibrate_entropy": "test_op_quantize.py",
-    "_image_random_color_jitter": "test_op_image.py",
-    "_sample_unique_zipfian": "test_random.py",
-}
-
-
 def _table_modules():
     """Import every test module that builds rows, so that their Specs exist (here, while
     this module loads: rows made inside a running test are not a table's)."""
@@ -117,10 +107,9 @@ def test_every_registered_op_has_a_row():
     # mxlite's ops, not those that other tests register for themselves
     registered = {op.name for op in OPS.values()
                   if (getattr(op.kernel, "__module__", None) or "").startswith("mxlite.")}
-    missing = sorted(registered - covered - set(EXEMPT) - set(NO_ROW_YET))
+    missing = sorted(registered - covered - set(EXEMPT))
     assert not missing, "%d registered ops have no test row (add a Spec, or an EXEMPT " \
                         "entry with its reason): %s" % (len(missing), " ".join(missing))
-    stale = sorted(n for n in list(EXEMPT) + list(NO_ROW_YET)
-                   if n not in registered or n in covered)
-    assert not stale, "EXEMPT/NO_ROW_YET entries for ops that are gone or have rows now " \
-                      "(remove them): %s" % stale
+    stale = sorted(n for n in EXEMPT if n not in registered or n in covered)
+    assert not stale, "EXEMPT entries for ops that are gone or have rows now (remove them): " \
+                      "%s" % stale

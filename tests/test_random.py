@@ -9,6 +9,13 @@ from optable import Spec, check_moments, op_function, row_tests
 N = 200000       # large enough for mean/var within a few standard errors, still fast
 
 
+def _zipf_moments(n):
+    c = np.arange(n)
+    p = (np.log(c + 2) - np.log(c + 1)) / np.log(n + 1)
+    mean = (c * p).sum()
+    return mean, (c * c * p).sum() - mean * mean
+
+
 def _rows(dist, mean, var, random, sample):
     """Rows for ``_random_<dist>`` (scalar params), ``_random_<dist>_like`` (the shape of
     its data) and ``_sample_<dist>`` (params as arrays), all with the same distribution."""
@@ -38,6 +45,10 @@ SPECS = (_rows("uniform", 1.0, 16 / 12, dict(low=-1, high=3), (-1, 3))
             Spec("multinomial", lambda p: op_function("_sample_multinomial")(p, shape=N), None,
                  [np.array([[0.2, 0.3, 0.5]])], grad=(), op="_sample_multinomial",
                  moments=(1.3, 2.3 - 1.3 ** 2)),
+            # one class per row: plain draws from P(c) = log((c + 2) / (c + 1)) / log(51)
+            Spec("unique_zipfian", lambda: op_function("_sample_unique_zipfian")(
+                range_max=50, shape=(N // 10, 1))[0], None, [], grad=(),
+                 op="_sample_unique_zipfian", moments=_zipf_moments(50)),
             Spec("shuffle", lambda x: mx.nd.sort(op_function("_shuffle")(x), axis=0),
                  lambda x: np.sort(x, axis=0), [np.random.RandomState(3).uniform(size=(50, 2))],
                  grad=(), op="_shuffle")])
