@@ -66,18 +66,6 @@ SCALAR = [
     ("_logical_and_scalar", _f(lambda x: np.logical_and(x, S)), halves, 0),
     ("_logical_or_scalar", _f(lambda x: np.logical_or(x, S)), halves, 0),
     ("_logical_xor_scalar", _f(lambda x: np.logical_xor(x, S)), halves, 0),
-    # the legacy names of Symbol arithmetic
-    ("_EqualScalar", _f(lambda x: x == S), halves, 0),
-    ("_NotEqualScalar", _f(lambda x: x != S), halves, 0),
-    ("_GreaterScalar", _f(lambda x: x > S), halves, 0),
-    ("_GreaterEqualScalar", _f(lambda x: x >= S), halves, 0),
-    ("_LesserScalar", _f(lambda x: x < S), halves, 0),
-    ("_LesserEqualScalar", _f(lambda x: x <= S), halves, 0),
-    ("_LogicalAndScalar", _f(lambda x: np.logical_and(x, S)), halves, 0),
-    ("_LogicalOrScalar", _f(lambda x: np.logical_or(x, S)), halves, 0),
-    ("_LogicalXorScalar", _f(lambda x: np.logical_xor(x, S)), halves, 0),
-    ("_ModScalar", lambda x: _mod(x, S), pos, 1), ("_RModScalar", lambda x: _mod(S, x), pos, 0),
-    ("_HypotScalar", lambda x: np.hypot(x, S), u, 2),
 ]
 
 BINARY = [
@@ -90,12 +78,24 @@ BINARY = [
     ("_logical_and", _f(np.logical_and), halves, 0), ("_logical_or", _f(np.logical_or), halves, 0),
     ("_logical_xor", _f(np.logical_xor), halves, 0),
     ("broadcast_logical_xor", _f(np.logical_xor), halves, 0),
-    ("_Equal", _f(np.equal), halves, 0), ("_Not_Equal", _f(np.not_equal), halves, 0),
-    ("_Greater", _f(np.greater), halves, 0), ("_Greater_Equal", _f(np.greater_equal), halves, 0),
-    ("_Lesser", _f(np.less), halves, 0), ("_Lesser_Equal", _f(np.less_equal), halves, 0),
-    ("_Logical_And", _f(np.logical_and), halves, 0), ("_Logical_Or", _f(np.logical_or), halves, 0),
-    ("_Logical_Xor", _f(np.logical_xor), halves, 0),
 ]
+
+# MXNet's legacy names (Symbol arithmetic in old JSON) and the ops they mean
+LEGACY = {
+    "_EqualScalar": "_equal_scalar", "_NotEqualScalar": "_not_equal_scalar",
+    "_GreaterScalar": "_greater_scalar", "_GreaterEqualScalar": "_greater_equal_scalar",
+    "_LesserScalar": "_lesser_scalar", "_LesserEqualScalar": "_lesser_equal_scalar",
+    "_LogicalAndScalar": "_logical_and_scalar", "_LogicalOrScalar": "_logical_or_scalar",
+    "_LogicalXorScalar": "_logical_xor_scalar", "_ModScalar": "_mod_scalar",
+    "_RModScalar": "_rmod_scalar", "_HypotScalar": "_hypot_scalar",
+    "_Equal": "_equal", "_Not_Equal": "_not_equal", "_Greater": "_greater",
+    "_Greater_Equal": "_greater_equal", "_Lesser": "_lesser", "_Lesser_Equal": "_lesser_equal",
+    "_Logical_And": "_logical_and", "_Logical_Or": "_logical_or", "_Logical_Xor": "_logical_xor",
+}
+SCALAR += [(alias, ref, dom, n) for name, ref, dom, n in SCALAR
+           for alias in LEGACY if LEGACY[alias] == name]
+BINARY += [(alias, ref, dom, n) for name, ref, dom, n in BINARY
+           for alias in LEGACY if LEGACY[alias] == name]
 
 
 def _order(n):
