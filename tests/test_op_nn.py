@@ -556,7 +556,7 @@ def test_infer_shape_of_weights():
     assert ins == [(4, 2, 3), (5, 3)]
     ins, outs = _infer("Convolution", [(2, 4, 9, 9), None, None], kernel=(3, 3),
                        num_filter=6, num_group=2)
-    assert ins[1:] == [(6, 2, 3, 3), (6,)] and outs == [(2, 6, 7, 7)]
+    assert ins[1:] == [(6, 2, 3, 3), (6,)] and outs == [(2, 6, 7, 7), (0,)]  # hidden: cols
     ins, outs = _infer("Deconvolution", [(2, 4, 5, 5), None], kernel=(3, 3), stride=(2, 2),
                        num_filter=6, num_group=2)
     assert ins[1] == (4, 3, 3, 3) and outs == [(2, 6, 11, 11)]
@@ -728,34 +728,45 @@ SPECS = _FUSED_BACKWARD_ROWS + [
 globals().update(row_tests(SPECS))
 
 
-def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_backward():
-    from mxlite.operator.nn import convolution
-    cache = convolution._COLS
+def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_backward(
+        monkeypatch):
+    import weakref
+    from mxlite.operator.nn import convolution, _conv_kernels
+    built = []
+    build_cols = _conv_kernels.build_cols
+
+    def counting_build_cols(*args, **kwargs):
+        cols = build_cols(*args, **kwargs)
+        built.append(weakref.ref(cols))
+        return cols
+
+    monkeypatch.setattr(_conv_kernels, "build_cols", counting_build_cols)
     x = mx.nd.array(_rand(2, 3, 6, 6).astype(np.float32))
     w = mx.nd.array(_rand(4, 3, 3, 3).astype(np.float32))
     w.attach_grad()
+    held = convolution._COLS.held
 
     def weight_grad():
+        del built[:]
         with mx.autograd.record():
             y = mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
-        kept = len(cache.entries)
         y.backward(mx.nd.ones_like(y))
-        assert not cache.entries        # nothing outlives the backward pass
-        return kept, w.grad.asnumpy()
+        # the columns lived on the node (a hidden output), which the backward freed
+        assert all(ref() is None for ref in built)
+        return len(built), w.grad.asnumpy()
 
-    kept, g = weight_grad()
-    assert kept == 1
-    old = cache.MAX_BYTES
-    cache.MAX_BYTES = 0                 # nothing kept: the columns are rebuilt
-    try:
-        kept_none, g_rebuilt = weight_grad()
-    finally:
-        cache.MAX_BYTES = old
-    assert kept_none == 0
+    n_built, g = weight_grad()
+    assert n_built == 1                 # the backward took the forward's columns
+    assert convolution._COLS.held == held      # their bytes went back to the budget
+    monkeypatch.setattr(convolution._COLS, "MAX_BYTES", 0)
+    n_rebuilt, g_rebuilt = weight_grad()
+    assert n_rebuilt == 2               # nothing kept: the columns are built again
     np.testing.assert_array_equal(g, g_rebuilt)
-    # not recording: nothing is kept
-    mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
-    assert not cache.entries
+    # not recording: the hidden output is empty
+    op = mx.operator.get_op("Convolution")
+    p = op.parse_params(dict(kernel=(3, 3), num_filter=4, no_bias=True))
+    y, cols = op.compute(p, np, x.asnumpy(), w.asnumpy())
+    assert y.shape == (2, 4, 4, 4) and cols.shape == (0,)
 
 
 def test_dense_gradients_at_batch_one_are_outer_products():

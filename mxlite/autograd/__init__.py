@@ -239,15 +239,6 @@ def _accumulate(table, pending, node, index, g):
 _nd = None
 
 
-_AFTER_BACKWARD = []
-
-
-def after_backward(fn):
-    """Call ``fn()`` whenever a backward pass ends (ops drop what they kept for it)."""
-    _AFTER_BACKWARD.append(fn)
-    return fn
-
-
 def _push(table, pending, node, gxs):
     """Add ``node``'s input gradients to its parents' entries in ``table``.
 
@@ -350,8 +341,6 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         return results
     finally:
         st.recording, st.training, st.raw = prev
-        for fn in _AFTER_BACKWARD:
-            fn()
 
 
 def _collect_wanted(wanted, results, node, gl):

@@ -10,13 +10,17 @@ registered ops, so gradient penalties differentiate through them:
 - the data gradient of Convolution is a Deconvolution, and vice versa;
 - the weight gradient of both is ``_conv_weight_grad(data, grad)``, whose own
   gradient is a Deconvolution (for ``data``) and a Convolution (for ``grad``).
+
+A recorded Convolution keeps the columns its forward built (within ``_ColsBudget``) as
+a hidden output, ``cols``, which its rule hands to ``_conv_weight_grad``: they live and
+die with the node, and the backward need not build them again.
 """
 import itertools
-import threading
+import weakref
 
 
 from ... import nd
-from ...autograd import _state as _ag_state, after_backward
+from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ..registry import register_op, Param
 from . import _conv_kernels as kern
@@ -66,74 +70,41 @@ def conv_out_size(name, size, kernel, stride, dilate, pad):
     return tuple(out)
 
 
-class _ColsCache(threading.local):
-    """Columns a recorded forward made, kept for its weight gradient (which needs the
-    same columns of the same input), so the backward does not build them again.
-
-    Entries are keyed by the input array and the geometry, hold the array itself (an
-    id alone could be reused), are taken once, and are bounded in number and bytes:
-    past the bound a network rebuilds its first layers' columns. A recorded input
-    changed in place fails backward's version check before its columns could be
-    used. Every backward pass empties it when it ends (per thread).
+class _ColsBudget:
+    """How many bytes of columns the recorded nodes hold (their hidden ``cols``
+    outputs): a forward keeps its columns for the weight gradient while the total
+    stays within ``MAX_BYTES``; each kept array gives its bytes back when it is freed
+    (with its node, after the backward). Past the bound a network rebuilds its
+    later layers' columns in the backward.
 
     NOTE: rebuilding the columns costs about a third of an im2col convolution's
     non-GEMM time in a training step; the bound holds every column of a ResNet-18
     step at batch 8 (about 460 MB, 8% of the step, peak RSS up 23%)."""
 
-    MAX_ENTRIES = 64
     MAX_BYTES = 512 << 20
 
     def __init__(self):
-        self.entries = {}
-        self.nbytes = 0
+        self.held = 0
 
-    def put(self, key, x, cols):
-        if cols.nbytes > self.MAX_BYTES // 2:
-            return
-        old = self.entries.pop(key, None)
-        if old is not None:
-            self.nbytes -= old[1].nbytes
-        while self.entries and (len(self.entries) >= self.MAX_ENTRIES
-                                or self.nbytes + cols.nbytes > self.MAX_BYTES):
-            _, (_, dropped) = _pop_oldest(self.entries)
-            self.nbytes -= dropped.nbytes
-        self.entries[key] = (x, cols)
-        self.nbytes += cols.nbytes
+    def keep(self, cols):
+        """Whether to keep ``cols`` (then counted until it is freed)."""
+        n = cols.nbytes
+        if self.held + n > self.MAX_BYTES:
+            return False
+        self.held += n
+        weakref.finalize(cols, self._release, n)
+        return True
 
-    def clear(self):
-        self.entries.clear()
-        self.nbytes = 0
-
-    def take(self, key, x):
-        found = self.entries.get(key)
-        if found is None or found[0] is not x:
-            return None
-        del self.entries[key]
-        self.nbytes -= found[1].nbytes
-        return found[1]
+    def _release(self, n):
+        self.held -= n
 
 
-def _pop_oldest(d):
-    k = next(iter(d))
-    return k, d.pop(k)
+_COLS = _ColsBudget()
 
 
-_COLS = _ColsCache()
-after_backward(lambda: _COLS.clear() if _COLS.entries else None)
-
-
-def _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=False, reuse=False):
-    """Columns of the padded input (see ``build_cols``).
-    ``keep``: a recorded forward keeps them for the weight gradient (``reuse``)."""
-    key = (id(x), kernel, stride, dilate, pad, groups, tuple(out))
-    if reuse:
-        cols = _COLS.take(key, x)
-        if cols is not None:
-            return cols
-    cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
-    if keep:
-        _COLS.put(key, x, cols)
-    return cols
+def _no_cols(xp, dtype):
+    """The hidden ``cols`` output of a convolution that keeps no columns."""
+    return xp.empty((0,), dtype=dtype)
 
 
 def _use_rows(groups, size, c, kernel):
@@ -146,20 +117,23 @@ def _use_rows(groups, size, c, kernel):
 
 
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
-    """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)."""
+    """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel),
+    and the columns it was computed from (None for a 1x1 convolution, which has none)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
     if kern.is_pointwise(kernel, pad, dilate, groups):
-        return kern.pointwise(xp, x, w, stride)
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, keep=_ag_state.recording)
-    return kern.cols_product(xp, cols, w, x.shape[0], out, groups)
+        return kern.pointwise(xp, x, w, stride), None
+    cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
+    return kern.cols_product(xp, cols, w, x.shape[0], out, groups), cols
 
 
-def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups):
-    """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel)."""
+def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups, cols=None):
+    """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel). ``cols``: the columns of ``x``
+    its forward kept, if any (else they are built again)."""
     out = gy.shape[2:]
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.pointwise_weight_grad(xp, x, gy, stride)
-    cols = _im2col(xp, x, kernel, stride, dilate, pad, groups, out, reuse=True)
+    if cols is None or not cols.size:
+        cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
     gw = kern.cols_weight_grad(xp, cols, gy, groups)
     return gw.reshape((gy.shape[1], x.shape[1] // groups) + tuple(kernel))
 
@@ -307,8 +281,11 @@ def _conv_compute(p, xp, x, w, b=None):
     kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "Convolution")
     _check_groups("Convolution", p, x.shape[1], "input channels")
     _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
-    y = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group)
-    return _add_bias(y, b).astype(x.dtype, copy=False)
+    y, cols = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group)
+    # A recorded forward keeps its columns for the weight gradient, as a hidden output.
+    if cols is None or not _ag_state.recording or not _COLS.keep(cols):
+        cols = _no_cols(xp, x.dtype)
+    return _add_bias(y, b).astype(x.dtype, copy=False), cols
 
 
 def _bias_grad(gy, want):
@@ -334,8 +311,9 @@ def _conv_grad(p, x, y, gy, need):
                               adj=adj, num_filter=data.shape[1], num_group=p.num_group,
                               no_bias=True)
     if need[1]:
-        gw = nd._internal._conv_weight_grad(data, g, kernel=kernel, stride=stride,
-                                            dilate=dilate, pad=pad, num_group=p.num_group)
+        gw = nd._internal._conv_weight_grad(data, g, y[1], kernel=kernel, stride=stride,
+                                            dilate=dilate, pad=pad, num_group=p.num_group,
+                                            with_cols=True)
     return [gx, gw] + ([] if p.no_bias else [_bias_grad(g, need[2])])
 
 
@@ -373,11 +351,11 @@ def _conv_infer(p, shapes):
     check_layout("Convolution", p, len(d))
     kernel, stride, dilate, pad = geometry(p, len(d) - 2, "Convolution")
     out = conv_out_size("Convolution", d[2:], kernel, stride, dilate, pad)
-    return shapes, [(d[0], p.num_filter) + tuple(out)]
+    return shapes, [(d[0], p.num_filter) + tuple(out), (0,)]
 
 
 register_op("Convolution", _conv_compute, gradient=_conv_grad,
-            saves="x",
+            saves="x", num_outputs=2, num_visible_outputs=1, output_names=("output", "cols"),
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=_common_params(False), infer_shape=_conv_infer,
             doc="Convolution (cross-correlation) over 1, 2 or 3 spatial dims, channels first. "
@@ -386,14 +364,14 @@ register_op("Convolution", _conv_compute, gradient=_conv_grad,
 
 # -- the weight gradient as an op ------------------------------------------------------
 
-def _wgrad_compute(p, xp, x, g):
+def _wgrad_compute(p, xp, x, g, cols=None):
     kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "_conv_weight_grad")
-    return conv_weight_grad(xp, x, g, kernel, stride, dilate, pad, p.num_group)
+    return conv_weight_grad(xp, x, g, kernel, stride, dilate, pad, p.num_group, cols)
 
 
 def _wgrad_grad(p, x, y, gy, need):
     # gw = W(data, grad) is bilinear: <W(a, g), H> = <conv(a, H), g> = <a, deconv(g, H)>.
-    data, g = x
+    data, g = x[0], x[1]
     h = gy[0]
     kernel, stride, dilate, pad = geometry(p, data.ndim - 2, "_conv_weight_grad")
     adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
@@ -401,14 +379,17 @@ def _wgrad_grad(p, x, y, gy, need):
                   no_bias=True)
     g_data = nd.Deconvolution(g, h, adj=adj, num_filter=data.shape[1], **common)
     g_grad = nd.Convolution(data, h, num_filter=g.shape[1], **common)
-    return [g_data, g_grad]
+    return [g_data, g_grad] + ([None] if p.with_cols else [])
 
 
 register_op("_conv_weight_grad", _wgrad_compute, gradient=_wgrad_grad, saves="x",
-            inputs=("data", "grad"),
+            inputs=lambda p: ("data", "grad", "cols") if p.with_cols else ("data", "grad"),
             params=[Param("kernel", parse_shape, low=1), Param("stride", parse_shape, (), low=1),
                     Param("dilate", parse_shape, (), low=1), Param("pad", parse_shape, (), low=0),
-                    Param("num_group", parse_int, 1, low=1)],
+                    Param("num_group", parse_int, 1, low=1),
+                    Param("with_cols", parse_bool, False,
+                          "Whether input ``cols`` carries the columns of ``data`` that "
+                          "Convolution's forward kept (empty: build them again).")],
             doc="The weight gradient of Convolution: ``d<grad, conv(data, w)>/dw``.")
 
 

@@ -37,6 +37,8 @@ register_op("Convolution_v1",
             gradient=lambda p, x, y, gy, need: _CONV.gradient(_conv_params(p), x, y, gy, need),
             infer_shape=lambda p, shapes: _CONV.infer_shape_rule(_conv_params(p), shapes),
             params=list(_CONV.params.values()), saves=_CONV.saves,
+            num_outputs=_CONV.num_outputs, num_visible_outputs=_CONV.num_visible_outputs,
+            output_names=_CONV.output_names,
             doc="MXNet's first Convolution: ``Convolution`` for 2-D NCHW data only.")
 
 

@@ -183,7 +183,7 @@ def _conv(p, xp, *args):
     # NOTE: exact integer sums, computed in float64 (exact below 2**53).
     conv = OPS["Convolution"]
     y = conv.compute(conv.parse_params(dict(p.items(), no_bias=True)), xp,
-                     x.astype(np.float64), w.astype(np.float64))
+                     x.astype(np.float64), w.astype(np.float64))[0]
     if not p.no_bias:
         # MXNet's CPU kernel adds the int8 bias as it is (no rescaling to the product's step)
         y = y + b.astype(np.float64).reshape((1, -1) + (1,) * (y.ndim - 2))
