@@ -54,7 +54,8 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
     if op.variadic:
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = list(args[0])
-        raw.setdefault(op.variadic, len(args))
+        if op.variadic not in raw:
+            raw[op.variadic] = op.variadic_count(len(args))
     else:
         # non-Symbol positionals after the inputs are params, in declaration order
         k = 0
