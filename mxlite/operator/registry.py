@@ -234,6 +234,36 @@ class Op:
                 return None
         return self.parse_params(kwargs)
 
+    def split_args(self, args, kwargs, is_input):
+        """MXNet's calling convention for ``op(*args, **kwargs)``, for ``mx.nd``,
+        ``mx.sym`` and Gluon's deferred parameters alike: the leading positional
+        ``args`` that are inputs (``is_input(a)``, or None) are the inputs, the
+        positional args after them are params in declaration order; a keyword naming
+        a declared param is a param, any other keyword names an input.
+
+        Returns ``(inputs, params, named)``: the positional inputs (a list), the param
+        values by name, and the keyword inputs by name (dicts)."""
+        k = 0
+        while k < len(args) and (args[k] is None or is_input(args[k])):
+            k += 1
+        params, named = {}, {}
+        declared = self.params
+        for key, v in kwargs.items():
+            if key in declared:
+                params[key] = v
+            else:
+                named[key] = v
+        extra = args[k:]
+        if extra:
+            names = [n for n in declared if n != self.variadic]
+            if len(extra) > len(names):
+                raise TypeError("%s: too many positional arguments (%d)" % (self.name, len(args)))
+            for pname, v in zip(names, extra):
+                if pname in params:
+                    raise TypeError("%s: argument %r given twice" % (self.name, pname))
+                params[pname] = v
+        return list(args[:k]), params, named
+
     def arg_names(self):
         names = [] if callable(self.inputs) else list(self.inputs)
         return names + list(self.params)
