@@ -675,3 +675,42 @@ register_op("_contrib_box_decode", _box_decode, inputs=("data", "anchors"), para
 ], gradient=zeros_grad, saves="",
     doc="Boxes (B, N, 4) in corner format decoded from offsets ``data`` relative to "
         "``anchors`` (1, N, 4). Zero gradients, as in MXNet.")
+
+
+# -- _contrib_bipartite_matching ---------------------------------------------------------------
+
+def _bipartite(p, xp, data):
+    """Greedy matching by score: (B, N, M) -> row matches (B, N), column matches (B, M)."""
+    s = np.asarray(data.get() if hasattr(data, "get") else data)
+    if s.ndim < 2:
+        raise MXNetError("bipartite_matching: data must be at least 2-D (..., N, M), got "
+                         "shape %s" % (s.shape,))
+    if p.topk > 0:
+        # NOTE: MXNet 1.9.1 keeps more than topk matches (its topk cuts the sorted
+        # candidate list in a way not reproduced yet): refuse rather than differ.
+        raise MXNetError("bipartite_matching: topk=%d is not supported (only -1)" % p.topk)
+    lead, (n, m) = s.shape[:-2], s.shape[-2:]
+    s = s.reshape(-1, n, m)
+    rows = np.full((s.shape[0], n), -1, s.dtype)
+    cols = np.full((s.shape[0], m), -1, s.dtype)
+    for b in range(s.shape[0]):
+        flat = s[b].reshape(-1)
+        order = np.argsort(flat if p.is_ascend else -flat, kind="stable")
+        for k in order:
+            v = flat[k]
+            if (v > p.threshold) if p.is_ascend else (v < p.threshold):
+                break
+            i, j = divmod(int(k), m)
+            if rows[b, i] == -1 and cols[b, j] == -1:
+                rows[b, i], cols[b, j] = j, i
+    return xp.asarray(rows.reshape(lead + (n,))), xp.asarray(cols.reshape(lead + (m,)))
+
+
+register_op("_contrib_bipartite_matching", _bipartite, num_outputs=2,
+            params=[Param("is_ascend", parse_bool, False, "Match the lowest scores first."),
+                    Param("threshold", parse_float, doc="Ignore scores below it (above it "
+                                                        "with is_ascend)."),
+                    Param("topk", parse_int, -1, "Only -1 (no limit) is supported.")],
+            gradient=lambda p, x, y, gy, need: [nd.zeros_like(x[0])], saves="x",
+            doc="Greedy bipartite matching on a score matrix (B, N, M): the matched column "
+                "of each row (-1: none) and the matched row of each column. Zero gradient.")

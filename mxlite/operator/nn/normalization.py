@@ -425,3 +425,30 @@ register_op("LRN", _lrn_compute, check=ranks(data=3), gradient=_lrn_grad, saves=
                     Param("nsize", parse_int, doc="The number of channels summed over.", low=1)],
             doc="Local response normalisation across channels: "
                 "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.", same_shape=(0,))
+
+
+# -- _contrib_BatchNormWithReLU ----------------------------------------------------------------
+
+def _bn_relu(p, xp, *x):
+    y, mean, inv = OPS["BatchNorm"].compute(p, xp, *x)
+    return xp.maximum(y, 0), mean, inv
+
+
+def _bn_relu_grad(p, x, y, gy, need):
+    # relu's mask comes from the output; BatchNorm's rule reads only the saved mean/inv.
+    g = gy[0] * (y[0] > 0)
+    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]), need)
+
+
+def _register_bn_relu():
+    bn = OPS["BatchNorm"]
+    register_op("_contrib_BatchNormWithReLU", _bn_relu, gradient=_bn_relu_grad, saves="xy",
+                inputs=bn.inputs, num_outputs=3, num_visible_outputs=bn.num_visible_outputs,
+                mutate=bn.mutate, no_grad_inputs=bn.no_grad_inputs,
+                infer_shape=bn.infer_shape_rule, params=list(bn.params.values()),
+                same_shape=(0,),
+                doc="``relu(BatchNorm(...))`` in one op, with BatchNorm's params, outputs and "
+                    "moving statistics (updated in place in training mode).")
+
+
+_register_bn_relu()
