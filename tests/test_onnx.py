@@ -118,18 +118,28 @@ def test_dynamic_batch_runs_any_batch_size(tmp_path):
     with pytest.raises(ValueError, match="set dynamic=True"):
         mx.onnx.export_model(sym_file, params_file, [(1, 2, 5, 5)], np.float32,
                              str(tmp_path / "e.onnx"), dynamic_input_shapes=[(None, 2, 5, 5)])
-    # A Reshape code ONNX lacks cannot follow an open batch dim.
-    s = mx.sym.Reshape(mx.sym.var("data"), shape=(-3, 0))
-    with pytest.raises(mx.MXNetError, match="Reshape .* dynamic=True"):
-        mx.onnx.export_model(s, {}, [(2, 3, 4)], np.float32, str(tmp_path / "f.onnx"),
-                             dynamic=True)
+
+
+
+@needs_onnx
+@pytest.mark.parametrize("codes,reverse", [((-3, 0, 0), False), ((0, -4, 2, -1, -2), False),
+                                           ((0, -4, -1, 3, 0, 0), False), ((-2,), False),
+                                           ((0, 0, -3), False), ((-1, 0), True),
+                                           ((0, 0, -3), True)])
+def test_dynamic_reshape_codes_follow_the_batch(tmp_path, codes, reverse):
+    s = mx.sym.Reshape(mx.sym.var("data"), shape=codes, reverse=reverse)
+    path = mx.onnx.export_model(s, {}, [(2, 6, 3, 2)], np.float32, str(tmp_path / "r.onnx"),
+                                dynamic=True, dynamic_input_shapes=[(None, 6, 3, 2)])
+    x = np.random.RandomState(0).uniform(size=(5, 6, 3, 2)).astype(np.float32)
+    want = mx.nd.Reshape(mx.nd.array(x), shape=codes, reverse=reverse).asnumpy()
+    np.testing.assert_array_equal(_run_ort(path, {"data": x})[0], want)
 
 
 @needs_onnx
 def test_unsupported_op_is_named(tmp_path):
-    s = mx.sym.SequenceLast(mx.sym.var("data"), name="last")
-    with pytest.raises(AttributeError, match="op type SequenceLast .*'last'"):
-        mx.onnx.export_model(s, {}, [(2, 5)], np.float32, str(tmp_path / "t.onnx"))
+    s = mx.sym.khatri_rao(mx.sym.var("data"), mx.sym.var("data2"), name="kr")
+    with pytest.raises(AttributeError, match="op type khatri_rao .*'kr'"):
+        mx.onnx.export_model(s, {}, [(2, 5), (3, 5)], np.float32, str(tmp_path / "t.onnx"))
     s = mx.sym.softmax(mx.sym.var("data"), mx.sym.var("length"), use_length=True, name="sm")
     with pytest.raises(mx.MXNetError, match="softmax .*'sm'.* use_length=True"):
         mx.onnx.export_model(s, {}, [(2, 4), (2,)], np.float32, str(tmp_path / "t.onnx"))
@@ -145,7 +155,7 @@ def test_get_operator_support_lists_the_exported_ops():
                  "SoftmaxOutput", "log_softmax", "clip", "slice", "slice_axis", "mean", "sum",
                  "Embedding", "LayerNorm", "_copy", "identity", "pad", "UpSampling"):
         assert name in ops, name
-    assert "SequenceLast" not in ops
+    assert "khatri_rao" not in ops
     assert mx.onnx.get_operator_support(12) == []
     assert mx.onnx.mx2onnx.get_operator_support(13) == ops
 
@@ -256,3 +266,57 @@ def test_gluon_lstm_and_gru_layers_export_and_import_back(tmp_path):
                                atol=1e-5)
     back = mx.contrib.onnx.import_to_gluon_(path, mx.cpu())
     np.testing.assert_allclose(back(x).asnumpy(), y, rtol=1e-4, atol=1e-5)
+
+
+@needs_onnx
+def test_import_folds_the_shape_arithmetic_of_a_flatten(tmp_path):
+    # What PyTorch writes for x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat.
+    from onnx import helper
+    import onnx
+    rng = np.random.RandomState(1)
+    x = rng.uniform(-1, 1, (2, 3, 4, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (5, 48)).astype(np.float32)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Shape", ["r"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus_one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["r", "target"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "w", "bias"], ["y"], transB=1),
+    ]
+    model = _graph(nodes, [("x", [2, 3, 4, 4])], [("y", [2, 5])],
+                   [("w", w), ("bias", np.arange(5, dtype=np.float32)),
+                    ("zero", np.array(0, np.int64)), ("axes", np.array([0], np.int64)),
+                    ("minus_one", np.array([-1], np.int64))])
+    onnx.checker.check_model(model)
+    path = str(tmp_path / "view.onnx")
+    onnx.save(model, path)
+    (want,) = _run_ort(path, {"x": x})
+    sym, arg_params, aux_params = mx.contrib.onnx.import_model_(path)
+    assert sorted(arg_params) == ["bias", "w"]
+    ex = sym.bind(mx.cpu(), dict(arg_params, x=mx.nd.array(x)))
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@needs_onnx
+def test_integer_inputs_and_shape_inference(tmp_path, caplog):
+    import logging
+    import onnx
+    tokens, mask = mx.sym.var("tokens"), mx.sym.var("mask")
+    emb = mx.sym.Embedding(tokens, input_dim=10, output_dim=4, name="emb")
+    y = mx.sym.broadcast_mul(emb, mx.sym.expand_dims(mask, axis=-1), name="y")
+    params = {"emb_weight": mx.nd.array(np.random.RandomState(0).uniform(size=(10, 4)))}
+    with caplog.at_level(logging.INFO):
+        path = mx.onnx.export_model(y, params, [(2, 3), (2, 3)], [np.int32, np.float32],
+                                    str(tmp_path / "e.onnx"), verbose=True,
+                                    run_shape_inference=True)
+    assert "Converting emb (Embedding)" in caplog.text
+    model = onnx.load(path)
+    assert [i.type.tensor_type.elem_type for i in model.graph.input] == [
+        onnx.TensorProto.INT32, onnx.TensorProto.FLOAT]
+    assert any(v.name == "emb" for v in model.graph.value_info)     # inferred shapes kept
+    t = np.array([[1, 2, 9], [0, 0, 3]], np.int32)
+    m = np.array([[1, 1, 0], [1, 0, 1]], np.float32)
+    want = params["emb_weight"].asnumpy()[t] * m[..., None]
+    np.testing.assert_allclose(_run_ort(path, {"tokens": t, "mask": m})[0], want, rtol=1e-6)

@@ -367,7 +367,21 @@ def _rnn_rows():
     return rows
 
 
-ROWS = (_unary_rows() + _binary_rows() + _layer_rows() + _pool_rows() + _softmax_rows()
+def _sequence_rows():
+    rows = []
+    for op in ("SequenceMask", "SequenceLast", "SequenceReverse"):
+        cases = [(0, _u(5, 3, 2), [5, 1, 3]), (1, _u(3, 5), [2, 5, 4])]
+        for axis, x, lengths in cases[:1] if op == "SequenceReverse" else cases:
+            kw = {"value": -2.0} if op == "SequenceMask" else {}
+            rows.append(Row("%s-axis%d" % (op, axis), getattr(S, op)(
+                d, d2, use_sequence_length=True, axis=axis, **kw),
+                {"data": x, "data2": np.array(lengths, np.float32)}))
+        rows.append(Row(op + "-full", getattr(S, op)(d), {"data": _u(4, 3, 2)}))
+    rows.append(Row("SequenceLast-axis1-full", S.SequenceLast(d, axis=1), {"data": _u(3, 4)}))
+    return rows
+
+
+ROWS = (_sequence_rows() + _unary_rows() + _binary_rows() + _layer_rows() + _pool_rows() + _softmax_rows()
         + _shape_rows() + _more_rows() + _rnn_rows())
 
 

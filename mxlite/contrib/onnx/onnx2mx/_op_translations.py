@@ -123,7 +123,15 @@ def convert_cast(g, name, attrs, inputs):
 
 @register("Where")
 def convert_where(g, name, attrs, inputs):
-    return S.where(*[g.sym(i) for i in inputs], name=name)
+    # MXNet's where takes operands of one shape; ONNX's broadcasts them.
+    shapes = [g.shape(i) for i in inputs]
+    syms = [g.sym(i) for i in inputs]
+    if all(s is not None and None not in s for s in shapes) and len(set(shapes)) > 1:
+        target = np.broadcast_shapes(*shapes)
+        syms = [x if s == target else S.broadcast_to(
+            S.reshape(x, shape=(1,) * (len(target) - len(s)) + tuple(s)) if len(s) < len(
+                target) else x, shape=target) for x, s in zip(syms, shapes)]
+    return S.where(*syms, name=name)
 
 
 # -- activations ----------------------------------------------------------------------

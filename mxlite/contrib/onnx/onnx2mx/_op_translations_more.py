@@ -143,3 +143,12 @@ def convert_reduce_norm(g, name, attrs, inputs):
         axes = _ints(_const(g, name, g._current_op, inputs, 1))
     return S.norm(g.sym(inputs[0]), ord=order, axis=axes,
                   keepdims=bool(attrs.get("keepdims", 1)), name=name)
+
+
+@register("ReverseSequence")
+def convert_reverse_sequence(g, name, attrs, inputs):
+    time_axis, batch_axis = attrs.get("time_axis", 0), attrs.get("batch_axis", 1)
+    if (time_axis, batch_axis) not in ((0, 1), (1, 0)):
+        _fail("ReverseSequence", name, "time_axis=%d batch_axis=%d" % (time_axis, batch_axis))
+    return S.SequenceReverse(g.sym(inputs[0]), g.sym(inputs[1]), use_sequence_length=True,
+                             axis=time_axis, name=name)

@@ -94,10 +94,16 @@ class GraphProto:
             if i.name not in self._params:
                 self._nodes[i.name] = symbol.var(i.name)
                 self._names.add(i.name)
+        consumers = {}
+        for node in graph.node:
+            for k, i in enumerate(node.input):
+                consumers.setdefault(i, []).append((node.op_type, k))
         for node in graph.node:
             attrs = self._parse_attr(node.attribute)
             if node.op_type == "Constant":
                 self._params[node.output[0]] = self._constant(onnx, attrs)
+                continue
+            if node.op_type == "Shape" and self._fold_shape(node, consumers):
                 continue
             if foldable(node, self._params):
                 args = [self._params[i] if i else None for i in node.input]
@@ -119,6 +125,20 @@ class GraphProto:
             if name in self._used_params:
                 self.aux_dict[name] = nd.array(self._params[name], dtype=self._params[name].dtype)
         return sym, self.arg_dict, self.aux_dict
+
+    def _fold_shape(self, node, consumers):
+        """Fold Shape(x) to a constant when x's shape is static, so the shape arithmetic
+        exporters write (``x.view(x.size(0), -1)``: Shape, Gather, Concat, Reshape) folds
+        too. A Shape read only as the target of Reshape, Expand or ConstantOfShape stays
+        symbolic (reshape_like, broadcast_like, zeros_like keep the batch size open)."""
+        shape = self.shape(node.input[0])
+        if shape is None or None in shape or len(node.attribute):
+            return False
+        if all(c in (("Reshape", 1), ("Expand", 1), ("ConstantOfShape", 0))
+               for c in consumers.get(node.output[0], ())):
+            return False
+        self._params[node.output[0]] = np.asarray(shape, dtype=np.int64)
+        return True
 
     def _read_shapes(self, onnx, graph):
         """Static shapes of the graph's tensors from ONNX shape inference (best effort:

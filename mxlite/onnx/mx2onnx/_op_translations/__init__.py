@@ -4,3 +4,4 @@ from . import _nn  # noqa: F401
 from . import _tensor  # noqa: F401
 from . import _more  # noqa: F401
 from . import _rnn  # noqa: F401
+from . import _sequence  # noqa: F401

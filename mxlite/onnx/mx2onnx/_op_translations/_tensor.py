@@ -82,14 +82,49 @@ def convert_flatten(b, n):
 @register("Reshape")
 def convert_reshape(b, n):
     codes = tuple(n.p.shape or ())
-    simple = not n.p.reverse and all(c >= -1 for c in codes)
-    if b.dynamic and not simple:
-        unsupported(n, "shape=%s reverse=%s and dynamic=True (ONNX Reshape knows the codes "
-                    "0 and -1 only; export with static shapes)" % (codes, n.p.reverse))
-    # ONNX Reshape reads 0 (copy) and -1 (infer) as MXNet does; the other MXNet codes
-    # become the shape that inference found.
-    target = codes if simple else n.out_shapes[0]
-    b.add("Reshape", [n.ins[0], b.int64s(target, n.name + "_shape")], n.outs, name=n.name)
+    if not n.p.reverse and all(c >= -1 for c in codes):
+        # ONNX Reshape reads 0 (copy) and -1 (infer) as MXNet does.
+        target = b.int64s(codes, n.name + "_shape")
+    elif not b.dynamic:
+        target = b.int64s(n.out_shapes[0], n.name + "_shape")    # the inferred shape
+    else:
+        target = _reshape_target(b, n, list(codes))
+    b.add("Reshape", [n.ins[0], target], n.outs, name=n.name)
+
+
+def _reshape_target(b, n, codes):
+    """The target shape of MXNet's codes (-2 copy the rest, -3 merge two, -4 split one,
+    ``reverse``) computed from ``Shape(x)`` in the graph, for open dims."""
+    shape = b.add("Shape", [n.ins[0]], name=n.name)
+    src = list(range(len(n.in_shapes[0])))
+    if n.p.reverse:         # as MXNet: read codes and dims from the right
+        src, codes = src[::-1], codes[::-1]
+
+    def dim(k):
+        return b.add("Gather", [shape, b.int64s([k], n.name + "_dim")], name=n.name, axis=0)
+
+    def const(v):
+        return b.int64s([v], n.name + "_code")
+    out, i, j = [], 0, 0
+    while j < len(codes):
+        c = codes[j]
+        if c == -2:
+            out += [dim(k) for k in src[i:]]
+            i = len(src)
+        elif c == -3:
+            out.append(b.add("Mul", [dim(src[i]), dim(src[i + 1])], name=n.name))
+            i += 2
+        elif c == -4:
+            d1, d2 = codes[j + 1], codes[j + 2]
+            whole = dim(src[i])
+            out += [b.add("Div", [whole, const(d2)], name=n.name) if d1 == -1 else const(d1),
+                    b.add("Div", [whole, const(d1)], name=n.name) if d2 == -1 else const(d2)]
+            i, j = i + 1, j + 2
+        else:
+            out.append(dim(src[i]) if c == 0 else const(c))
+            i += 1
+        j += 1
+    return b.add("Concat", out[::-1] if n.p.reverse else out, name=n.name, axis=0)
 
 
 @register("expand_dims")
