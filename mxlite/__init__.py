@@ -12,7 +12,7 @@
 """
 # The MXNet API level mxlite implements (what third-party version checks read), and
 # mxlite's own release.
-__version__ = "1.9.1"
+from .libinfo import __version__  # noqa: E402,F401
 __mxlite_version__ = "0.1.0"
 
 from . import base  # noqa: F401
@@ -53,6 +53,8 @@ from . import error  # noqa: F401
 from . import misc  # noqa: F401
 from . import monitor  # noqa: F401
 from . import executor  # noqa: F401
+from . import executor_manager  # noqa: F401
+from . import libinfo  # noqa: F401
 from . import contrib  # noqa: F401
 from . import onnx  # noqa: F401
 from . import util  # noqa: F401

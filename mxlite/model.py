@@ -89,6 +89,7 @@ from ._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
     "Context": "mxlite.context",
     "DataDesc": "mxlite.io.io",
+    "DataParallelExecutorManager": "mxlite.executor_manager",
     "FeedForward": "mxlite.feedforward",
     "LogValidationMetricsCallback": "mxlite.callback",
     "SKLEARN_INSTALLED": "mxlite.feedforward",

@@ -275,7 +275,8 @@ def test_pooling_channels_last(make, first):
     to_first = (0, nsp + 1) + tuple(range(1, nsp + 1))
     to_last = (0,) + tuple(range(2, nsp + 2)) + (1,)
     want = first()(mx.nd.array(x.transpose(to_first))).asnumpy().transpose(to_last)
-    np.testing.assert_allclose(layer(mx.nd.array(x)).asnumpy(), want, rtol=1e-6)
+    # float32 sums of 64 values in another order: a few ulps apart
+    np.testing.assert_allclose(layer(mx.nd.array(x)).asnumpy(), want, rtol=1e-5)
 
 
 def test_max_pool_gradient_goes_to_the_maximum():

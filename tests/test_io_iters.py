@@ -519,3 +519,53 @@ def test_iterators_ignore_unknown_arguments_with_one_warning(tmp_path):
     with pytest.warns(UserWarning, match="CSVIter: MXNet ignores the argument\\(s\\) part"):
         it = mx.io.CSVIter(data_csv=str(data), data_shape=(2,), batch_size=2, part=0)
     np.testing.assert_array_equal(next(it).data[0].asnumpy(), [[1, 2], [3, 4]])
+
+
+# ----------------------------------------------------------------------------
+# MXDataIter: the class of the native iterators, and a wrapper of an iterator "handle"
+
+def test_native_iterators_are_mxdataiters(tmp_path):
+    image, label, _, _ = _write_idx(tmp_path)
+    data = _csv(tmp_path, "d.csv", "1,2,3\n2,3,4\n")
+    for it in (_mnist(image, label, batch_size=5),
+               mx.io.CSVIter(data_csv=data, data_shape=(3,), batch_size=2)):
+        assert isinstance(it, mx.io.MXDataIter) and isinstance(it, mx.io.DataIter)
+    assert issubclass(mx.io.ImageRecordIter, mx.io.MXDataIter)
+    assert issubclass(mx.io.LibSVMIter, mx.io.MXDataIter)
+    assert not isinstance(mx.io.NDArrayIter(np.zeros((4, 2)), batch_size=2), mx.io.MXDataIter)
+
+
+def test_debug_skip_load_repeats_the_current_batch(tmp_path):
+    # MXNet 1.9.1 (CSVIter, batch_size=2): [1, 2] after debug_skip_load, on every next()
+    # and again after reset().
+    data = _csv(tmp_path, "d.csv", "1,2,3\n2,3,4\n3,4,5\n4,5,6\n")
+    it = mx.io.CSVIter(data_csv=data, data_shape=(3,), batch_size=2)
+    first = lambda b: b.data[0].asnumpy()[:, 0].tolist()  # noqa: E731
+    assert first(it.next()) == [1, 2]
+    it.debug_skip_load()
+    assert [first(it.next()) for _ in range(3)] == [[1, 2]] * 3
+    it.reset()
+    assert [first(it.next()) for _ in range(2)] == [[1, 2]] * 2
+
+
+def test_mxdataiter_wraps_a_handle_and_reads_its_first_batch(tmp_path):
+    data = _csv(tmp_path, "d.csv", "1,2,3\n2,3,4\n3,4,5\n4,5,6\n5,6,7\n6,7,8\n")
+    it = mx.io.MXDataIter(mx.io.CSVIter(data_csv=data, data_shape=(3,), batch_size=2),
+                          data_name="x", label_name="y")
+    assert it.batch_size == 2
+    assert it.provide_data == [mx.io.DataDesc("x", (2, 3))]
+    assert it.provide_label == [mx.io.DataDesc("y", (2,))]
+    assert it.first_batch is not None
+    epoch = [b.data[0].asnumpy()[:, 0].tolist() for b in it]
+    assert epoch == [[1, 2], [3, 4], [5, 6]]
+    it.reset()
+    assert it.first_batch is None
+    assert it.iter_next() and it.getdata().asnumpy()[:, 0].tolist() == [1, 2]
+    assert it.getpad() == 0 and it.getlabel().shape == (2,)
+
+
+def test_mxdataiter_rejects_what_is_not_an_iterator():
+    with pytest.raises(TypeError, match="MXDataIter: handle must be an iterator with iter_next"):
+        mx.io.MXDataIter(object())
+    with pytest.raises(MXNetError, match="yields no batch"):
+        mx.io.MXDataIter(mx.io.ResizeIter(mx.io.NDArrayIter(np.zeros((2, 1)), batch_size=2), 0))

@@ -406,3 +406,19 @@ def test_gluon_reexports_blocks_and_tensor_types():
     assert mx.gluon.nn.Block is mx.gluon.Block and mx.gluon.nn.SymbolBlock is mx.gluon.SymbolBlock
     assert isinstance(mx.nd.ones(1), mx.gluon.tensor_types)
     assert isinstance(mx.sym.var("x"), mx.gluon.tensor_types)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: mx.nd.flatten(x), lambda x: mx.nd.Flatten(x),
+    lambda x: mx.nd.expand_dims(x, axis=0), lambda x: mx.nd.squeeze(x.reshape((2, 2, 1))),
+    lambda x: mx.nd.reshape(x, shape=(-1,)), lambda x: mx.nd.Reshape(x, shape=(-1,)),
+    lambda x: mx.nd.reshape_like(x, mx.nd.zeros((4,))), lambda x: mx.nd.transpose(x),
+    lambda x: x.T, lambda x: x.flatten(), lambda x: x.expand_dims(0),
+], ids=["flatten", "Flatten", "expand_dims", "squeeze", "reshape", "Reshape", "reshape_like",
+        "transpose", "T", "method_flatten", "method_expand_dims"])
+def test_shape_ops_give_copies_like_mxnet(fn):
+    # MXNet 1.9.1: the ops write new memory; only NDArray.reshape and x[i] are views
+    x = mx.nd.array([[1, 2], [3, 4]])
+    y = fn(x)
+    y[:] = 9
+    assert x.asnumpy().tolist() == [[1, 2], [3, 4]]

@@ -1,5 +1,5 @@
 """``mx.io``: data iterators for the Module API."""
-from .io import DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter  # noqa: F401
+from .io import DataDesc, DataBatch, DataIter, MXDataIter, NDArrayIter, ResizeIter  # noqa: F401
 from .extra_iters import MNISTIter, CSVIter, PrefetchingIter  # noqa: F401
 from .image_record import ImageRecordIter, ImageRecordUInt8Iter, ImageRecordInt8Iter  # noqa: F401
 from .det_record import ImageDetRecordIter, LibSVMIter  # noqa: F401

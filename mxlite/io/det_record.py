@@ -15,7 +15,7 @@ from ..base import (MXNetError, parse_bool, parse_float, parse_float_tuple, pars
                     parse_shape, parse_str)
 from ..image import image as _img
 from .image_record import ImageRecordIter, _part_offsets
-from .io import DataDesc, DataIter, _TupleBatch
+from .io import DataDesc, DataIter, MXDataIter, _TupleBatch
 
 __all__ = ["ImageDetRecordIter", "LibSVMIter"]
 
@@ -619,7 +619,7 @@ def _parse_libsvm(lines, width, where, path):
     return labels, rows
 
 
-class LibSVMIter(_TupleBatch, DataIter):
+class LibSVMIter(_TupleBatch, MXDataIter):
     """Batches from a LibSVM file (zero-based column indices), as
     ``mxnet.io.LibSVMIter`` (MXNet 1.9.1).
 
@@ -675,7 +675,7 @@ class LibSVMIter(_TupleBatch, DataIter):
         if dtype not in (None, "None", "float32"):
             raise MXNetError("%s: dtype=%r not supported (the output is float32)"
                              % (where, dtype))
-        super().__init__(batch_size)
+        DataIter.__init__(self, batch_size)
         lines = _part_lines(_libsvm_bytes(data_libsvm, where), part_index, num_parts)
         labels, self._data = _parse_libsvm(lines, data_shape[0], where, data_libsvm)
         self._label_csr = label_libsvm not in (None, "NULL")
@@ -713,6 +713,7 @@ class LibSVMIter(_TupleBatch, DataIter):
     def reset(self):
         """Start the next epoch; after a batch completed from the start it goes on after
         the rows that completed it (MXNet's behaviour)."""
+        super().reset()
         if self._overflow:
             self._overflow = False
             return

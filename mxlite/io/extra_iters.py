@@ -16,14 +16,14 @@ import numpy as np
 
 from ..base import MXNetError, parse_bool, parse_int, parse_shape
 from ..nd.ndarray import array
-from .io import DataBatch, DataDesc, DataIter, _HoldsBatch, _NextWithDescs, ignore_unknown_args
+from .io import DataBatch, DataDesc, DataIter, MXDataIter, _HoldsBatch, ignore_unknown_args
 
 __all__ = ["MNISTIter", "CSVIter", "PrefetchingIter"]
 
 _LOG = logging.getLogger(__name__)
 
 
-class _FileIter(_NextWithDescs, DataIter):
+class _FileIter(MXDataIter):
     """A single-input, single-label iterator over batches held in NumPy buffers.
 
     Subclasses fill ``self._x``, ``self._y``, ``self._index`` and ``self._pad`` in
@@ -32,7 +32,7 @@ class _FileIter(_NextWithDescs, DataIter):
     """
 
     def __init__(self, batch_size, data_name, label_name):
-        super().__init__(batch_size)
+        DataIter.__init__(self, batch_size)
         self._data_name = data_name
         self._label_name = label_name
         self._x = self._y = self._index = None
@@ -215,6 +215,7 @@ class MNISTIter(_FileIter):
     _label_dtype = _data_dtype
 
     def reset(self):
+        super().reset()
         self._cursor = 0
 
     def iter_next(self):
@@ -385,6 +386,7 @@ class CSVIter(_FileIter):
     _label_dtype = _data_dtype
 
     def reset(self):
+        super().reset()
         # As MXNet: after a batch that wrapped around, the next epoch goes on from
         # where the wrap stopped instead of restarting at row 0.
         if self.round_batch and self._overflow:

@@ -17,7 +17,7 @@ from ..base import MXNetError, parse_bool, parse_float, parse_int, parse_shape, 
 from ..image import image as _img
 from ..image.augmenters import ColorJitterAug, LightingAug, _PCA_EIGVAL, _PCA_EIGVEC
 from .. import recordio
-from .io import DataDesc, DataIter, _TupleBatch, ignore_unknown_args
+from .io import DataDesc, DataIter, MXDataIter, _TupleBatch, ignore_unknown_args
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
@@ -181,7 +181,7 @@ def _read_imglist(path, width):
     return labels
 
 
-class ImageRecordIter(_TupleBatch, DataIter):
+class ImageRecordIter(_TupleBatch, MXDataIter):
     """Batches of decoded, augmented images from a RecordIO (.rec) file, as
     ``mxnet.io.ImageRecordIter`` (MXNet 1.9.1).
 
@@ -241,7 +241,7 @@ class ImageRecordIter(_TupleBatch, DataIter):
         p = _parse_args(where, kwargs)
         self._dtype = self._FIXED_DTYPE or _out_dtype(where, p["dtype"])
         _check_args(where, p, self._dtype, kwargs)
-        super().__init__(p["batch_size"])
+        DataIter.__init__(self, p["batch_size"])
         self._p = p
         self._shape = tuple(int(d) for d in p["data_shape"])
         self._offsets = _part_offsets(p)
@@ -283,6 +283,7 @@ class ImageRecordIter(_TupleBatch, DataIter):
     def reset(self):
         """Start the next epoch; after a batch completed by ``round_batch`` it goes on
         after the samples that completed it (MXNet's behaviour)."""
+        super().reset()
         if self._p["round_batch"] and self._overflow:
             self._overflow = False
             return

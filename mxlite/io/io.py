@@ -1,5 +1,6 @@
 """Data iterators for the Module API: ``DataDesc``, ``DataBatch``, ``DataIter``,
 ``NDArrayIter`` and ``ResizeIter``, as ``mxnet.io``."""
+import logging
 import warnings
 from collections import OrderedDict, namedtuple
 
@@ -8,7 +9,7 @@ import numpy as np
 from ..base import MXNetError
 from ..nd.ndarray import NDArray, array
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "ResizeIter"]
+__all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter", "ResizeIter"]
 
 
 def ignore_unknown_args(where, unknown):
@@ -312,6 +313,98 @@ class _TupleBatch(_NextWithDescs):
         return self._current()[3]
 
 
+class MXDataIter(_NextWithDescs, DataIter):
+    """The class of MXNet's native iterators (``MNISTIter``, ``CSVIter``, ``LibSVMIter``,
+    ``ImageRecordIter``, ``ImageDetRecordIter``): ``isinstance(it, mx.io.MXDataIter)``
+    holds for them as in MXNet. ``getdata``/``getlabel`` give one NDArray (not a list)
+    and ``next`` wraps them in a ``DataBatch``.
+
+    Parameters
+    ----------
+    handle : iterator
+        What MXNet's C++ iterator handle does: an object with ``iter_next``,
+        ``getdata``, ``getlabel``, ``getindex``, ``getpad`` and ``reset`` (for example
+        another native iterator). ``MXDataIter(handle)`` reads its first batch to learn
+        ``provide_data``/``provide_label`` and ``batch_size``, as MXNet does.
+    data_name, label_name : str
+        The names in ``provide_data``/``provide_label``.
+
+    NOTE: mxlite's native iterators are subclasses that do the work themselves (their
+    handle is ``None``); in MXNet they are the C++ iterators behind a handle.
+    """
+
+    handle = None
+    first_batch = None
+    _debug_skip_load = False
+    _debug_at_begin = True
+
+    def __init__(self, handle, data_name="data", label_name="softmax_label", **_):
+        super().__init__()
+        for method in ("iter_next", "getdata", "getlabel", "getindex", "getpad", "reset"):
+            if not callable(getattr(handle, method, None)):
+                raise TypeError("MXDataIter: handle must be an iterator with %s(), got %s"
+                                % (method, type(handle).__name__))
+        self.handle = handle
+        if not handle.iter_next():
+            raise MXNetError("MXDataIter: the handle %s yields no batch" % type(handle).__name__)
+        data, label = handle.getdata(), handle.getlabel()
+        self._descs = ([DataDesc(data_name, data.shape, data.dtype)],
+                       [DataDesc(label_name, label.shape, label.dtype)])
+        self.batch_size = data.shape[0]
+        self.first_batch = DataBatch(data=[data], label=[label], pad=handle.getpad(),
+                                     index=handle.getindex(), provide_data=self._descs[0],
+                                     provide_label=self._descs[1])
+        self._debug_at_begin = False
+
+    @property
+    def provide_data(self):
+        return self._descs[0]
+
+    @property
+    def provide_label(self):
+        return self._descs[1]
+
+    def debug_skip_load(self):
+        """From now on every ``next()`` gives the current batch again without reading
+        (to time a network without its input pipeline), as MXNet's."""
+        self._debug_skip_load = True
+        logging.info("Set debug_skip_load to be true, will simply return first batch")
+
+    def reset(self):
+        """Back to the first batch (a subclass resets itself after calling this)."""
+        self._debug_at_begin = True
+        self.first_batch = None
+        if self.handle is not None:
+            self.handle.reset()
+
+    def next(self):
+        if self._debug_skip_load and not self._debug_at_begin:
+            return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                             index=self.getindex())
+        if self.first_batch is not None:
+            batch, self.first_batch = self.first_batch, None
+            return batch
+        self._debug_at_begin = False
+        return super().next()
+
+    def iter_next(self):
+        if self.first_batch is not None:
+            return True
+        return self.handle.iter_next()
+
+    def getdata(self):
+        return self.handle.getdata()
+
+    def getlabel(self):
+        return self.handle.getlabel()
+
+    def getindex(self):
+        return self.handle.getindex()
+
+    def getpad(self):
+        return self.handle.getpad()
+
+
 class ResizeIter(_HoldsBatch, DataIter):
     """Make ``data_iter`` yield exactly ``size`` batches per epoch (restarting as needed)."""
 
@@ -357,7 +450,6 @@ __getattr__, __dir__ = _exports(__name__, {
     "ImageRecordUInt8Iter_v1": "mxlite.io",
     "LibSVMIter": "mxlite.io.det_record",
     "MNISTIter": "mxlite.io.extra_iters",
-    "MXDataIter": "mxlite.io",
     "PrefetchingIter": "mxlite.io.extra_iters",
     "c_str_array": "mxlite.base",
     "check_call": "mxlite.base",

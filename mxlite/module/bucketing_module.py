@@ -273,6 +273,7 @@ class BucketingModule(BaseModule):
                     force_rebind=False, grad_req=self._grad_req)
         for ex, src in zip(module._execs, owner._execs):
             self._share_arrays(bucket_key, module, ex, src)
+        module._exec_group._collect_arrays()
         if owner.params_initialized:
             self._adopt_params(module)
         if owner.optimizer_initialized:

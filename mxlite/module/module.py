@@ -2,9 +2,6 @@
 an optimizer and metrics, as ``mxnet.module.Module``."""
 import logging
 
-
-import numpy as np
-
 from ..base import MXNetError
 from ..context import cpu, Context
 from ..io import DataDesc
@@ -12,6 +9,7 @@ from ..kvstore.base import KVStoreBase
 from ..kvstore.dist import is_async, is_dist
 from ..model import _create_kvstore
 from .base_module import BaseModule
+from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
 
@@ -20,17 +18,6 @@ def _descs(shapes):
     if shapes is None:
         return []
     return [s if isinstance(s, DataDesc) else DataDesc(*s) for s in shapes]
-
-
-def _split(n, parts):
-    """Even batch slices over ``parts`` devices (the first ones get the remainder)."""
-    step, extra = divmod(n, parts)
-    out, start = [], 0
-    for k in range(parts):
-        size = step + (1 if k < extra else 0)
-        out.append(slice(start, start + size))
-        start += size
-    return out
 
 
 class Module(BaseModule):
@@ -75,14 +62,15 @@ class Module(BaseModule):
         self._output_names = symbol.list_outputs()
         self._arg_params = None
         self._aux_params = None
-        self._execs = []
+        self._work_load_list = work_load_list
+        self._group2ctxs = group2ctxs
+        self._exec_group = None
         self._optimizer = None
         self._updater = None
         self._kvstore = None
         self._update_on_kvstore = False
         self._preload_opt_states = None
         self._data_shapes = self._label_shapes = None
-        self._monitor = None
 
     # -- properties ------------------------------------------------------------------
 
@@ -93,64 +81,52 @@ class Module(BaseModule):
         return list(zip(self._output_names, out))
 
     # -- binding -------------------------------------------------------------------------
+    @property
+    def _execs(self):
+        """The executors, one per context (empty before bind)."""
+        return self._exec_group.execs if self._exec_group is not None else []
+
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
-        """Allocate executors for input shapes (``provide_data``/``provide_label``)."""
+        """Bind executors for input shapes (``provide_data``/``provide_label``) through a
+        :class:`~mxlite.module.executor_group.DataParallelExecutorGroup`; with
+        ``shared_module``, its parameter arrays are used."""
         if self.binded and not force_rebind:
             self.logger.warning("Already bound, ignoring bind()")
             return
+        if self.binded and self.params_initialized:
+            self.get_params()       # keep the trained values over the re-bind
+        shared_group = None
+        if shared_module is not None:
+            if not (shared_module.binded and shared_module.params_initialized):
+                raise MXNetError("bind: shared_module must be bound and have its parameters "
+                                 "initialised")
+            shared_group = shared_module._exec_group
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._data_shapes = _descs(data_shapes)
         self._label_shapes = _descs(label_shapes)
         self._grad_req = grad_req
-        self._make_execs(self._data_shapes + self._label_shapes)
+        self._exec_group = DataParallelExecutorGroup(
+            self._symbol, self._context, self._work_load_list, self._data_shapes,
+            self._label_shapes or None, self._param_names, for_training, inputs_need_grad,
+            shared_group, logger=self.logger, fixed_param_names=self._fixed_param_names,
+            grad_req=grad_req, state_names=self._state_names, group2ctxs=self._group2ctxs)
         self.binded = True
+        if shared_module is not None:
+            self.params_initialized = True
+            self._arg_params, self._aux_params = shared_module._arg_params, \
+                shared_module._aux_params
         if self.params_initialized:
             self._push_params()
 
-    def _make_execs(self, descs):
-        from .. import nd
-        n = descs[0].shape[0]
-        slices = _split(n, len(self._context))
-        if any(s.stop - s.start == 0 for s in slices):
-            raise MXNetError("Module: batch size %d is smaller than the %d contexts"
-                             % (n, len(self._context)))
-        old = self._execs
-        self._execs, self._slices = [], slices
-        for k, (ctx, sl) in enumerate(zip(self._context, slices)):
-            shapes = {d.name: (sl.stop - sl.start,) + tuple(d.shape[1:]) for d in descs}
-            types = {d.name: d.dtype for d in descs}
-            arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
-            if arg_shapes is None:
-                partial = self._symbol.infer_shape_partial(**shapes)[0]
-                missing = [a for a, s in zip(self._symbol.list_arguments(), partial) if not s]
-                raise MXNetError("Module.bind: cannot infer the shapes of %s from %s"
-                                 % (missing, shapes))
-            arg_types, _, aux_types = self._symbol.infer_type(**types)
-            names = self._symbol.list_arguments()
-            prev = old[k] if k < len(old) else None
-            args, grads, reqs = {}, {}, {}
-            for name, shape, dt in zip(names, arg_shapes, arg_types):
-                keep = prev is not None and prev.arg_dict[name].shape == shape
-                args[name] = prev.arg_dict[name] if keep else nd.zeros(shape, ctx=ctx, dtype=dt)
-                trainable = name in self._param_names and name not in self._fixed_param_names
-                need = self.for_training and (trainable or (
-                    self.inputs_need_grad and name in self._data_names))
-                reqs[name] = (self._grad_req if isinstance(self._grad_req, str) else
-                              self._grad_req.get(name, "write")) if need else "null"
-                if need:
-                    grads[name] = (prev.grad_dict[name] if keep and name in prev.grad_dict
-                                   else nd.zeros(shape, ctx=ctx, dtype=dt))
-            aux = {}
-            for name, shape, dt in zip(self._aux_names, aux_shapes, aux_types):
-                keep = prev is not None and prev.aux_dict[name].shape == shape
-                aux[name] = prev.aux_dict[name] if keep else nd.zeros(shape, ctx=ctx, dtype=dt)
-            self._execs.append(self._symbol.bind(ctx, args, grads, reqs, aux))
-            if self._monitor is not None:
-                if prev is not None and prev in self._monitor.exes:
-                    self._monitor.exes.remove(prev)
-                self._monitor.install(self._execs[-1])
+    def reshape(self, data_shapes, label_shapes=None):
+        """Re-bind the executors for new input shapes (parameters are kept)."""
+        if not self.binded:
+            raise MXNetError("reshape: call bind() first")
+        self._data_shapes = _descs(data_shapes)
+        self._label_shapes = _descs(label_shapes)
+        self._exec_group.reshape(self._data_shapes, self._label_shapes or None)
 
     # -- parameters ------------------------------------------------------------------------
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
@@ -196,11 +172,7 @@ class Module(BaseModule):
         self._push_params()
 
     def _push_params(self):
-        for ex in self._execs:
-            for name, v in self._arg_params.items():
-                v.copyto(ex.arg_dict[name])
-            for name, v in self._aux_params.items():
-                v.copyto(ex.aux_dict[name])
+        self._exec_group.set_params(self._arg_params, self._aux_params)
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -217,15 +189,9 @@ class Module(BaseModule):
         """``(arg_params, aux_params)``: copies of the current values on cpu."""
         if not self.params_initialized:
             raise MXNetError("get_params: parameters are not initialised; call init_params()")
-        if self._execs:
-            ex = self._execs[0]
-            n = len(self._execs)
-            for name in self._arg_params:
-                self._arg_params[name][:] = ex.arg_dict[name].as_in_context(cpu())
-            for name in self._aux_params:
-                # running statistics are averaged over devices, as MXNet does
-                total = sum(e.aux_dict[name].asnumpy().astype(np.float64) for e in self._execs)
-                self._aux_params[name][:] = (total / n).astype(ex.aux_dict[name].dtype)
+        if self._exec_group is not None:
+            # averaged over devices (the running statistics differ), as MXNet does
+            self._exec_group.get_params(self._arg_params, self._aux_params)
         return dict(self._arg_params), dict(self._aux_params)
 
     # -- optimizer -------------------------------------------------------------------------
@@ -283,32 +249,24 @@ class Module(BaseModule):
 
     # -- computation -----------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
-        """Run the executors on a DataBatch (reshaping them for a new batch size)."""
+        """Run the executors on a DataBatch (re-binding them for new input shapes)."""
         self._check_ready("forward")
-        if is_train is None:
-            is_train = self.for_training
-        data = list(data_batch.data)
-        label = list(data_batch.label or [])
-        if data[0].shape[0] != self._data_shapes[0].shape[0]:
-            descs = [DataDesc(d.name, a.shape, d.dtype) for d, a in zip(self._data_shapes, data)]
-            descs += [DataDesc(d.name, a.shape, d.dtype)
-                      for d, a in zip(self._label_shapes, label)]
-            self._make_execs(descs)
-            self._data_shapes = descs[:len(data)]
-            self._label_shapes = descs[len(data):]
-        names = [d.name for d in self._data_shapes] + [d.name for d in self._label_shapes]
-        arrays = data + label[:len(self._label_shapes)]
-        for ex, sl in zip(self._execs, self._slices):
-            feed = {n: a[sl] for n, a in zip(names, arrays)}
-            ex.forward(is_train=is_train, **feed)
+        new_data = tuple(a.shape for a in data_batch.data)
+        if tuple(d.shape for d in self._data_shapes) != new_data:
+            data_descs = getattr(data_batch, "provide_data", None) or [
+                DataDesc(d.name, shape, d.dtype, d.layout)
+                for d, shape in zip(self._data_shapes, new_data)]
+            label_descs = getattr(data_batch, "provide_label", None) or [
+                DataDesc(d.name, a.shape, d.dtype, d.layout)
+                for d, a in zip(self._label_shapes, data_batch.label or [])] or None
+            self.reshape(data_descs, label_descs)
+        self._exec_group.forward(data_batch, is_train)
 
     def backward(self, out_grads=None):
-        """Backward through every executor."""
+        """Backward through every executor (``out_grads`` are sliced per device)."""
         if not self.for_training:
             raise MXNetError("backward: the module was bound with for_training=False")
-        for k, ex in enumerate(self._execs):
-            og = None if out_grads is None else [g[self._slices[k]] for g in out_grads]
-            ex.backward(og)
+        self._exec_group.backward(out_grads)
 
     def update(self):
         """Apply the optimizer: gradients are summed over devices, weights copied back."""
@@ -350,39 +308,34 @@ class Module(BaseModule):
                 weight.copyto(ex.arg_dict[name])
 
     def get_outputs(self, merge_multi_context=True):
-        """The outputs of the last forward (concatenated over devices)."""
-        from .. import nd
-        per = [ex.outputs for ex in self._execs]
-        if not merge_multi_context:
-            return [[p[i] for p in per] for i in range(len(per[0]))]
-        if len(per) == 1:
-            return list(per[0])
-        return [nd.concat(*[p[i].as_in_context(self._context[0]) for p in per], dim=0)
-                for i in range(len(per[0]))]
+        """The outputs of the last forward (concatenated over devices, or one list per
+        output with each device's part)."""
+        return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
         """Gradients of the data inputs (bind with ``inputs_need_grad=True``)."""
-        from .. import nd
         if not self.inputs_need_grad:
             raise MXNetError("get_input_grads: bind with inputs_need_grad=True")
-        per = [[ex.grad_dict[n] for n in self._data_names] for ex in self._execs]
-        if not merge_multi_context or len(per) == 1:
-            return per[0] if len(per) == 1 else per
-        return [nd.concat(*[p[i] for p in per], dim=0) for i in range(len(self._data_names))]
+        return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        """The state arrays (``state_names``) of every device."""
+        return self._exec_group.get_states(merge_multi_context=merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        """Set the states from arrays or to one scalar ``value``."""
+        self._exec_group.set_states(states, value)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Update ``eval_metric`` with the labels and the last outputs."""
-        for ex, sl in zip(self._execs, self._slices):
-            eval_metric.update([l[sl] for l in labels], ex.outputs)
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon):
         """Have the :class:`~mxlite.monitor.Monitor` ``mon`` watch every executor (also
-        those made later for a new batch size)."""
+        those made later for new input shapes)."""
         if not self.binded:
             raise MXNetError("install_monitor: call bind() first")
-        self._monitor = mon
-        for ex in self._execs:
-            mon.install(ex)
+        self._exec_group.install_monitor(mon)
 
     # -- files -----------------------------------------------------------------------------------
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
@@ -431,7 +384,6 @@ class Module(BaseModule):
 # Names MXNet's module also shows, served from where they live in mxlite.
 from .._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
-    "DataParallelExecutorGroup": "mxlite.module.executor_group",
     "InitDesc": "mxlite.initializer",
     "Uniform": "mxlite.initializer",
     "ctx": "mxlite.context:",

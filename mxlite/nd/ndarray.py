@@ -119,7 +119,8 @@ class NDArray:
     def T(self):
         if self.ndim < 2:
             return self
-        return _invoke("transpose", (self,))
+        op = _reg.OPS["transpose"]
+        return _reg.invoke(op, (self,), op.default_params, copy_views=True)
 
     @property
     def grad(self):

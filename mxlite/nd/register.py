@@ -136,7 +136,7 @@ def make_function(op, fname, face="nd"):
                     if _is_raw(a):
                         return apply(op, args, op.default_params)
                     _check_input(op, static[args.index(a)], a, face, fname)
-            return invoke(op, args, op.default_params, out)
+            return invoke(op, args, op.default_params, out, copy_views=True)
         # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``), and the
         # raw arrays of a gradient rule (``nd.dot(gy, x, transpose_a=True)``).
         if kwargs:
@@ -151,7 +151,7 @@ def make_function(op, fname, face="nd"):
                 if p is not None and len(args) == len(op.input_names(p)):
                     if raw:
                         return _run(op, args, p, out)
-                    return invoke(op, args, p, out)
+                    return invoke(op, args, p, out, copy_views=True)
         return _call(op, param_names, args, kwargs, out, face, fname)
 
     fn.__name__ = fname
@@ -179,8 +179,8 @@ def _is_raw(a):
 def _run(op, inputs, p, out):
     """:func:`invoke`, or :func:`apply` for a rule's raw arrays."""
     if out is None:
-        return apply(op, inputs, p)
-    return invoke(op, inputs, p, out)
+        return apply(op, inputs, p, copy_views=True)
+    return invoke(op, inputs, p, out, copy_views=True)
 
 
 def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
@@ -188,11 +188,12 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
         inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
         for i, a in enumerate(inputs):
             _check_input(op, "data[%d]" % i, a, face, fname)
-        if op.variadic in kwargs and int(kwargs[op.variadic]) != len(inputs):
+        count = op.variadic_count(len(inputs))
+        if op.variadic in kwargs and int(kwargs[op.variadic]) != count:
             raise ValueError("%s: %s=%s but %d inputs were given"
                              % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
         kwargs = dict(kwargs)
-        kwargs[op.variadic] = len(inputs)
+        kwargs[op.variadic] = count
         return _run(op, inputs, op.parse_params(kwargs), out)
 
     pos_inputs, pkw, named = op.split_args(args, kwargs, _is_array)

@@ -14,6 +14,7 @@ _nd._attach_registry()
 _ndarray._default_params_table()
 from .custom import CustomOp, CustomOpProp, register  # noqa: F401
 from .numpy_op import customop  # noqa: F401
+from .python_op import PythonOp, NumpyOp, NDArrayOp  # noqa: F401
 from .info import (OperatorArguments, get_all_registered_operators,  # noqa: F401
                    get_operator_arguments)
 

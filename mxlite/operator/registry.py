@@ -122,7 +122,8 @@ class Op:
                  num_outputs=1, num_visible_outputs=None, aliases=(), infer_shape=None,
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
-                 parse=None, same_shape=None, infer_shape_back=None, check=None):
+                 parse=None, same_shape=None, infer_shape_back=None, check=None,
+                 variadic_group=1, input_types=None):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -157,6 +158,10 @@ class Op:
         self.aliases = tuple(aliases)
         self.infer_shape_rule = infer_shape
         self.infer_type_rule = infer_type
+        # callable(p) -> per input, the dtype it has whatever its neighbours are (the
+        # float32 ranges of a quantized op), or None: graph type inference gives an
+        # unknown input this before the type of the op's other inputs
+        self.input_types = input_types
         self.mutate = tuple(mutate)     # indices of inputs updated in place
         self.saves = saves              # which of x/y the gradient reads (version-checked)
         self.is_view = is_view          # output shares memory with input 0
@@ -164,6 +169,9 @@ class Op:
         self.variadic = variadic        # name of the count param (num_args) for *data ops
         if variadic and self.params[variadic].low is None:
             self.params[variadic].low = 1   # as MXNet: a variadic op takes one input or more
+        # inputs per count: 3 for quantized_concat (num_args data, then a min and a max
+        # for each)
+        self.variadic_group = variadic_group
         self.output_names = output_names
         self.no_grad_inputs = tuple(no_grad_inputs)
         self.output_ctx = output_ctx    # callable(p) -> Context, when not the inputs'
@@ -263,6 +271,14 @@ class Op:
                     raise TypeError("%s: argument %r given twice" % (self.name, pname))
                 params[pname] = v
         return list(args[:k]), params, named
+
+    def variadic_count(self, n_inputs):
+        """The count param (``num_args``) of a variadic op called with ``n_inputs``."""
+        group = self.variadic_group
+        if n_inputs % group:
+            raise ValueError("%s: takes %d inputs per %s, got %d inputs"
+                             % (self.name, group, self.variadic, n_inputs))
+        return n_inputs // group
 
     def arg_names(self):
         names = [] if callable(self.inputs) else list(self.inputs)
@@ -528,7 +544,7 @@ def call_raw(op, data, p):
     return ys[0] if nvis == 1 else list(ys[:nvis])
 
 
-def apply(op, inputs, p):
+def apply(op, inputs, p, copy_views=False):
     """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
     :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
     for x in inputs:
@@ -536,14 +552,17 @@ def apply(op, inputs, p):
             return call_raw(op, [a._data if isinstance(a, NDArray) else
                                  np.asarray(a) if isinstance(a, np.generic) else a
                                  for a in inputs], p)
-    return invoke(op, inputs, p)
+    return invoke(op, inputs, p, copy_views=copy_views)
 
 
-def invoke(op, inputs, p, out=None, ctx=None):
+def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
     """Run ``op`` on NDArray ``inputs`` with parsed params ``p``.
 
     Returns an NDArray, or a list of them for ops with several visible outputs.
     When ``out`` is given the result is written into it (an NDArray or list).
+    ``copy_views``: an op whose output views its input (reshape, transpose...) gives
+    a copy, as MXNet's ops (``mx.nd.reshape``) do; only ``NDArray.reshape`` and indexing
+    give views there.
     """
     if inputs:
         x0 = inputs[0]
@@ -573,7 +592,10 @@ def invoke(op, inputs, p, out=None, ctx=None):
     else:
         outs = [_wrap(ys, ctx, cls)]
     if op.is_view:
-        outs[0]._version = inputs[0]._share_version()
+        if copy_views:
+            outs[0]._data = outs[0]._data.copy()
+        else:
+            outs[0]._version = inputs[0]._share_version()
     if _ag_state.recording and op.gradient is not None:
         for x in inputs:
             if x._entry is not None:

@@ -69,7 +69,7 @@ def _from_graph(graph):
         params = {k2: v for k2, v in attrs.items() if k2 in op.params}
         user = {k2: v for k2, v in attrs.items() if k2 not in op.params}
         if op.variadic and op.variadic not in params:
-            params[op.variadic] = str(len(inputs))
+            params[op.variadic] = str(op.variadic_count(len(inputs)))
         subgraphs = [_from_graph(g) for g in jn.get("subgraphs") or ()]
         try:
             node = SymNode(op, jn["name"], params, user, inputs, subgraphs)

@@ -54,7 +54,8 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
         args = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) \
             else list(args)
         _, raw, named = op.split_args((), kwargs, _is_symbol)
-        raw.setdefault(op.variadic, len(args))
+        if op.variadic not in raw:
+            raw[op.variadic] = op.variadic_count(len(args))
     else:
         args, raw, named = op.split_args(args, kwargs, _is_symbol)
     sym_kw = {k: v for k, v in named.items() if isinstance(v, Symbol)}

@@ -546,6 +546,9 @@ class Symbol:
         known = self._known("type", args, kwargs, lambda v: np_dtype(v, "infer_type"))
 
         def rule(node, ins, outs):
+            if node.op.input_types is not None:
+                fixed = node.op.input_types(node.p)
+                ins = [d if d is not None else fixed[k] for k, d in enumerate(ins)]
             filled = [d for d in ins if d is not None]
             base = filled[0] if filled else np.dtype(np.float32)
             new_ins = [d if d is not None else base for d in ins]

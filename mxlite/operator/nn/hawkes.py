@@ -78,8 +78,12 @@ def _hawkes_forward(p, xp, lda, alpha, beta, state, lags, marks, valid_length, m
     return ll, ed * st
 
 
-def _hawkes_backward(p, xp, gll, lda, alpha, beta, state, lags, marks, valid_length, max_time):
-    """MXNet's gradient of loglik for (lda, alpha, beta), scaled by its head gradient."""
+def _hawkes_backward(p, xp, gll, gstate, lda, alpha, beta, state, lags, marks, valid_length,
+                     max_time):
+    """MXNet's ``_contrib_backward_hawkesll``: the gradients of the eight inputs for the
+    head gradients of (loglik, state). Only loglik's counts and only lda, alpha, beta get
+    one (as MXNet: the state output and the input state are not differentiated; their
+    gradients and those of the data inputs are zeros here)."""
     n, k, t_len, marks, active = _hawkes_check(xp, lda, alpha, beta, state, lags, marks,
                                                valid_length, max_time)
     dt = lda.dtype
@@ -113,12 +117,14 @@ def _hawkes_backward(p, xp, gll, lda, alpha, beta, state, lags, marks, valid_len
     gmu = (gmu - d) * gll[:, None]
     ga = (ga - phi * (one - ed)) * gll[:, None]
     gb = (gb - alpha[None] * (phig * (one - ed) + phi * d * ed)) * gll[:, None]
-    return gmu, ga.sum(axis=0), gb.sum(axis=0)
+    return (gmu, ga.sum(axis=0), gb.sum(axis=0), xp.zeros_like(state), xp.zeros_like(lags),
+            xp.zeros_like(marks), xp.zeros_like(valid_length), xp.zeros_like(max_time))
 
 
 def _hawkes_grad(p, x, y, gy, need):
-    g = nd._internal._backward_hawkesll(gy[0], *x)
-    return [g[0], g[1], g[2], nd.zeros_like(x[3]), None, None, None, None]
+    gstate = gy[1] if gy[1] is not None else nd.zeros_like(x[3])
+    g = nd.contrib.backward_hawkesll(gy[0], gstate, *x)
+    return [g[0], g[1], g[2], g[3], None, None, None, None]
 
 
 _HAWKES_INPUTS = ("lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time")
@@ -133,7 +139,10 @@ register_op("_contrib_hawkesll", _hawkes_forward, inputs=_HAWKES_INPUTS,
                 "given by inter-arrival times lags and marks (N, T), the first valid_length of "
                 "each row, observed up to max_time; returns (loglik (N,), new state (N, K)). "
                 "The gradient covers lda, alpha and beta (MXNet's); state gets 0.")
-register_op("_backward_hawkesll", _hawkes_backward, inputs=("grad",) + _HAWKES_INPUTS,
-            gradient=_no_second_order(_HAWKES), saves="", num_outputs=3,
-            output_names=("lda_grad", "alpha_grad", "beta_grad"),
-            doc="Gradients (lda, alpha, beta) of hawkesll.")
+register_op("_contrib_backward_hawkesll", _hawkes_backward,
+            inputs=("ograd", "state_ograd") + _HAWKES_INPUTS,
+            gradient=_no_second_order(_HAWKES), saves="", num_outputs=8,
+            output_names=tuple(n + "_grad" for n in _HAWKES_INPUTS),
+            doc="The backward of hawkesll (MXNet's inputs: the head gradients of loglik and "
+                "state, then hawkesll's eight inputs): the gradients of the eight inputs, "
+                "of which only lda, alpha and beta are not zero.")

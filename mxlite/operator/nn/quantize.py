@@ -18,6 +18,16 @@ _INT32_RANGE = 2147483647.0                     # MinAbs(INT32_MIN, INT32_MAX)
 _LIMITS = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
 
 
+def range_inputs(inputs):
+    """``input_types`` of a quantized op: its range inputs (``min_data``, ``lhs_max``,
+    ``arg0_min`` ...) are float32 (1,) arrays, whatever type its data has."""
+    def types(p):
+        names = inputs(p) if callable(inputs) else inputs
+        return [np.dtype(_F32) if n.startswith(("min_", "max_")) or n.endswith(("_min", "_max"))
+                else None for n in names]
+    return types
+
+
 def _max_abs(a, b):
     return max(abs(float(a)), abs(float(b)))
 
@@ -70,6 +80,7 @@ def _three_outputs(p, shapes):
 
 
 register_op("_contrib_quantize", _quantize, inputs=("data", "min_range", "max_range"),
+            input_types=range_inputs(("data", "min_range", "max_range")),
             params=[Param("out_type", choices=("int8", "uint8"), default="uint8",
                           doc="Output type.")],
             num_outputs=3,
@@ -143,6 +154,7 @@ def _dequantize(p, xp, x, min_range, max_range):
 
 
 register_op("_contrib_dequantize", _dequantize, inputs=("data", "min_range", "max_range"),
+            input_types=range_inputs(("data", "min_range", "max_range")),
             params=[Param("out_type", choices=("float32",), default="float32",
                           doc="Output type.")],
             infer_shape=lambda p, shapes: (shapes, [shapes[0]]),
@@ -179,8 +191,40 @@ def _requantize_types(p, dtypes):
 
 
 register_op("_contrib_requantize", _requantize, inputs=("data", "min_range", "max_range"),
+            input_types=range_inputs(("data", "min_range", "max_range")),
             params=_OUT_TYPE_AND_CALIB,
             num_outputs=3,
             infer_shape=_three_outputs, infer_type=_requantize_types,
             doc="Requantize int32 data (standing for [min_range, max_range]) to int8 or "
                 "uint8 over the calibrated range, or over the range its values reach.")
+
+
+# -- quantize_asym ------------------------------------------------------------------------
+
+def _quantize_asym(p, xp, x):
+    if x.dtype != _F32:
+        raise MXNetError("quantize_asym: data must be float32 (as in MXNet), got %s" % x.dtype)
+    cmin, cmax = p.min_calib_range, p.max_calib_range
+    if cmin is not None and cmax is not None:
+        lo, hi = _F32(cmin), _F32(cmax)
+    else:
+        lo, hi = (_F32(x.min()), _F32(x.max())) if x.size else (_F32(0), _F32(0))
+    if not hi > lo:
+        raise MXNetError("quantize_asym: the range [%g, %g] is empty; it needs min < max"
+                         % (lo, hi))
+    scale = _F32(255) / (hi - lo)
+    shift = _F32(255) - hi * scale
+    # NOTE: rounded half to even and saturated, as MXNet's MKL-DNN kernel (the one its
+    # CPU build runs, for 3-d data; other ranks crash there)
+    q = xp.clip(xp.rint(x * scale + shift), 0, 255).astype(np.uint8)
+    return q, xp.asarray([scale], dtype=_F32), xp.asarray([shift], dtype=_F32)
+
+
+register_op("_contrib_quantize_asym", _quantize_asym, inputs=("data",), params=_CALIB,
+            num_outputs=3, output_names=("output", "scale", "shift"),
+            infer_shape=_three_outputs,
+            infer_type=lambda p, dtypes: [np.dtype(np.uint8), np.dtype(_F32), np.dtype(_F32)],
+            doc="Asymmetric uint8 quantization of float32 data over the calibrated range or "
+                "the data's own [min, max]: ``out = x * scale + shift`` rounded and "
+                "saturated, with ``scale = 255 / (max - min)`` and ``shift = 255 - max * "
+                "scale`` also returned. Forward only.")

@@ -12,8 +12,10 @@ import numpy as np
 
 from ...base import MXNetError, optional, parse_bool, parse_float, parse_int
 from ..registry import OPS, Param, register_op
-from .quantize import _F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar
+from .quantize import (_F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar,
+                       range_inputs)
 from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
+from . import rnn as _rnn
 
 _INT8_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -33,7 +35,8 @@ def _same_range_types(p, dtypes):
 
 def _declare(name, compute, inputs, params, doc, infer_shape, infer_type=_same_range_types):
     register_op(name, compute, inputs=inputs, params=params, num_outputs=3,
-                infer_shape=infer_shape, infer_type=infer_type, doc=doc)
+                infer_shape=infer_shape, infer_type=infer_type, doc=doc,
+                input_types=range_inputs(inputs))
 
 
 # -- flatten, act ----------------------------------------------------------------------------
@@ -435,8 +438,9 @@ def _mul_types(p, dtypes):
     return [np.dtype(np.int8 if calibrated else np.int32), np.dtype(_F32), np.dtype(_F32)]
 
 
-register_op("_contrib_quantized_elemwise_mul", _elemwise_mul,
-            inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+_MUL_INPUTS = ("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max")
+register_op("_contrib_quantized_elemwise_mul", _elemwise_mul, inputs=_MUL_INPUTS,
+            input_types=range_inputs(_MUL_INPUTS),
             params=_CALIB_PARAMS + [Param("enable_float_output", parse_bool, False,
                                           "Return the float32 product (and no range).")],
             num_outputs=lambda p: 1 if p.enable_float_output else 3,
@@ -447,3 +451,145 @@ register_op("_contrib_quantized_elemwise_mul", _elemwise_mul,
             infer_type=_mul_types,
             doc="Product of two int8 arrays: int32 over the product of their ranges, int8 "
                 "over the calibrated range, or float32 with enable_float_output.")
+
+
+# -- concat --------------------------------------------------------------------------------
+
+def _quantized_concat_inputs(p):
+    """MXNet's names: the num_args arrays, then a min and a max for each."""
+    data = ["arg%d" % i for i in range(p.num_args)]
+    return tuple(data + [n + s for n in data for s in ("_min", "_max")])
+
+
+def _concat_dtype(dtypes):
+    return np.dtype(np.int8) if np.dtype(np.int8) in dtypes else np.dtype(np.uint8)
+
+
+def _quantized_concat(p, xp, *x):
+    op = "quantized_concat"
+    n = p.num_args
+    data = x[:n]
+    for i, d in enumerate(data):
+        _check_quantized(d, "arg%d" % i, op)
+    lo = [_scalar(xp, x[n + 2 * i], "arg%d_min" % i, op) for i in range(n)]
+    hi = [_scalar(xp, x[n + 2 * i + 1], "arg%d_max" % i, op) for i in range(n)]
+    # as MXNet's kernel: the widest range, and never one without 0
+    out_lo, out_hi = _F32(min([0.0] + lo)), _F32(max([0.0] + hi))
+    dtype = _concat_dtype([d.dtype for d in data])
+    out_scale = _F32(_steps(dtype)) / _F32(_max_abs(out_lo, out_hi))
+    parts = []
+    for i, d in enumerate(data):
+        scale = _F32(_steps(d.dtype)) / _F32(_max_abs(lo[i], hi[i]))
+        if scale == out_scale and d.dtype == dtype:
+            parts.append(d)
+            continue
+        # NOTE: rescaled in float32 and rounded half to even, as MKL-DNN's reorder
+        bound = _LIMITS_ALL[dtype]
+        parts.append(xp.clip(xp.rint(d.astype(_F32) * (out_scale / scale)), *bound)
+                     .astype(dtype))
+    y = OPS["Concat"].kernel(p, xp, *parts)
+    return y, xp.asarray([out_lo], dtype=_F32), xp.asarray([out_hi], dtype=_F32)
+
+
+def _quantized_concat_shape(p, shapes):
+    data = shapes[:p.num_args]
+    ins = list(data) + [(1,)] * (2 * p.num_args)
+    if any(s is None or 0 in s for s in data):
+        return ins, []
+    dim = p.dim % len(data[0])
+    out = list(data[0])
+    out[dim] = sum(s[dim] for s in data)
+    return ins, [tuple(out), (1,), (1,)]
+
+
+register_op("_contrib_quantized_concat", _quantized_concat, inputs=_quantized_concat_inputs,
+            input_types=range_inputs(_quantized_concat_inputs),
+            variadic="num_args", variadic_group=3,
+            params=[Param("num_args", parse_int, 1, "The number of arrays (each with a min "
+                          "and a max: 3 * num_args inputs)."),
+                    Param("dim", parse_int, 1, "The axis to join along.")],
+            num_outputs=3, output_names=("output", "min_output", "max_output"),
+            infer_shape=_quantized_concat_shape,
+            infer_type=lambda p, dtypes: [_concat_dtype(dtypes[:p.num_args]),
+                                          np.dtype(_F32), np.dtype(_F32)],
+            doc="Concatenate quantized arrays (inputs: the arrays, then each one's min and "
+                "max) along dim, over the widest range (including 0): arrays over another "
+                "range are rescaled, rounding half to even; int8 if any array is int8, else "
+                "uint8.")
+
+
+# -- rnn (int8 LSTM) ------------------------------------------------------------------------
+
+def _quantized_rnn_inputs(p):
+    return ("data", "parameters", "state", "state_cell", "data_scale", "data_shift")
+
+
+def _int8_weights(p, xp, w, input_size):
+    """``w`` with every weight matrix rounded to int8 steps (the biases stay float32):
+    one scale ``127 / max|w|`` per gate row, over that row of W_i2h and W_h2h of every
+    layer and direction."""
+    w = w.astype(_F32, copy=True)
+    mats = _rnn._unpack(p, w, input_size)
+    row_max = None
+    for wx, wh, _, _ in mats:
+        m = xp.maximum(xp.abs(wx).max(axis=1), xp.abs(wh).max(axis=1))
+        row_max = m if row_max is None else xp.maximum(row_max, m)
+    scale = xp.where(row_max > 0, _F32(127) / xp.where(row_max > 0, row_max, 1), 0)
+    step = xp.where(scale > 0, 1 / xp.where(scale > 0, scale, 1), 0).astype(_F32)
+    for wx, wh, _, _ in mats:
+        for m in (wx, wh):
+            m[...] = xp.rint(m * scale[:, None]) * step[:, None]
+    return w
+
+
+def _quantized_rnn(p, xp, data, w, state, cell, data_scale, data_shift):
+    op = "quantized_rnn"
+    if p.mode != "lstm":
+        raise MXNetError("%s: only mode='lstm' is supported (as in MXNet), got %r"
+                         % (op, p.mode))
+    if data.dtype != np.uint8:
+        raise MXNetError("%s: data must be uint8 (quantize_asym's output), got %s"
+                         % (op, data.dtype))
+    _rnn._check(p, data, w, state, cell)
+    s = _F32(_scalar(xp, data_scale, "data_scale", op))
+    shift = _F32(_scalar(xp, data_shift, "data_shift", op))
+    if not s > 0:
+        raise MXNetError("%s: data_scale must be positive, got %g" % (op, s))
+
+    def as_uint8(h):
+        """What the uint8 copy of a hidden state stands for (data's scale and shift)."""
+        return (xp.clip(xp.rint(h * s + shift), 0, 255) - shift) / s
+
+    x = (data.astype(_F32) - shift) / s
+    wq = _int8_weights(p, xp, w, data.shape[2])
+    _, views, xs = _rnn._reserve(p, xp, data.shape[0], data.shape[1], _F32)
+    out = _rnn._stack_forward(p, xp, x, wq, state.astype(_F32), cell.astype(_F32),
+                              xp.zeros((0,), dtype=_F32), views, xs, q=as_uint8)
+    if not p.state_outputs:
+        return out
+    return (out, xp.stack([r["hs"][-1] for r in views]),
+            xp.stack([r["cs"][-1] for r in views]))
+
+
+def _quantized_rnn_shape(p, shapes):
+    ins = _rnn._infer_shape(p, shapes[:4]) + [(1,), (1,)]
+    data = shapes[0]
+    if data is None or len(data) != 3 or 0 in data:
+        return ins, []
+    d = _rnn._dirs(p)
+    states = [(p.num_layers * d, data[1], p.state_size)] * (2 if p.state_outputs else 0)
+    return ins, [(data[0], data[1], d * p.state_size)] + states
+
+
+register_op("_contrib_quantized_rnn", _quantized_rnn, inputs=_quantized_rnn_inputs,
+            input_types=lambda p: [np.dtype(np.uint8)] + [np.dtype(_F32)] * 5,
+            params=_rnn._PARAMS, num_outputs=lambda p: 3 if p.state_outputs else 1,
+            # NOTE: "statecell_ouput" is MXNet's spelling
+            output_names=("output", "state_output", "statecell_ouput"),
+            infer_shape=_quantized_rnn_shape,
+            infer_type=lambda p, dtypes: [np.dtype(_F32)] * (3 if p.state_outputs else 1),
+            doc="LSTM over uint8 data (scale and shift as quantize_asym gives them) with "
+                "int8 weights (one scale 127 / max|w| per gate row) and float32 biases, "
+                "cell states and outputs; hidden states feed the recurrent and upper-layer "
+                "matmuls as uint8 over the data's scale and shift, as MKL-DNN's int8 LSTM. "
+                "Forward only.")

@@ -192,8 +192,9 @@ def _reserve(p, xp, steps, batch, dtype, buf=None):
 
 # -- one layer, one direction: forward ----------------------------------------------------
 
-def _forward_dir(p, xp, x, wx, wh, bx, bh, h0, c0, r):
-    """Run one direction over ``x`` (T, N, in) in its own time order, filling ``r``."""
+def _forward_dir(p, xp, x, wx, wh, bx, bh, h0, c0, r, q=None):
+    """Run one direction over ``x`` (T, N, in) in its own time order, filling ``r``
+    (``q``: for LSTM, what the recurrent matmul sees of each hidden state)."""
     steps, batch = x.shape[:2]
     h = p.state_size
     hs = r["hs"]
@@ -209,14 +210,14 @@ def _forward_dir(p, xp, x, wx, wh, bx, bh, h0, c0, r):
         flat += bx + bh
     if p.mode == "lstm":
         r["cs"][0] = c0
-        _lstm_forward(p, xp, r, wh)
+        _lstm_forward(p, xp, r, wh, q)
     elif p.mode == "gru":
         _gru_forward(p, xp, r, wh, bh[2 * h:])
     else:
         _plain_forward(p, xp, r, wh)
 
 
-def _lstm_forward(p, xp, r, wh):
+def _lstm_forward(p, xp, r, wh, q=None):
     hs, cs, tcs, gates, keep = r["hs"], r["cs"], r["tcs"], r["gates"], r.get("keep")
     h, wht = p.state_size, wh.T
     lo, hi = p.lstm_state_clip_min, p.lstm_state_clip_max
@@ -224,7 +225,7 @@ def _lstm_forward(p, xp, r, wh):
     t1 = xp.empty(hs.shape[1:], dtype=hs.dtype)
     for t in range(gates.shape[0]):
         a = gates[t]
-        xp.matmul(hs[t], wht, out=tmp)
+        xp.matmul(hs[t] if q is None else q(hs[t]), wht, out=tmp)
         a += tmp
         _sigmoid_(xp, a[:, :2 * h])                   # i, f
         _sigmoid_(xp, a[:, 3 * h:])                   # o
@@ -422,8 +423,10 @@ def _layer_input(xp, x, k):
     return x if k == 0 else xp.ascontiguousarray(x[::-1])
 
 
-def _stack_forward(p, xp, data, w, state, cell, masks, views, xs):
-    """Run every layer and direction, filling the reserve; returns the output."""
+def _stack_forward(p, xp, data, w, state, cell, masks, views, xs, q=None):
+    """Run every layer and direction, filling the reserve; returns the output.
+    ``q``: what the upper layers and the recurrent matmuls see of hidden states (the
+    int8 LSTM's quantization); None for the float network."""
     d, h = _dirs(p), p.state_size
     mats = _unpack(p, w, data.shape[2])
     x = data
@@ -434,12 +437,12 @@ def _stack_forward(p, xp, data, w, state, cell, masks, views, xs):
             idx = layer * d + k
             r = views[idx]
             c0 = cell[idx] if cell is not None else None
-            _forward_dir(p, xp, _layer_input(xp, x, k), *mats[idx], state[idx], c0, r)
+            _forward_dir(p, xp, _layer_input(xp, x, k), *mats[idx], state[idx], c0, r, q)
             hseq = r["hs"][1:]
             y[:, :, k * h:(k + 1) * h] = hseq if k == 0 else hseq[::-1]
         if not last and masks.size:
             y *= masks[layer]
-        x = y
+        x = y if q is None or last else q(y)
     return x
 
 

@@ -74,13 +74,28 @@ def _index_copy(p, xp, old, idx, new):
     return y
 
 
-@on_ndarrays
 def _index_copy_grad(p, x, y, gy, need):
-    old, idx, new = x
-    keep = nd.ones((old.shape[0],), ctx=old.context, dtype=old.dtype)
-    keep[idx.asnumpy().astype(np.int64)] = 0
-    keep = keep.reshape((-1,) + (1,) * (old.ndim - 1))
-    return [gy[0] * keep, None, nd.take(gy[0], idx)]
+    g = nd.contrib.backward_index_copy(gy[0], *x)
+    return [g[0], None, g[2]]
+
+
+def _backward_index_copy(p, xp, gy, old, idx, new):
+    """(``gy`` with rows ``idx`` zeroed, zeros for the index, ``gy[idx]``)."""
+    i = _index_rows(xp, idx, old.shape[0])
+    if gy.shape != old.shape:
+        raise MXNetError("ograd has shape %s, expected the shape of old_tensor %s"
+                         % (gy.shape, old.shape))
+    g_old = gy.copy()
+    g_old[i] = 0
+    return g_old, xp.zeros_like(idx), gy[i]
+
+
+def _backward_index_copy_grad(p, x, y, gy, need):
+    # linear in ograd: gy_old where a row was kept, gy_new where it was copied
+    # NOTE: with a repeated index the last gy_new row wins, as index_copy's forward.
+    g_old = gy[0] if gy[0] is not None else nd.zeros_like(x[0])
+    g_new = gy[2] if gy[2] is not None else nd.zeros_like(x[3])
+    return [nd.contrib.index_copy(g_old, x[2], g_new), None, None, None]
 
 
 register_op("_contrib_index_copy", _index_copy, inputs=("old_tensor", "index_vector",
@@ -88,6 +103,13 @@ register_op("_contrib_index_copy", _index_copy, inputs=("old_tensor", "index_vec
             check=ranks(old_tensor=1, index_vector=(1, 1), new_tensor=1),
             gradient=_index_copy_grad, saves="x",
             doc="A copy of ``old_tensor`` with rows ``index_vector`` replaced by ``new_tensor``.")
+register_op("_contrib_backward_index_copy", _backward_index_copy,
+            inputs=("ograd", "old_tensor", "index_vector", "new_tensor"), num_outputs=3,
+            output_names=("old_tensor_grad", "index_vector_grad", "new_tensor_grad"),
+            gradient=_backward_index_copy_grad, saves="x",
+            doc="The backward of index_copy, as MXNet's: the gradients of old_tensor (ograd "
+                "with the copied rows zeroed), index_vector (zeros) and new_tensor "
+                "(the copied rows of ograd).")
 
 
 def _div_sqrt_dim(p, xp, x):

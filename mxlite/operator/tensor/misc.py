@@ -333,16 +333,22 @@ register_op("_contrib_index_array", _index_array, gradient=zeros_grad, saves="",
                 "``out[i, j, ..., k] = (i, j, ...)[axes[k]]``.")
 
 
+_MULTIPLIER_PARAMS = [Param("scalar", parse_float, 1.0, "The factor on the gradient."),
+                      Param("is_int", parse_bool, True, "Ignored (MXNet's scalar type flag).")]
+
+
 def _gradient_multiplier_grad(p, x, y, gy, need):
-    return [(gy[0] * p.scalar).astype(gy[0].dtype, copy=False)]
+    return [nd.contrib.backward_gradientmultiplier(gy[0], scalar=p.scalar)]
 
 
 register_op("_contrib_gradientmultiplier", lambda p, xp, x: x.copy(),
-            gradient=_gradient_multiplier_grad, saves="",
-            params=[Param("scalar", parse_float, 1.0, "The factor on the gradient."),
-                    Param("is_int", parse_bool, True, "Ignored (MXNet's scalar type flag).")],
+            gradient=_gradient_multiplier_grad, saves="", params=_MULTIPLIER_PARAMS,
             doc="Identity forward; the backward pass multiplies the gradient by ``scalar`` "
                 "(a gradient reversal layer with a negative scalar).")
+register_op("_contrib_backward_gradientmultiplier",
+            lambda p, xp, gy: (gy * p.scalar).astype(gy.dtype, copy=False),
+            gradient=_gradient_multiplier_grad, saves="", params=_MULTIPLIER_PARAMS,
+            doc="The backward of gradientmultiplier: ``data * scalar``.")
 
 
 def _round_away(xp, x):
@@ -405,13 +411,30 @@ def _quadratic(p, xp, x):
     return (af * xf * xf + bf * xf + cf).astype(x.dtype)
 
 
-@on_ndarrays
+_QUADRATIC_PARAMS = [Param("a", parse_float, 0.0, "Coefficient of x ** 2."),
+                     Param("b", parse_float, 0.0, "Coefficient of x."),
+                     Param("c", parse_float, 0.0, "Constant term.")]
+
+
 def _quadratic_grad(p, x, y, gy, need):
-    return [gy[0] * (x[0] * (2 * _f32(p.a)) + _f32(p.b))]
+    return [nd.contrib.backward_quadratic(gy[0], x[0], a=p.a, b=p.b, c=p.c)]
+
+
+def _backward_quadratic(p, xp, gy, x):
+    """``gy * (2 a x + b)``, as MXNet's kernel: in float32 but for float64 inputs."""
+    ct = np.float64 if x.dtype == np.float64 else np.float32
+    a, b = ct(_f32(p.a)), ct(_f32(p.b))
+    return (gy.astype(ct) * (x.astype(ct) * (2 * a) + b)).astype(x.dtype, copy=False)
+
+
+@on_ndarrays
+def _backward_quadratic_grad(p, x, y, gy, need):
+    gy_in, data = x
+    return [gy[0] * (data * (2 * _f32(p.a)) + _f32(p.b)), gy[0] * gy_in * (2 * _f32(p.a))]
 
 
 register_op("_contrib_quadratic", _quadratic, gradient=_quadratic_grad, saves="x",
-            params=[Param("a", parse_float, 0.0, "Coefficient of x ** 2."),
-                    Param("b", parse_float, 0.0, "Coefficient of x."),
-                    Param("c", parse_float, 0.0, "Constant term.")],
-            doc="Elementwise ``a * x ** 2 + b * x + c``.")
+            params=_QUADRATIC_PARAMS, doc="Elementwise ``a * x ** 2 + b * x + c``.")
+register_op("_contrib_backward_quadratic", _backward_quadratic, inputs=("ograd", "data"),
+            gradient=_backward_quadratic_grad, saves="x", params=_QUADRATIC_PARAMS,
+            doc="The backward of quadratic: ``ograd * (2 * a * data + b)``.")

@@ -139,7 +139,7 @@ def _transpose_grad(p, x, y, gy, need):
     return [nd.transpose(gy[0], axes=tuple(np.argsort(axes).tolist()))]
 
 
-register_op("transpose", _transpose, gradient=_transpose_grad, saves="",
+register_op("transpose", _transpose, gradient=_transpose_grad, saves="", is_view=True,
             params=[Param("axes", parse_shape, (), "The permutation; reversed axes if empty.")],
             doc="Permute the axes.")
 
