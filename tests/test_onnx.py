@@ -320,3 +320,15 @@ def test_integer_inputs_and_shape_inference(tmp_path, caplog):
     m = np.array([[1, 1, 0], [1, 0, 1]], np.float32)
     want = params["emb_weight"].asnumpy()[t] * m[..., None]
     np.testing.assert_allclose(_run_ort(path, {"tokens": t, "mask": m})[0], want, rtol=1e-6)
+
+
+@needs_onnx
+def test_dynamic_self_attention_takes_any_length_and_batch(tmp_path):
+    qkv = mx.sym.var("data")
+    att = mx.sym.softmax(mx.sym.contrib.interleaved_matmul_selfatt_qk(qkv, heads=2))
+    y = mx.sym.contrib.interleaved_matmul_selfatt_valatt(qkv, att, heads=2)
+    path = mx.onnx.export_model(y, {}, [(4, 2, 36)], np.float32, str(tmp_path / "a.onnx"),
+                                dynamic=True, dynamic_input_shapes=[("T", "N", 36)])
+    x = np.random.RandomState(0).uniform(-1, 1, (7, 3, 36)).astype(np.float32)
+    want = y.bind(mx.cpu(), {"data": mx.nd.array(x)}).forward()[0].asnumpy()
+    np.testing.assert_allclose(_run_ort(path, {"data": x})[0], want, rtol=1e-5, atol=1e-6)

@@ -255,6 +255,14 @@ def _shape_rows():
         Row("dot", S.dot(d, d2), {"data": X3, "data2": _u(4, 2)}),
         Row("dot-transposed", S.dot(d, d2, transpose_a=True, transpose_b=True),
             {"data": _u(4, 3), "data2": _u(2, 4)}),
+        Row("batch_dot-4d", S.batch_dot(d, d2, transpose_a=True),
+            {"data": _u(2, 3, 4, 5), "data2": _u(2, 3, 4, 2)}),
+        Row("_contrib_interleaved_matmul_selfatt_qk",
+            S.contrib.interleaved_matmul_selfatt_qk(d, heads=2), {"data": _u(5, 3, 24)}),
+        Row("_contrib_interleaved_matmul_selfatt_valatt",
+            S.contrib.interleaved_matmul_selfatt_valatt(d, S.softmax(
+                S.contrib.interleaved_matmul_selfatt_qk(d, heads=2)), heads=2),
+            {"data": _u(5, 3, 24)}),
         Row("batch_dot", S.batch_dot(d, d2, transpose_b=True),
             {"data": X3, "data2": _u(2, 5, 4)}),
     ]

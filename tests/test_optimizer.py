@@ -207,6 +207,16 @@ def test_shape_mismatch_raises_before_changing_weight():
     assert (w.asnumpy() == 1).all() and opt.num_update == 0
 
 
+def test_np_arrays_update_and_are_checked_like_ndarrays():
+    opt = mx.optimizer.SGD(learning_rate=0.5)
+    w = mx.np.ones((3,))
+    opt.update(0, w, mx.np.ones((3,)), None)
+    assert w.tolist() == [0.5, 0.5, 0.5] and type(w) is mx.np.ndarray
+    with pytest.raises(mx.MXNetError, match=r"grad has shape \(2,\).*\(3,\)"):
+        opt.update(0, w, mx.np.ones((2,)), None)
+    assert w.tolist() == [0.5, 0.5, 0.5]
+
+
 def test_clip_gradient_zero_means_no_clip_for_kernel_optimizers():
     # MXNet passes clip_gradient to its fused kernels only when truthy.
     opt = mx.optimizer.SGD(learning_rate=1.0, clip_gradient=0)

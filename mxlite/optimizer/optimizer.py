@@ -72,8 +72,9 @@ def python_clip(xp, g, clip_gradient):
 
 
 def check_pair(name, weight, grad):
-    if type(weight) is NDArray and type(grad) is NDArray and (weight._data.shape
-                                                              == grad._data.shape):
+    # (the fast path serves both faces: legacy NDArrays and mx.np arrays)
+    if type(weight) is type(grad) and isinstance(weight, NDArray) and (
+            weight._data.shape == grad._data.shape):
         return
     if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
         raise TypeError("%s.update: weight and grad must be NDArrays, got %s and %s"

@@ -273,8 +273,8 @@ def convert_matmul(g, name, attrs, inputs):
     a, b = g.sym(inputs[0]), g.sym(inputs[1])
     if sb is not None and len(sb) <= 2:
         return S.dot(a, b, name=name)
-    if sa is not None and len(sa) == 3 and len(sb) == 3:
-        return S.batch_dot(a, b, name=name)
+    if sa is not None and len(sa) == len(sb) >= 3 and sa[:-2] == sb[:-2]:
+        return S.batch_dot(a, b, name=name)     # leading axes are the batch
     _fail("MatMul", name, "operands of shapes %s and %s" % (sa, sb))
 
 

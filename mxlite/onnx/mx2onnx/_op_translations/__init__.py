@@ -5,3 +5,4 @@ from . import _tensor  # noqa: F401
 from . import _more  # noqa: F401
 from . import _rnn  # noqa: F401
 from . import _sequence  # noqa: F401
+from . import _attention  # noqa: F401
