@@ -24,6 +24,8 @@ import sys as _sys
 
 import numpy as np
 
+_ndarray = np.ndarray
+
 from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
@@ -392,7 +394,7 @@ def runs_on_raw(op):
 
 def array_module_of(a):
     """The array module (``xp``) of raw backend array ``a``: NumPy, or CuPy."""
-    return np if isinstance(a, (np.ndarray, np.generic)) else _sys.modules[
+    return np if type(a) is _ndarray or isinstance(a, (np.ndarray, np.generic)) else _sys.modules[
         type(a).__module__.split(".")[0]]
 
 
@@ -547,6 +549,11 @@ def call_raw(op, data, p):
 def apply(op, inputs, p, copy_views=False):
     """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
     :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
+    for x in inputs:
+        if type(x) is not _ndarray:
+            break
+    else:       # the common case of an unrecorded backward: NumPy arrays only
+        return call_raw(op, inputs, p)
     for x in inputs:
         if not isinstance(x, NDArray):
             return call_raw(op, [a._data if isinstance(a, NDArray) else

@@ -17,7 +17,7 @@ import math
 
 from ... import nd
 from ...base import MXNetError, parse_int
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 
 
 # -- layout helpers on raw arrays ---------------------------------------------------------
@@ -87,7 +87,6 @@ def _selfatt_qk(p, xp, qkv):
     return xp.matmul(q * _scale(q.shape[2], q.dtype), k.transpose(0, 2, 1))
 
 
-@on_ndarrays
 def _selfatt_qk_grad(p, x, y, gy, need):
     qkv, = x
     q, k, v = _split_nd(qkv, p.heads, 3)
@@ -104,7 +103,6 @@ def _selfatt_valatt(p, xp, qkv, att):
     return _merge_raw(xp.matmul(att, v), p.heads, qkv.shape[1])
 
 
-@on_ndarrays
 def _selfatt_valatt_grad(p, x, y, gy, need):
     qkv, att = x
     q, k, v = _split_nd(qkv, p.heads, 3)
@@ -126,7 +124,6 @@ def _encdec_qk(p, xp, queries, kv):
     return xp.matmul(q * _scale(q.shape[2], q.dtype), k.transpose(0, 2, 1))
 
 
-@on_ndarrays
 def _encdec_qk_grad(p, x, y, gy, need):
     queries, kv = x
     q, = _split_nd(queries, p.heads, 1)
@@ -148,7 +145,6 @@ def _encdec_valatt(p, xp, kv, att):
     return _merge_raw(xp.matmul(att, v), p.heads, kv.shape[1])
 
 
-@on_ndarrays
 def _encdec_valatt_grad(p, x, y, gy, need):
     kv, att = x
     k, v = _split_nd(kv, p.heads, 2)

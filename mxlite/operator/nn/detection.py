@@ -17,7 +17,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool,
                      parse_float_tuple)
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from ..util import zeros_grad
 
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -162,14 +162,12 @@ def _roi_pool_grad(p, x, y, gy, need):
             nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _roi_pool_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd._internal._roi_pool_gather(gy[0], x[1], x[2], **kw),
             nd.zeros_like(x[1]), nd.zeros_like(x[2])]
 
 
-@on_ndarrays
 def _roi_pool_gather_grad(p, x, y, gy, need):
     return [nd._internal._roi_pool_scatter(gy[0], x[1], x[2], in_shape=x[0].shape,
                                            **dict(p.items())),
@@ -304,7 +302,6 @@ def _roi_align_grad(p, x, y, gy, need):
             nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _roi_align_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.contrib.ROIAlign(gy[0], x[1], **kw), nd.zeros_like(x[1])]
@@ -509,12 +506,10 @@ def _box_nms_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_scatter(gy[0], y[1])]
 
 
-@on_ndarrays
 def _nms_scatter_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_gather(gy[0], x[1]), nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _nms_gather_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_scatter(gy[0], x[1]), nd.zeros_like(x[1])]
 

@@ -122,8 +122,9 @@ def _hawkes_backward(p, xp, gll, gstate, lda, alpha, beta, state, lags, marks, v
 
 
 def _hawkes_grad(p, x, y, gy, need):
+    gll = gy[0] if gy[0] is not None else nd.zeros_like(y[0])
     gstate = gy[1] if gy[1] is not None else nd.zeros_like(x[3])
-    g = nd.contrib.backward_hawkesll(gy[0], gstate, *x)
+    g = nd.contrib.backward_hawkesll(gll, gstate, *x)
     return [g[0], g[1], g[2], g[3], None, None, None, None]
 
 

@@ -216,8 +216,8 @@ def _ln_compute(p, xp, x, gamma, beta):
     return y.astype(dt, copy=False), mean.astype(dt), std.astype(dt)
 
 
-@on_ndarrays
 def _ln_grad(p, x, y, gy, need):
+    gy = fill_missing(gy, y)
     data, gamma = x[0], x[1]
     a = norm_axis(p.axis, data.ndim)
     bc = [1] * data.ndim
@@ -386,7 +386,6 @@ def _window_sum(p, xp, x):
     return csum[:, 2 * h + 1:2 * h + 1 + c] - csum[:, :c]
 
 
-@on_ndarrays
 def _window_sum_grad(p, x, y, gy, need):
     # The window is symmetric, so the sum is its own adjoint.
     return [nd._internal._lrn_window_sum(gy[0], nsize=p.nsize)]
@@ -409,7 +408,6 @@ def _lrn_compute(p, xp, x):
     return x * s ** -p.beta
 
 
-@on_ndarrays
 def _lrn_grad(p, x, y, gy, need):
     # y = x * s^-b with s = k + (a/n) W(x^2): gx = gy s^-b - (2ab/n) x W^T(gy x s^(-b-1)).
     data, g = x[0], gy[0]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ...base import MXNetError, parse_shape, parse_int, parse_float
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from .detection import _host, _batch_index
 
 
@@ -76,7 +76,6 @@ def _rroi_align(p, xp, data, rois):
     return out
 
 
-@on_ndarrays
 def _rroi_grad(p, x, y, gy, need):
     raise MXNetError("%s: backward is not supported (MXNet 1.9.1 has no RROIAlign gradient)"
                      % _RROI)
