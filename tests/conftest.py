@@ -9,6 +9,16 @@ from mxlite.gluon.block import _top_level
 REF = os.path.join(os.path.dirname(__file__), "reference")
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Under ``pytest -m smoke``, skip importing the test files that mark no test as smoke:
+    collecting the whole suite would take longer than the smoke tests themselves."""
+    if config.getoption("markexpr") != "smoke" or collection_path.suffix != ".py" \
+            or not collection_path.name.startswith("test_"):
+        return None
+    with open(str(collection_path), encoding="utf-8") as f:
+        return True if "mark.smoke" not in f.read() else None
+
+
 @pytest.fixture(autouse=True)
 def _fresh_state():
     """Every test starts outside record/train scopes with a fixed seed, and with

@@ -1,25 +1,137 @@
-"""A small test-table helper for operator tests (STYLE.md: "tests as tables").
+"""Operator tests as rows (STYLE.md: "tests as tables"; PyTorch's OpInfo, JAX's specs).
 
-A :class:`Case` is one row: an mxlite call, its NumPy reference, the inputs (NumPy
-arrays, float64 where the op is differentiable), which inputs get a gradient, and
-whether the gradient can be differentiated again. Generic tests run the rows.
+A :class:`Spec` is one row: the registry op it tests, an mxlite call, its NumPy
+reference, the inputs (NumPy arrays drawn from the op's domain, float64 where the op
+is differentiable), which inputs get a numeric gradient, whether the gradient can be
+differentiated again, the forward tolerance, and calls that must fail naming the op.
+:func:`row_tests` makes the generic tests that run a table of rows;
+``tests/test_op_rows.py`` fails when a registered op has no row.
+
+Every finite difference in the tests is :func:`central_difference`.
 """
-from collections import namedtuple
+import contextlib
+import dataclasses
+import sys
+from typing import Callable, Optional
 
 import numpy as np
+import pytest
 
 import mxlite as mx
+from mxlite.base import MXNetError
+from mxlite.nd.register import namespace_of
+from mxlite.operator import registry
 
-Case = namedtuple("Case", "id fn ref inputs grad order")
+# Every Spec of a table (made when its module loads, not inside a running test), in
+# order: what test_op_rows.py counts.
+ALL = []
+# The ``op`` of a row testing a Python function composed of several ops
+# (``nd.contrib.foreach``), which covers no registry op of its own.
+COMPOSED = "<composed>"
 
 
-def case(id, fn, ref, inputs, grad=(0,), order=2):
+@dataclasses.dataclass
+class Spec:
+    """One op test row.
+
+    Attributes
+    ----------
+    id : str
+        The row's name in test ids.
+    fn : callable
+        ``fn(*NDArrays)``: the call under test, returning an NDArray or a list.
+    ref : callable or None
+        ``ref(*numpy arrays)``: the expected output(s); None for a row checked by its
+        gradient only.
+    inputs : list of numpy.ndarray
+        A point of the op's domain (``log`` gets positive inputs).
+    grad : tuple of int
+        The inputs whose gradient is checked against central differences (float64).
+    order : int
+        2: the gradient of the gradient is checked too.
+    op : str or None
+        The registry op the row tests; None: the one op that ``fn`` runs; COMPOSED:
+        a Python function of several ops.
+    rtol, atol : float
+        Forward tolerance in float64.
+    rtol32, atol32 : float
+        Forward tolerance in float32 (at least the float64 one).
+    dtypes : tuple
+        The float types the forward runs in (float64 inputs cast to each).
+    errors : tuple
+        ``(call, match)`` pairs: ``call()`` must raise an MXNet error whose message
+        starts with the op's name (or ``match`` when given).
+    moments : tuple or None
+        For a sampler (``ref`` None): the ``(mean, variance)`` of the distribution, which
+        the mean and variance of the (many) samples ``fn`` draws must meet.
+    """
+    id: str
+    fn: Callable
+    ref: Optional[Callable]
+    inputs: list
+    grad: tuple = (0,)
+    order: int = 2
+    op: Optional[str] = None
+    rtol: float = 1e-12
+    atol: float = 1e-12
+    rtol32: float = 1e-5
+    atol32: float = 1e-6
+    dtypes: tuple = (np.float64, np.float32)
+    errors: tuple = ()
+    moments: Optional[tuple] = None
+
+    def __post_init__(self):
+        self.inputs = list(self.inputs)
+        self.grad = tuple(self.grad)
+        if not _in_a_test():
+            ALL.append(self)
+
+    def _replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+def _in_a_test():
+    """Whether a test function is running (its rows are its own, not a table's)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name.startswith("test"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def errors(id, op, *calls):
+    """A row of error calls only: each ``(call, match)`` must raise an MXNet error whose
+    message starts with ``match`` (None: the op's name)."""
+    return Spec(id, None, None, [], grad=(), op=op, errors=calls)
+
+
+def case(id, fn, ref, inputs, grad=(0,), order=2, **kw):
     """One row: ``fn(*NDArrays)`` must equal ``ref(*numpy arrays)``.
 
     ``grad`` lists the inputs checked against a numeric gradient (empty: not
-    differentiable); ``order=2`` also checks the gradient of the gradient.
+    differentiable); ``order=2`` also checks the gradient of the gradient. Keywords:
+    the other :class:`Spec` fields (``op``, ``rtol``, ``atol``, ``errors``).
     """
-    return Case(id, fn, ref, list(inputs), tuple(grad), order)
+    return Spec(id, fn, ref, inputs, grad, order, **kw)
+
+
+def op_function(name):
+    """The function of registry op ``name`` itself, with the op's own params:
+    ``mx.nd._internal.<name>``, else ``mx.nd``'s (``mx.nd.random.exponential`` takes a
+    scale where the op ``_random_exponential`` takes a rate)."""
+    fn = getattr(mx.nd._internal, name, None)
+    if fn is not None:
+        return fn
+    ns, short = namespace_of(name)
+    return getattr(getattr(mx.nd, ns) if ns else mx.nd, short)
+
+
+def row(op, ref, inputs, params=None, id=None, **kw):
+    """A row calling registry op ``op`` itself: ``mx.nd.<op>(*inputs, **params)``."""
+    fn = op_function(op)
+    params = dict(params or {})
+    return Spec(id or op, lambda *xs: fn(*xs, **params), ref, inputs, op=op, **kw)
 
 
 def outputs(y):
@@ -30,6 +142,69 @@ def outputs(y):
 def to_nd(arrays):
     return [mx.nd.array(a, dtype=a.dtype) for a in arrays]
 
+
+# -- which ops a row runs ---------------------------------------------------------------
+
+@contextlib.contextmanager
+def ops_run():
+    """Collects the names of the registry ops whose kernels run inside the block."""
+    ran = []
+    old = registry._profile_hook
+
+    def hook(op, p, xp, data):
+        ran.append(op.name)
+        return op.compute(p, xp, *data) if old is None else old(op, p, xp, data)
+    registry._profile_hook = hook
+    try:
+        yield ran
+    finally:
+        registry._profile_hook = old
+
+
+def ops_of(c):
+    """The registry ops row ``c`` tests: its ``op``, else the one op its forward runs
+    (ValueError when it runs several and does not say which it tests)."""
+    if c.op == COMPOSED:
+        return set()
+    if c.fn is None:             # a row of error calls only
+        return {registry.get_op(c.op).name}
+    with ops_run() as ran, mx.autograd.pause():
+        c.fn(*to_nd(c.inputs))
+    if c.op is not None:
+        name = registry.get_op(c.op).name
+        if name not in ran:
+            raise ValueError("%s: declares op %s but runs %s" % (c.id, name, sorted(set(ran))))
+        return {name}
+    if len(set(ran)) != 1:
+        raise ValueError("%s: runs %s; say which op it tests with op=" % (c.id, sorted(set(ran))))
+    return set(ran)
+
+
+# -- the one finite difference ---------------------------------------------------------
+
+def central_difference(f, arrays, i, v, eps=1e-6):
+    """``(f(x + eps v) - f(x - eps v)) / (2 eps)``: the derivative of the scalar
+    function ``f(list of arrays)`` along ``v`` in input ``i``."""
+    plus = [np.array(a, copy=True) for a in arrays]
+    minus = [np.array(a, copy=True) for a in arrays]
+    plus[i] = plus[i] + eps * v
+    minus[i] = minus[i] - eps * v
+    return (f(plus) - f(minus)) / (2 * eps)
+
+
+def numeric_gradient(f, arrays, i, eps=1e-6):
+    """The full gradient of scalar ``f`` in input ``i``, one central difference per
+    element (for small inputs; rows use a random direction instead)."""
+    x = np.asarray(arrays[i])
+    g = np.zeros(x.shape, np.float64)
+    for idx in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
+        e[idx] = 1
+        g[idx] = central_difference(f, arrays, i, e, eps)
+    return g
+
+
+# -- the generic checks ------------------------------------------------------------------
 
 def _weights(rng, ys):
     return [rng.uniform(-1, 1, y.shape) for y in ys]
@@ -47,8 +222,26 @@ def _loss(c, xs, ws, power):
     return total
 
 
-def _loss_value(c, arrays, ws, power):
-    return float(_loss(c, to_nd(arrays), ws, power).asscalar())
+def _loss_value(c, ws, power):
+    return lambda arrays: float(_loss(c, to_nd(arrays), ws, power).asscalar())
+
+
+def check_forward(c, dtype=np.float64):
+    """Outputs against the NumPy reference: shapes, dtypes and values. In float32 the
+    float64 inputs are cast and the outputs must stay float32."""
+    xs = [a.astype(dtype) if a.dtype == np.float64 else a for a in c.inputs]
+    rtol, atol = (c.rtol, c.atol) if dtype == np.float64 else (max(c.rtol, c.rtol32),
+                                                                max(c.atol, c.atol32))
+    ys, refs = outputs(c.fn(*to_nd(xs))), outputs(c.ref(*xs))
+    assert len(ys) == len(refs), "%s: %d outputs, expected %d" % (c.id, len(ys), len(refs))
+    for k, (y, r) in enumerate(zip(ys, refs)):
+        r = np.asarray(r)
+        got = y.asnumpy()
+        assert got.shape == r.shape, "%s output %d: shape %s, expected %s" % (
+            c.id, k, got.shape, r.shape)
+        assert got.dtype == r.dtype, "%s output %d: dtype %s, expected %s" % (
+            c.id, k, got.dtype, r.dtype)
+        np.testing.assert_allclose(got, r, rtol=rtol, atol=atol, err_msg=c.id)
 
 
 def check_first_order(c, rng, eps=1e-6, rtol=1e-6, atol=1e-8):
@@ -62,24 +255,22 @@ def check_first_order(c, rng, eps=1e-6, rtol=1e-6, atol=1e-8):
     loss.backward()
     for i in c.grad:
         v = rng.standard_normal(c.inputs[i].shape)
-        plus = [a.copy() for a in c.inputs]
-        minus = [a.copy() for a in c.inputs]
-        plus[i] += eps * v
-        minus[i] -= eps * v
-        numeric = (_loss_value(c, plus, ws, 1) - _loss_value(c, minus, ws, 1)) / (2 * eps)
+        numeric = central_difference(_loss_value(c, ws, 1), c.inputs, i, v, eps)
         analytic = float(np.sum(xs[i].grad.asnumpy() * v))
         assert np.isclose(analytic, numeric, rtol=rtol, atol=atol), \
             "%s: d/dx%d along v: autograd %.10g, numeric %.10g" % (c.id, i, analytic, numeric)
 
 
-def _grad_dot(c, arrays, ws, i, u):
-    """<d loss / d x_i, u> for loss = sum(w * y**2), by autograd."""
-    xs = to_nd(arrays)
-    xs[i].attach_grad()
-    with mx.autograd.record():
-        loss = _loss(c, xs, ws, 2)
-    loss.backward()
-    return float(np.sum(xs[i].grad.asnumpy() * u))
+def _grad_dot(c, ws, i, u):
+    """``arrays -> <d loss / d x_i, u>`` for loss = sum(w * y**2), by autograd."""
+    def f(arrays):
+        xs = to_nd(arrays)
+        xs[i].attach_grad()
+        with mx.autograd.record():
+            loss = _loss(c, xs, ws, 2)
+        loss.backward()
+        return float(np.sum(xs[i].grad.asnumpy() * u))
+    return f
 
 
 def check_second_order(c, rng, eps=1e-5, rtol=1e-5, atol=1e-7):
@@ -99,11 +290,69 @@ def check_second_order(c, rng, eps=1e-5, rtol=1e-5, atol=1e-7):
             gu = (g * mx.nd.array(u, dtype=g.dtype)).sum()
         gu.backward()
         analytic = float(np.sum(xs[i].grad.asnumpy() * v))
-        plus = [a.copy() for a in c.inputs]
-        minus = [a.copy() for a in c.inputs]
-        plus[i] += eps * v
-        minus[i] -= eps * v
-        numeric = (_grad_dot(c, plus, ws, i, u) - _grad_dot(c, minus, ws, i, u)) / (2 * eps)
+        numeric = central_difference(_grad_dot(c, ws, i, u), c.inputs, i, v, eps)
         assert np.isclose(analytic, numeric, rtol=rtol, atol=atol), \
             "%s: second order along (u, v) for x%d: autograd %.10g, numeric %.10g" \
             % (c.id, i, analytic, numeric)
+
+
+def check_moments(c, k=5.0):
+    """Sample mean within ``k`` standard errors of the distribution's, and the sample
+    variance within ``4 k`` of its standard error (heavier tails than a normal's)."""
+    a = outputs(c.fn(*to_nd(c.inputs)))[0].asnumpy().astype(np.float64).ravel()
+    mean, var = c.moments
+    n = a.size
+    assert abs(a.mean() - mean) <= k * np.sqrt(var / n), \
+        "%s: sample mean %.6g, distribution's %.6g" % (c.id, a.mean(), mean)
+    assert abs(a.var() - var) <= 4 * k * var * np.sqrt(2.0 / n), \
+        "%s: sample variance %.6g, distribution's %.6g" % (c.id, a.var(), var)
+
+
+def check_errors(c):
+    """Each error call raises an MXNet error (or ValueError/TypeError/IndexError) whose
+    message starts with the op's name."""
+    for call, match in c.errors:
+        with pytest.raises((MXNetError, ValueError, TypeError, IndexError)) as info:
+            call()
+        want = match or registry.get_op(c.op).name
+        assert str(info.value).startswith(want), \
+            "%s: message does not name %s: %s" % (c.id, want, info.value)
+
+
+def row_tests(specs):
+    """The generic tests of a table, for a test module to take in::
+
+        globals().update(row_tests(SPECS))
+
+    ``test_forward_float64``/``_float32`` (outputs against the reference),
+    ``test_gradient`` and ``test_second_order`` (float64, along random directions),
+    ``test_moments`` (samplers) and ``test_errors`` (error calls name the op), each
+    only when some row asks for it."""
+    ids = [c.id for c in specs]
+    assert len(set(ids)) == len(ids), "duplicate row ids: %s" % sorted(
+        i for i in set(ids) if ids.count(i) > 1)
+    fwd = [c for c in specs if c.ref is not None]
+    grad = [c for c in specs if c.grad]
+    checks = {
+        "test_forward_float64": ([c for c in fwd if np.float64 in c.dtypes],
+                                 lambda c: check_forward(c, np.float64)),
+        "test_forward_float32": ([c for c in fwd if np.float32 in c.dtypes],
+                                 lambda c: check_forward(c, np.float32)),
+        "test_gradient": (grad, lambda c: check_first_order(c, np.random.RandomState(1))),
+        "test_second_order": ([c for c in grad if c.order == 2],
+                              lambda c: check_second_order(c, np.random.RandomState(2))),
+        "test_moments": ([c for c in specs if c.moments is not None], check_moments),
+        "test_errors": ([c for c in specs if c.errors], check_errors),
+    }
+    tests = {}
+    for name, (rows, check) in checks.items():
+        if rows:
+            tests[name] = _each(rows, check)
+    return tests
+
+
+def _each(rows, check):
+    @pytest.mark.parametrize("c", rows, ids=[c.id for c in rows])
+    def test(c):
+        check(c)
+    return test

@@ -51,7 +51,6 @@ def test_waitall_and_wait_to_read():
     assert x.asnumpy().tolist() == [2, 2, 2]
 
 
-@pytest.mark.smoke
 def test_install_as_mxnet_in_a_fresh_interpreter():
     code = "\n".join([
         "import mxlite; mxlite.install_as_mxnet()",

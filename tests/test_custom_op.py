@@ -15,21 +15,12 @@ import pytest
 import mxlite as mx
 from mxlite import autograd
 from mxlite.base import MXNetError
+from optable import numeric_gradient
 
 
 def numeric_grad(f, x, eps=1e-6):
-    """Central differences of the scalar function ``f`` (of a float64 array) at ``x``."""
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        hi = f(x)
-        x[i] = old - eps
-        lo = f(x)
-        x[i] = old
-        g[i] = (hi - lo) / (2 * eps)
-    return g
+    """The gradient of the scalar function ``f`` (of a float64 array) at ``x``."""
+    return numeric_gradient(lambda arrs: f(arrs[0]), [np.array(x, dtype=np.float64)], 0, eps)
 
 
 # ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from optable import case, check_first_order, check_second_order
+from optable import COMPOSED, case, row_tests
 
 nd = mx.nd
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -101,24 +101,19 @@ RNG = np.random.RandomState(5)
 GRAD_CASES = [
     case("foreach_rnn", _foreach_rnn, None,
          [RNG.uniform(-1, 1, (4, 3)), RNG.uniform(-1, 1, (3,)), RNG.uniform(-1, 1, (3, 3))],
-         grad=(0, 1, 2)),
+         grad=(0, 1, 2), op=COMPOSED),
     case("while_rnn", _while_rnn, None,
-         [RNG.uniform(-1, 1, (3,)), RNG.uniform(-1, 1, (3, 3))], grad=(0, 1)),
+         [RNG.uniform(-1, 1, (3,)), RNG.uniform(-1, 1, (3, 3))], grad=(0, 1), op=COMPOSED),
     case("cond_then", _cond_fn, None,
-         [RNG.uniform(0.5, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1)),
+         [RNG.uniform(0.5, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1), order=1,
+         op=COMPOSED),
     case("cond_else", _cond_fn, None,
-         [RNG.uniform(-1, -0.5, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1)),
+         [RNG.uniform(-1, -0.5, (2, 3)), RNG.uniform(-1, 1, (2, 3))], grad=(0, 1), order=1,
+         op=COMPOSED),
 ]
 
 
-@pytest.mark.parametrize("c", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
-def test_numeric_gradient(c):
-    check_first_order(c, np.random.RandomState(0))
-
-
-@pytest.mark.parametrize("c", GRAD_CASES[:2], ids=[c.id for c in GRAD_CASES[:2]])
-def test_second_order_gradient(c):
-    check_second_order(c, np.random.RandomState(1))
+globals().update(row_tests(GRAD_CASES))
 
 
 def test_foreach_matches_unrolled_loop():

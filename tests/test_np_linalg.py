@@ -9,7 +9,7 @@ import pytest
 
 import mxlite as mx
 from mxlite import np, npx
-from optable import case, check_first_order, check_second_order
+from optable import COMPOSED, case, check_first_order, check_second_order
 from test_np_ops import as_np
 
 R = onp.random.RandomState(11)
@@ -45,7 +45,7 @@ CASES = [
          [u(3, 3) + 2 * onp.eye(3)], order=1),
     # the gradient of cholesky assumes a symmetric change of A: A = B B^T + 3I gives one
     case("cholesky(B B^T)", as_np(lambda b: L.cholesky(b @ b.T + 3 * np.eye(3, dtype=b.dtype))),
-         lambda b: onp.linalg.cholesky(b @ b.T + 3 * onp.eye(3)), [u(3, 3)]),
+         lambda b: onp.linalg.cholesky(b @ b.T + 3 * onp.eye(3)), [u(3, 3)], op="_npi_cholesky"),
     case("svd", as_np(L.svd), signed_svd, [u(3, 4)]),
     case("svd batch", as_np(L.svd), signed_svd, [u(2, 2, 3)], order=1),
     case("solve matrix", as_np(L.solve), onp.linalg.solve, [spd(3), u(3, 2)], grad=(0, 1)),
@@ -57,7 +57,7 @@ CASES = [
     case("tensorsolve axes", as_np(lambda a, b: L.tensorsolve(a, b, axes=(0,))),
          lambda a, b: onp.linalg.tensorsolve(a, b, axes=(0,)),
          [(u(4, 4) + 4 * onp.eye(4)).reshape(4, 2, 2), u(2, 2)], grad=(0, 1), order=1),
-    case("norm", as_np(L.norm), onp.linalg.norm, [u(3, 4)]),
+    case("norm", as_np(L.norm), onp.linalg.norm, [u(3, 4)], op="_npi_norm"),
     case("norm axis", as_np(lambda x: L.norm(x, axis=1)), lambda x: onp.linalg.norm(x, axis=1),
          [u(3, 4)]),
     case("norm ord=3", as_np(lambda x: L.norm(x, 3, 0)), lambda x: onp.linalg.norm(x, 3, 0),
@@ -65,17 +65,17 @@ CASES = [
     case("norm ord=1", as_np(lambda x: L.norm(x, 1, 1)), lambda x: onp.linalg.norm(x, 1, 1),
          [u(3, 4)], order=1),
     case("norm 2 (spectral)", as_np(lambda x: L.norm(x, 2)), lambda x: onp.linalg.norm(x, 2),
-         [u(3, 4)], order=1),
+         [u(3, 4)], order=1, op="_npi_norm"),
     case("norm -2 axes", as_np(lambda x: L.norm(x, -2, (2, 0))),
          lambda x: onp.linalg.norm(x, -2, (2, 0)), [u(3, 2, 4)], order=1),
     case("norm nuc", as_np(lambda x: L.norm(x, "nuc")), lambda x: onp.linalg.norm(x, "nuc"),
-         [u(4, 3)], order=1),
+         [u(4, 3)], order=1, op="_npi_norm"),
     case("norm fro keepdims", as_np(lambda x: L.norm(x, "fro", (0, 1), True)),
          lambda x: onp.linalg.norm(x, "fro", (0, 1), True), [u(3, 4)]),
     case("norm 1 matrix", as_np(lambda x: L.norm(x, 1, (0, 1))),
-         lambda x: onp.linalg.norm(x, 1, (0, 1)), [u(3, 4)], order=1),
+         lambda x: onp.linalg.norm(x, 1, (0, 1)), [u(3, 4)], order=1, op=COMPOSED),
     case("norm inf matrix", as_np(lambda x: L.norm(x, "inf", (1, 0))),
-         lambda x: onp.linalg.norm(x, onp.inf, (1, 0)), [u(3, 4)], order=1),
+         lambda x: onp.linalg.norm(x, onp.inf, (1, 0)), [u(3, 4)], order=1, op=COMPOSED),
     # eigen-decompositions and pinv: MXNet records them with zero gradients
     case("eigh", as_np(L.eigh), signed_eigh, [spd(3)], grad=()),
     case("eigvalsh", as_np(L.eigvalsh), onp.linalg.eigvalsh, [spd(3)], grad=()),

@@ -65,7 +65,7 @@ BINARY_CASES += [
 ]
 
 REDUCE_CASES = [
-    case("np.sum all", as_np(np.sum), onp.sum, [u(3, 4)]),
+    case("np.sum all", as_np(np.sum), onp.sum, [u(3, 4)], op="_np_sum"),
     case("np.sum axis", as_np(lambda x: np.sum(x, axis=1, keepdims=True)),
          lambda x: onp.sum(x, axis=1, keepdims=True), [u(3, 4)]),
     case("np.mean", as_np(lambda x: np.mean(x, axis=(0, 2))),
@@ -74,18 +74,18 @@ REDUCE_CASES = [
          [pos(3, 4)]),
     case("np.max", as_np(lambda x: np.max(x, axis=1)), lambda x: onp.max(x, axis=1),
          [u(3, 4)]),
-    case("np.min", as_np(np.min), onp.min, [u(3, 4)]),
+    case("np.min", as_np(np.min), onp.min, [u(3, 4)], op="_np_min"),
     case("np.std", as_np(lambda x: np.std(x, axis=1)), lambda x: onp.std(x, axis=1),
          [u(3, 4)]),
     case("np.var ddof", as_np(lambda x: np.var(x, ddof=1)), lambda x: onp.var(x, ddof=1),
-         [u(3, 4)]),
-    case("np.linalg.norm", as_np(np.linalg.norm), onp.linalg.norm, [u(3, 4)]),
+         [u(3, 4)], op="_npi_var"),
+    case("np.linalg.norm", as_np(np.linalg.norm), onp.linalg.norm, [u(3, 4)], op="_npi_norm"),
     case("np.cumsum", as_np(lambda x: np.cumsum(x, axis=1)), lambda x: onp.cumsum(x, axis=1),
          [u(3, 4)]),
     case("np.linalg.inv", as_np(np.linalg.inv), onp.linalg.inv, [u(3, 3) + 3 * onp.eye(3)],
          order=1),
     case("np.linalg.det", as_np(np.linalg.det), onp.linalg.det, [u(3, 3) + 2 * onp.eye(3)],
-         order=1),
+         order=1, op="_linalg_det"),
     # (forward only: the gradient assumes symmetric perturbations, differences do not)
     case("np.linalg.cholesky", as_np(np.linalg.cholesky), onp.linalg.cholesky,
          [onp.eye(3) * 2 + 0.1 * onp.ones((3, 3))], grad=(), order=1),
@@ -115,17 +115,18 @@ SHAPE_CASES = [
     case("broadcast_to", as_np(lambda x: np.broadcast_to(x, (4, 2, 3))),
          lambda x: onp.broadcast_to(x, (4, 2, 3)), [u(2, 1)]),
     case("where", as_np(lambda c, x, y: np.where(c > 0, x, y)),
-         lambda c, x, y: onp.where(c > 0, x, y), [u(2, 3), u(2, 3), u(3)], grad=(1, 2)),
+         lambda c, x, y: onp.where(c > 0, x, y), [u(2, 3), u(2, 3), u(3)], grad=(1, 2),
+              op="_npi_where"),
     case("clip", as_np(lambda x: np.clip(x, -0.5, 0.5)), lambda x: onp.clip(x, -0.5, 0.5),
          [u(3, 4) * 0.9 + 0.03]),
-    case("dot 1-d", as_np(np.dot), onp.dot, [u(4), u(4)], grad=(0, 1)),
+    case("dot 1-d", as_np(np.dot), onp.dot, [u(4), u(4)], grad=(0, 1), op="_np_dot"),
     case("dot 2-d 1-d", as_np(np.dot), onp.dot, [u(3, 4), u(4)], grad=(0, 1)),
     case("dot 2-d", as_np(np.dot), onp.dot, [u(3, 4), u(4, 2)], grad=(0, 1)),
     case("matmul batch", as_np(np.matmul), onp.matmul, [u(2, 3, 4), u(2, 4, 2)], grad=(0, 1)),
     case("getitem basic", as_np(lambda x: x[1, ::2]), lambda x: x[1, ::2], [u(3, 4)]),
     case("getitem advanced", as_np(lambda x: x[[0, 2, 2]]), lambda x: x[[0, 2, 2]],
          [u(3, 4)]),
-    case("getitem 0-d", as_np(lambda x: x[1, 2]), lambda x: x[1, 2], [u(3, 4)]),
+    case("getitem 0-d", as_np(lambda x: x[1, 2]), lambda x: x[1, 2], [u(3, 4)], op="_npi_getitem"),
 ]
 
 NPX_CASES = [

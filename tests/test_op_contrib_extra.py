@@ -18,7 +18,7 @@ import pytest
 
 import mxlite as mx
 import golden_manifest
-from optable import case, check_first_order, check_second_order
+from optable import case, row_tests
 
 Z, MANIFEST = golden_manifest.load("contrib_extra.npz")
 GRAD = [c for c in MANIFEST if c["kind"] == "grad"]
@@ -97,13 +97,6 @@ def _att_cases():
     ]
 
 
-@pytest.mark.parametrize("c", _att_cases(), ids=lambda c: c.id)
-def test_attention_numeric_gradients(c):
-    rng = np.random.RandomState(0)
-    check_first_order(c, rng)
-    check_second_order(c, rng)
-
-
 def _reference_attention(qkv, heads):
     """Plain NumPy multi-head self-attention scores and values, MXNet's layout."""
     s, b, e = qkv.shape
@@ -160,15 +153,13 @@ def test_fft_ifft_roundtrip_and_layout():
     np.testing.assert_allclose(back, 8 * x, atol=1e-12)
 
 
-@pytest.mark.parametrize("c", [
+# gradient rows: first and second order against numeric differences (float64)
+SPECS = _att_cases() + [
     case("fft", lambda x: mx.nd.contrib.fft(x), None,
          [np.random.RandomState(5).uniform(-1, 1, (2, 6))]),
     case("ifft", lambda x: mx.nd.contrib.ifft(x), None,
-         [np.random.RandomState(6).uniform(-1, 1, (2, 6))])], ids=lambda c: c.id)
-def test_fft_numeric_gradients(c):
-    rng = np.random.RandomState(0)
-    check_first_order(c, rng)
-    check_second_order(c, rng)
+         [np.random.RandomState(6).uniform(-1, 1, (2, 6))])]
+globals().update(row_tests(SPECS))
 
 
 def test_bn_relu_and_bipartite_through_symbol():

@@ -25,7 +25,7 @@ import pytest
 
 import mxlite as mx
 import golden_manifest
-from optable import case, check_first_order
+from optable import case, row_tests
 
 Z, MANIFEST = golden_manifest.load("contrib_more.npz")
 
@@ -79,11 +79,6 @@ CORR = [
 ]
 
 
-@pytest.mark.parametrize("c", CORR, ids=[c.id for c in CORR])
-def test_correlation_numeric_gradient(c):
-    check_first_order(c, np.random.RandomState(7))
-
-
 # -- ModulatedDeformableConvolution -----------------------------------------------------------
 
 def _mdcn_inputs(rng, no_bias=False):
@@ -102,11 +97,6 @@ MDCN = [
         *x, no_bias=True, **_MDCN_KW), None, _mdcn_inputs(np.random.RandomState(4), True),
         grad=(0, 1, 2, 3), order=1),
 ]
-
-
-@pytest.mark.parametrize("c", MDCN, ids=[c.id for c in MDCN])
-def test_modulated_deformable_conv_numeric_gradient(c):
-    check_first_order(c, np.random.RandomState(8))
 
 
 def test_modulated_deformable_conv_zero_offsets_unit_mask_is_convolution():
@@ -232,12 +222,13 @@ def test_deformable_psroi_pooling_matches_cuda_kernel(no_trans, dtype):
     np.testing.assert_array_equal(hidden, cnt)
 
 
-def test_deformable_psroi_pooling_numeric_gradient():
-    data, rois, trans, kw = _dps_case(np.random.RandomState(10), False)
-    c = case("dpsroi", lambda d, t: mx.nd.contrib.DeformablePSROIPooling(
-        d, mx.nd.array(rois, dtype=np.float64), t, **kw), None, [data, trans], grad=(0, 1),
-        order=1)
-    check_first_order(c, np.random.RandomState(11))
+_DPS = _dps_case(np.random.RandomState(10), False)
+# gradient rows: the float64 numeric gradient along a random direction (first order)
+SPECS = CORR + MDCN + [
+    case("dpsroi", lambda d, t: mx.nd.contrib.DeformablePSROIPooling(
+        d, mx.nd.array(_DPS[1], dtype=np.float64), t, **_DPS[3]), None, [_DPS[0], _DPS[2]],
+        grad=(0, 1), order=1)]
+globals().update(row_tests(SPECS))
 
 
 # -- RROIAlign ---------------------------------------------------------------------------

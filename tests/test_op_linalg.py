@@ -5,7 +5,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.base import MXNetError
-from optable import case, outputs, to_nd, check_first_order, check_second_order
+from optable import case, row_tests
 
 nd = mx.nd
 la = mx.nd.linalg
@@ -81,9 +81,9 @@ CASES = [
     case("gemm_alias_ta", lambda a, b, c: nd.linalg_gemm(a, b, c, transpose_a=True),
          lambda a, b, c: T(a) @ b + c, [u(2, 4, 3), u(2, 4, 2), u(2, 3, 2)], grad=(0, 1, 2)),
     case("potrf", lambda a: la.potrf(sym(a)), lambda a: np.linalg.cholesky(a),
-         [spd()], grad=(0,)),
+         [spd()], grad=(0,), op="_linalg_potrf"),
     case("potrf_batch", lambda a: la.potrf(sym(a)), lambda a: np.linalg.cholesky(a),
-         [spd(2)], grad=(0,)),
+         [spd(2)], grad=(0,), op="_linalg_potrf"),
     case("potri", lambda a: la.potri(a), lambda a: np.linalg.inv(tri(a) @ T(tri(a))),
          [lower()], grad=(0,)),
     case("trsm", lambda a, b: la.trsm(a, b, alpha=1.5), lambda a, b: _trsm_ref(a, b, alpha=1.5),
@@ -114,30 +114,10 @@ CASES = [
 ]
 
 
-def _ids(cases):
-    return [c.id for c in cases]
-
-
-@pytest.mark.parametrize("c", CASES, ids=_ids(CASES))
-def test_forward_matches_numpy(c):
-    for dtype, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
-        xs = [a.astype(dtype) for a in c.inputs]
-        ys = outputs(c.fn(*to_nd(xs)))
-        refs = outputs(c.ref(*c.inputs))
-        assert len(ys) == len(refs)
-        for y, r in zip(ys, refs):
-            assert y.dtype == dtype, "%s: dtype %s, expected %s" % (c.id, y.dtype, dtype)
-            np.testing.assert_allclose(y.asnumpy(), r, rtol=tol, atol=tol, err_msg=c.id)
-
-
-@pytest.mark.parametrize("c", CASES, ids=_ids(CASES))
-def test_gradient_numeric(c):
-    check_first_order(c, np.random.RandomState(1))
-
-
-@pytest.mark.parametrize("c", CASES, ids=_ids(CASES))
-def test_second_order_gradient(c):
-    check_second_order(c, np.random.RandomState(2))
+for _c in CASES:     # linalg's LAPACK paths: float64 to 1e-10, float32 to 2e-5
+    _c.rtol = _c.atol = 1e-10
+    _c.rtol32 = _c.atol32 = 2e-5
+globals().update(row_tests(CASES))
 
 
 # -- identities ----------------------------------------------------------------------

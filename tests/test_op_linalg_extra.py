@@ -148,8 +148,9 @@ LINALG = [
          lambda a: _np_maketrian(a, 1), [u(3)]),
     case("gelqf", lambda a: la.gelqf(a), _np_gelqf, [u(2, 3, 4)]),
     case("gelqf_square", lambda a: la.gelqf(a), _np_gelqf, [u(3, 3) + 2 * np.eye(3)]),
-    case("syevd", lambda a: la.syevd(sym(a)), _np_syevd, [spread()]),
-    case("syevd_batch", lambda a: la.syevd(sym(a)), _np_syevd, [spread(2, n=4)]),
+    case("syevd", lambda a: la.syevd(sym(a)), _np_syevd, [spread()], op="_linalg_syevd"),
+    case("syevd_batch", lambda a: la.syevd(sym(a)), _np_syevd, [spread(2, n=4)],
+         op="_linalg_syevd"),
 ]
 
 

@@ -21,7 +21,7 @@ import pytest
 import mxlite as mx
 import mxlite.autograd as autograd
 from mxlite.base import MXNetError
-from optable import case, check_first_order, check_second_order
+from optable import case, row_tests
 
 nd = mx.nd
 RNG = np.random.default_rng(11)
@@ -153,11 +153,7 @@ GRAD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("c", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
-def test_numeric_gradients(c):
-    check_first_order(c, RNG)
-    if c.order >= 2:
-        check_second_order(c, RNG)
+globals().update(row_tests(GRAD_CASES))
 
 
 # -- im2col / col2im against NumPy (MXNet itself fails for 1-D and 3-D) --------------

@@ -9,6 +9,7 @@ import pytest
 import mxlite as mx
 from mxlite.operator.nn import _conv_kernels
 from mxlite.base import MXNetError
+from optable import case as _case, central_difference, row_tests
 
 RNG = np.random.default_rng(7)
 
@@ -18,15 +19,6 @@ def _nd(a):
 
 
 # -- helpers ------------------------------------------------------------------------
-
-def _directional(f, arrays, i, v, eps=1e-6):
-    """Central difference of scalar ``f(arrays)`` along ``v`` for input ``i``."""
-    plus = [a.copy() for a in arrays]
-    minus = [a.copy() for a in arrays]
-    plus[i] = plus[i] + eps * v
-    minus[i] = minus[i] - eps * v
-    return (f(plus) - f(minus)) / (2 * eps)
-
 
 def check_grad(fn, arrays, wrt, train=True, rtol=1e-5, atol=1e-7, directions=3):
     """Autograd gradients of ``sum(fn(*x) * head)`` against float64 central differences
@@ -49,7 +41,7 @@ def check_grad(fn, arrays, wrt, train=True, rtol=1e-5, atol=1e-7, directions=3):
         g = xs[i].grad.asnumpy()
         for _ in range(directions):
             v = RNG.standard_normal(arrays[i].shape)
-            np.testing.assert_allclose((g * v).sum(), _directional(f, arrays, i, v),
+            np.testing.assert_allclose((g * v).sum(), central_difference(f, arrays, i, v),
                                        rtol=rtol, atol=atol, err_msg="input %d" % i)
 
 
@@ -604,11 +596,11 @@ def _check_penalty(loss_fn, x, params):
     grads, gx = _penalty_weight_grad(loss_fn, x, params)
     for i, (p, g) in enumerate(zip(params, grads)):
         v = RNG.standard_normal(p.shape)
-        num = _directional(lambda arrs: _penalty_value(loss_fn, x, arrs), params, i, v)
+        num = central_difference(lambda arrs: _penalty_value(loss_fn, x, arrs), params, i, v)
         np.testing.assert_allclose((g * v).sum(), num, rtol=1e-5, atol=1e-8,
                                    err_msg="param %d" % i)
     v = RNG.standard_normal(x.shape)
-    num = _directional(lambda arrs: _penalty_value(loss_fn, arrs[0], params), [x], 0, v)
+    num = central_difference(lambda arrs: _penalty_value(loss_fn, arrs[0], params), [x], 0, v)
     np.testing.assert_allclose((gx * v).sum(), num, rtol=1e-5, atol=1e-8, err_msg="data")
 
 
@@ -683,27 +675,18 @@ def test_errors_name_op_argument_expected_and_actual(call, msg):
 
 # The fused backward ops (_backward_relu, _backward_log_softmax) carry their own
 # gradient rules: the second order through them against differences of gradients.
-from optable import case as _case, check_first_order, check_second_order  # noqa: E402
-
 _FUSED_BACKWARD_ROWS = [
     _case("relu_then_smooth", lambda x: mx.nd.Activation(x, act_type="relu") * mx.nd.sin(x), None,
           [np.random.RandomState(1).uniform(0.2, 1.5, (3, 4)) *
-           np.where(np.random.RandomState(2).rand(3, 4) > 0.5, 1, -1)]),
+           np.where(np.random.RandomState(2).rand(3, 4) > 0.5, 1, -1)], op="Activation"),
     _case("log_softmax_axis_last", lambda x: mx.nd.log_softmax(x), None,
           [np.random.RandomState(3).randn(3, 5)]),
     _case("log_softmax_axis0_temperature", lambda x: mx.nd.log_softmax(x, axis=0, temperature=1.7),
           None, [np.random.RandomState(4).randn(4, 3)]),
     _case("softmax_cross_entropy_chain", lambda x: -mx.nd.pick(mx.nd.log_softmax(x),
                                                               mx.nd.array([0, 2, 1], dtype="float64")),
-          None, [np.random.RandomState(5).randn(3, 4)]),
+          None, [np.random.RandomState(5).randn(3, 4)], op="log_softmax"),
 ]
-
-
-@pytest.mark.parametrize("c", _FUSED_BACKWARD_ROWS, ids=[c.id for c in _FUSED_BACKWARD_ROWS])
-def test_fused_backward_ops_first_and_second_order(c):
-    rng = np.random.RandomState(0)
-    check_first_order(c, rng)
-    check_second_order(c, rng)
 
 
 def _lrn_ref(x, nsize, alpha=1e-4, beta=0.75, knorm=2.0):
@@ -723,19 +706,26 @@ def test_lrn_matches_mxnet_values():
     np.testing.assert_allclose(y.asnumpy().ravel(), [0, 0.59441036, 1.1886128, 1.7825185,
                                                      2.3779385, 2.9720519, 3.5658383, 4.1592097],
                                rtol=1e-6)
-    x = np.random.RandomState(0).rand(2, 5, 3, 2) * 3
-    for nsize in (1, 2, 3, 4, 5):
-        got = mx.nd.LRN(mx.nd.array(x, dtype="float64"), nsize=nsize, alpha=0.5, knorm=1.5)
-        np.testing.assert_allclose(got.asnumpy(), _lrn_ref(x, nsize, alpha=0.5, knorm=1.5), rtol=1e-12)
 
 
-@pytest.mark.parametrize("nsize", [2, 3])
-def test_lrn_first_and_second_order_gradients(nsize):
-    c = _case("lrn", lambda x: mx.nd.LRN(x, nsize=nsize, alpha=0.5, beta=0.75, knorm=1.5), None,
-              [np.random.RandomState(6).rand(2, 4, 2, 2) * 2])
-    rng = np.random.RandomState(0)
-    check_first_order(c, rng)
-    check_second_order(c, rng)
+def _bn_inference(x, g, b, mm, mv, eps=1e-3):
+    c = (slice(None),) + (None,) * (x.ndim - 2)
+    return (x - mm[c]) / np.sqrt(mv[c] + eps) * g[c] + b[c]
+
+
+_LRN_X = np.random.RandomState(0).rand(2, 5, 3, 2) * 3
+_BN_IN = [np.random.RandomState(8).rand(*s) + a for s, a in
+          [((2, 3, 2, 2), 0), ((3,), 0.5), ((3,), 0), ((3,), 0), ((3,), 0.5)]]
+SPECS = _FUSED_BACKWARD_ROWS + [
+    _case("lrn_nsize%d" % n, lambda x, n=n: mx.nd.LRN(x, nsize=n, alpha=0.5, beta=0.75, knorm=1.5),
+          lambda x, n=n: _lrn_ref(x, n, alpha=0.5, beta=0.75, knorm=1.5), [_LRN_X])
+    for n in (1, 2, 3, 4, 5)] + [
+    # one device, global statistics (in training as in inference): BatchNorm's formula
+    _case("sync_batchnorm", lambda *x: mx.nd.contrib.SyncBatchNorm(
+        *x, fix_gamma=False, eps=1e-3, use_global_stats=True),
+          _bn_inference, _BN_IN, grad=(0, 1, 2), order=1),
+]
+globals().update(row_tests(SPECS))
 
 
 def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_backward(

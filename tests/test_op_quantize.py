@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
+from optable import Spec, row_tests
 
 GOLD = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
                             "quantize_mxnet191.npz"))
@@ -25,17 +26,19 @@ def _inputs(case):
     return [GOLD["%s/in%d" % (case, i)] for i in range(n)]
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_matches_mxnet(case):
-    ins = _inputs(case)
-    outs = getattr(mx.nd.contrib, _op(case))(*[mx.nd.array(a, dtype=a.dtype) for a in ins],
-                                             **CASES[case])
-    outs = outs if isinstance(outs, list) else [outs]
-    for i, y in enumerate(outs):
-        want = GOLD["%s/out%d" % (case, i)]
-        assert y.dtype == want.dtype, (case, i)
-        assert np.array_equal(y.asnumpy(), want) or np.allclose(y.asnumpy(), want,
-                                                                 rtol=1e-6), (case, i)
+def _golden_rows(gold, cases, op_of, params_of):
+    """One row per golden case: the op on MXNet's inputs must give MXNet's outputs."""
+    rows = []
+    for case in sorted(cases):
+        n_in = sum(1 for k in gold.files if k.startswith(case + "/in"))
+        n_out = sum(1 for k in gold.files if k.startswith(case + "/out"))
+        outs = [gold["%s/out%d" % (case, i)] for i in range(n_out)]
+        fn, params = getattr(mx.nd.contrib, op_of(case)), params_of(case)
+        rows.append(Spec(case, lambda *xs, fn=fn, params=params: fn(*xs, **params),
+                         lambda *xs, outs=outs: outs,
+                         [gold["%s/in%d" % (case, i)] for i in range(n_in)], grad=(),
+                         rtol=1e-6, atol=1e-8))
+    return rows
 
 
 def test_symbol_face_and_round_trip():
@@ -75,20 +78,17 @@ OPS_GOLD = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
 OPS_CASES = json.loads(str(OPS_GOLD["cases"]))
 
 
-@pytest.mark.parametrize("case", sorted(OPS_CASES))
-def test_quantized_ops_match_mxnet(case):
-    n = sum(1 for k in OPS_GOLD.files if k.startswith(case + "/in"))
-    ins = [OPS_GOLD["%s/in%d" % (case, i)] for i in range(n)]
-    spec = OPS_CASES[case]
-    outs = getattr(mx.nd.contrib, spec["op"])(*[mx.nd.array(a, dtype=a.dtype) for a in ins],
-                                              **spec["params"])
-    outs = outs if isinstance(outs, list) else [outs]
-    assert len(outs) == sum(1 for k in OPS_GOLD.files if k.startswith(case + "/out"))
-    for i, y in enumerate(outs):
-        want = OPS_GOLD["%s/out%d" % (case, i)]
-        assert y.dtype == want.dtype and y.shape == want.shape, (case, i)
-        assert np.allclose(y.asnumpy().astype(np.float64), want.astype(np.float64),
-                           rtol=1e-6), (case, i)
+_ENTROPY = np.load(os.path.join(os.path.dirname(__file__), "reference_extra",
+                                "calibrate_entropy_mxnet191.npz"))
+SPECS = ([Spec("calibrate_entropy_c%d" % k, lambda h, e, k=k: mx.nd.contrib.calibrate_entropy(
+             h, e, num_quantized_bins=int(_ENTROPY["c%d/nqb" % k])),
+               lambda h, e, k=k: [_ENTROPY["c%d/t" % k], _ENTROPY["c%d/d" % k]],
+               [_ENTROPY["c%d/hist" % k], _ENTROPY["c%d/edges" % k]], grad=(), rtol=1e-6)
+          for k in range(3)]
+         + _golden_rows(GOLD, CASES, _op, lambda case: CASES[case])
+         + _golden_rows(OPS_GOLD, OPS_CASES, lambda case: OPS_CASES[case]["op"],
+                        lambda case: OPS_CASES[case]["params"]))
+globals().update(row_tests(SPECS))
 
 
 def test_quantized_fully_connected_dequantizes_to_the_float_product():

@@ -27,6 +27,7 @@ import mxlite.autograd as autograd
 import mxlite.gluon.contrib.cnn as cnn
 from mxlite.base import MXNetError
 from mxlite.operator.registry import OPS, runs_on_raw
+from optable import central_difference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLD = np.load(os.path.join(HERE, "reference_extra", "two_stage.npz"))
@@ -119,11 +120,9 @@ def _numeric_check(fn, arrays, wrt, eps=1e-6, rtol=1e-6):
     loss.backward()
     for i in wrt:
         v = RNG.uniform(-1, 1, arrays[i].shape)
-
-        def at(t):
-            moved = [a + t * v if j == i else a for j, a in enumerate(arrays)]
-            return float((fn(*[_nd(a) for a in moved]).asnumpy() * w).sum())
-        numeric = (at(eps) - at(-eps)) / (2 * eps)
+        numeric = central_difference(
+            lambda arrs: float((fn(*[_nd(a) for a in arrs]).asnumpy() * w).sum()),
+            arrays, i, v, eps)
         analytic = float((xs[i].grad.asnumpy() * v).sum())
         assert abs(numeric - analytic) <= rtol * max(1.0, abs(numeric)), (i, numeric, analytic)
 

@@ -1,26 +1,60 @@
 """Random sampling: mx.nd.random, mx.random, the _random_/_sample_ ops, seeding."""
-import math
-
 import numpy as np
 import pytest
 
 import mxlite as mx
 from mxlite.test_utils import assert_almost_equal, check_numeric_gradient
+from optable import Spec, check_moments, op_function, row_tests
 
 N = 200000       # large enough for mean/var within a few standard errors, still fast
 
 
-def _moments(x):
-    a = x.asnumpy().astype(np.float64)
-    return a.mean(), a.var()
+def _zipf_moments(n):
+    c = np.arange(n)
+    p = (np.log(c + 2) - np.log(c + 1)) / np.log(n + 1)
+    mean = (c * p).sum()
+    return mean, (c * c * p).sum() - mean * mean
 
 
-def _close(value, expected, sd, k=5.0):
-    """``value`` within ``k`` standard errors (``sd``) of ``expected``."""
-    assert abs(value - expected) <= k * sd, (value, expected, sd)
+def _rows(dist, mean, var, random, sample):
+    """Rows for ``_random_<dist>`` (scalar params), ``_random_<dist>_like`` (the shape of
+    its data) and ``_sample_<dist>`` (params as arrays), all with the same distribution."""
+    rows = [
+        Spec(dist, lambda: op_function("_random_" + dist)(shape=N, **random), None, [],
+             grad=(), op="_random_" + dist, moments=(mean, var)),
+        Spec(dist + "_like", lambda z: op_function("_random_%s_like" % dist)(z, **random), None,
+             [np.zeros(N)], grad=(), op="_random_%s_like" % dist, moments=(mean, var)),
+    ]
+    if sample:
+        rows.append(Spec("sample_" + dist, lambda *a: op_function("_sample_" + dist)(*a, shape=N),
+                         None, [np.array([v], np.float32) for v in sample], grad=(),
+                         op="_sample_" + dist, moments=(mean, var)))
+    return rows
 
 
-# name, call, mean, variance
+SPECS = (_rows("uniform", 1.0, 16 / 12, dict(low=-1, high=3), (-1, 3))
+         + _rows("normal", 2.0, 0.25, dict(loc=2, scale=0.5), (2, 0.5))
+         + _rows("gamma", 6.0, 18.0, dict(alpha=2.0, beta=3.0), (2.0, 3.0))
+         + _rows("exponential", 2.0, 4.0, dict(lam=0.5), (0.5,))
+         + _rows("poisson", 3.5, 3.5, dict(lam=3.5), (3.5,))
+         + _rows("negative_binomial", 4 * 0.6 / 0.4, 4 * 0.6 / 0.16, dict(k=4, p=0.4), (4, 0.4))
+         + _rows("generalized_negative_binomial", 2.0, 2.0 + 0.5 * 4, dict(mu=2.0, alpha=0.5),
+                 (2.0, 0.5))
+         + [Spec("randint", lambda: op_function("_random_randint")(low=-3, high=5, shape=N), None,
+                 [], grad=(), op="_random_randint", moments=(0.5, (8 ** 2 - 1) / 12)),
+            Spec("multinomial", lambda p: op_function("_sample_multinomial")(p, shape=N), None,
+                 [np.array([[0.2, 0.3, 0.5]])], grad=(), op="_sample_multinomial",
+                 moments=(1.3, 2.3 - 1.3 ** 2)),
+            # one class per row: plain draws from P(c) = log((c + 2) / (c + 1)) / log(51)
+            Spec("unique_zipfian", lambda: op_function("_sample_unique_zipfian")(
+                range_max=50, shape=(N // 10, 1))[0], None, [], grad=(),
+                 op="_sample_unique_zipfian", moments=_zipf_moments(50)),
+            Spec("shuffle", lambda x: mx.nd.sort(op_function("_shuffle")(x), axis=0),
+                 lambda x: np.sort(x, axis=0), [np.random.RandomState(3).uniform(size=(50, 2))],
+                 grad=(), op="_shuffle")])
+globals().update(row_tests(SPECS))
+
+# the user-facing functions of the same distributions: name, call, mean, variance
 SCALAR_CASES = [
     ("uniform", lambda: mx.nd.random.uniform(-1, 3, shape=N), 1.0, 16 / 12),
     ("normal", lambda: mx.nd.random.normal(2, 0.5, shape=N), 2.0, 0.25),
@@ -40,9 +74,7 @@ SCALAR_CASES = [
 def test_scalar_distribution_moments(name, call, mean, var):
     x = call()
     assert x.shape == (N,)
-    m, v = _moments(x)
-    _close(m, mean, math.sqrt(var / N))
-    _close(v, var, var * math.sqrt(2.0 / N) * 4)   # generous: heavier tails than normal
+    check_moments(Spec(name, call, None, [], grad=(), moments=(mean, var)))
 
 
 def test_ranges_and_integrality():
