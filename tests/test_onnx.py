@@ -140,6 +140,9 @@ def test_unsupported_op_is_named(tmp_path):
     s = mx.sym.khatri_rao(mx.sym.var("data"), mx.sym.var("data2"), name="kr")
     with pytest.raises(AttributeError, match="op type khatri_rao .*'kr'"):
         mx.onnx.export_model(s, {}, [(2, 5), (3, 5)], np.float32, str(tmp_path / "t.onnx"))
+    s = mx.sym.Dropout(mx.sym.var("data"), mode="always", name="drop")
+    with pytest.raises(mx.MXNetError, match="Dropout .*'drop'.* mode=always"):
+        mx.onnx.export_model(s, {}, [(2, 4)], np.float32, str(tmp_path / "t.onnx"))
     s = mx.sym.softmax(mx.sym.var("data"), mx.sym.var("length"), use_length=True, name="sm")
     with pytest.raises(mx.MXNetError, match="softmax .*'sm'.* use_length=True"):
         mx.onnx.export_model(s, {}, [(2, 4), (2,)], np.float32, str(tmp_path / "t.onnx"))

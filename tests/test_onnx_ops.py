@@ -353,6 +353,15 @@ def _more_rows():
             {"data": X3}),
         Row("_split_v2", S.Group(list(S._internal._split_v2(d, indices=(0, 2), axis=-1))),
             {"data": X3}),
+        Row("slice_like", S.slice_like(d, d2, axes=(0, 2)), {"data": X3, "data2": _u(1, 7, 2)}),
+        Row("slice_like-all", S.slice_like(d, d2), {"data": X3, "data2": _u(1, 2, 3)}),
+        Row("Crop", S.Crop(d, offset=(1, 2), h_w=(3, 2)), {"data": X4}),
+        Row("Crop-center-like", S.Crop(d, d2, num_args=2, center_crop=True),
+            {"data": X4, "data2": _u(1, 1, 3, 4)}),
+        Row("_contrib_arange_like", S.broadcast_add(d, S.contrib.arange_like(
+            d, start=1.0, step=0.5, repeat=2)), {"data": X3}),
+        Row("arange_like-axis", S.broadcast_add(d, S.contrib.arange_like(d, axis=2)),
+            {"data": X3}),
     ]
     return rows
 

@@ -388,3 +388,35 @@ def convert_split_v2(b, n):
     axis = p.axis % len(n.in_shapes[0])
     sizes = [1 if p.squeeze_axis else s[axis] for s in n.out_shapes]
     split(b, n, axis, sizes, p.squeeze_axis)
+
+
+def _static_slice(b, n, begin, end):
+    """``n.ins[0][begin:end]`` on every axis, bounds known from the static shapes."""
+    k = len(begin)
+    b.add("Slice", [n.ins[0], b.int64s(begin, n.name + "_starts"),
+                    b.int64s(end, n.name + "_ends"), b.int64s(list(range(k)), n.name + "_axes")],
+          n.outs, name=n.name)
+
+
+@register("slice_like")
+def convert_slice_like(b, n):
+    _static_slice(b, n, [0] * len(n.out_shapes[0]), list(n.out_shapes[0]))
+
+
+@register("Crop")
+def convert_crop(b, n):
+    shape, out = n.in_shapes[0], n.out_shapes[0]
+    if n.p.center_crop:
+        top, left = (shape[2] - out[2]) // 2, (shape[3] - out[3]) // 2
+    else:
+        top, left = n.p.offset
+    _static_slice(b, n, [0, 0, top, left], [shape[0], shape[1], top + out[2], left + out[3]])
+
+
+@register("_contrib_arange_like")
+def convert_arange_like(b, n):
+    p = n.p
+    count = int(np.prod(n.out_shapes[0]))
+    values = (p.start + p.step * (np.arange(count) // p.repeat)).astype(n.out_dtypes[0])
+    b.add("Identity", [b.const(values.reshape(n.out_shapes[0]), n.name + "_value")], n.outs,
+          name=n.name)

@@ -288,9 +288,17 @@ def convert_logistic_regression_output(b, n):
     b.add("Sigmoid", [n.ins[0]], n.outs, name=n.name)
 
 
-for _name in ("LinearRegressionOutput", "MAERegressionOutput", "Dropout", "_copy",
-              "BlockGrad", "MakeLoss"):
+for _name in ("LinearRegressionOutput", "MAERegressionOutput", "_copy", "BlockGrad",
+              "MakeLoss"):
     register(_name)(lambda b, n: b.add("Identity", [n.ins[0]], n.outs, name=n.name))
+
+
+@register("Dropout")
+def convert_dropout(b, n):
+    # Inference drops nothing, except mode='always', which has no ONNX equivalent.
+    if n.p.mode != "training":
+        unsupported(n, "mode=%s (only training mode, the identity at inference)" % n.p.mode)
+    b.add("Identity", [n.ins[0]], n.outs, name=n.name)
 
 
 @register("Embedding")
