@@ -106,6 +106,54 @@ def test_trace_once_then_replay():
     assert len(calls) == 2
 
 
+def test_hybridized_inference_drops_each_value_after_its_last_use(monkeypatch):
+    # A chain of 8 ops: an unrecorded replay keeps only the values still to be read
+    # (as the imperative run does), not every intermediate until the call returns;
+    # a recorded one keeps what its backward reads.
+    import weakref
+    from mxlite.gluon import cached_graph
+
+    class Chain(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            for _ in range(8):
+                x = F.relu(x * 2 - 1)
+            return x
+
+    alive = []
+    made = []
+    real = cached_graph.run_step
+
+    def counting(op, p, xp, args):
+        alive.append(sum(r() is not None for r in made))
+        ys = real(op, p, xp, args)
+        for y in (ys if type(ys) is tuple else (ys,)):
+            made.append(weakref.ref(y))
+        return ys
+
+    net = Chain()
+    net.hybridize()
+    x = mx.nd.array(np.linspace(-1, 1, 24).reshape(4, 6))
+    want = Chain()(x).asnumpy()
+    net(x)
+    monkeypatch.setattr(cached_graph, "run_step", counting)
+    got = net(x).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert len(made) == 24 and max(alive) <= 2
+    alive.clear()
+    made.clear()
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x)
+    y.backward()
+    assert max(alive) >= 20     # the tape holds the step results for the backward
+    xr = mx.nd.array(x.asnumpy())
+    xr.attach_grad()
+    with mx.autograd.record():
+        yr = Chain()(xr)
+    yr.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), xr.grad.asnumpy(), rtol=1e-6)
+
+
 def test_untraceable_block_warns_once_and_runs():
     class ShapeReader(gluon.HybridBlock):
         def hybrid_forward(self, F, x):

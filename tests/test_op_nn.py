@@ -122,8 +122,10 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
                                                                              r[0][1]))
 @pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
 def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
-    # per_sample: the columns laid out per sample, as on large maps (see _conv_kernels)
+    # per_sample: the columns laid out per sample, as on large maps, and 1x1
+    # convolutions as per-sample products (see _conv_kernels)
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
+    monkeypatch.setattr(_conv_kernels, "POINTWISE_BLOCK_POSITIONS", 0 if per_sample else 1 << 62)
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
     w = _rand(nf, shape[1] // ng, *kernel)

@@ -223,11 +223,29 @@ class CachedGraph:
             extra = (mut, xchk, wrap, ychk) if (mut or xchk or wrap) else None
             plan.append((op, p, ins, first, multi, nid, nvis, extra))
         self._plan = plan
+        self._frees = self._plan_frees(plan, leaves | set(outs))
         self._backward_order = [(k, st[0], st[2], st[3], st[6])
                                 for k, st in reversed(list(enumerate(plan)))]
         self._need = {}
         self._gop = _GraphOp(self)
         self._params_used = [st[1] for st in plan]
+
+    def _plan_frees(self, plan, keep):
+        """Per step: the slots an unrecorded replay drops after it, those it was the last
+        to read (or made, when nothing reads them), so that an inference holds only the
+        values still to be read, as the imperative run does (not every intermediate
+        until it returns). Graph inputs, parameters and outputs are kept."""
+        last = {}
+        for k, (op, p, ins, first, multi, nid, nvis, extra) in enumerate(plan):
+            for s in range(first, first + nvis):
+                last[s] = k
+            for s in ins:
+                last[s] = k
+        frees = [[] for _ in plan]
+        for s, k in last.items():
+            if s not in keep:
+                frees[k].append(s)
+        return [tuple(f) for f in frees]
 
     def _need_for(self, mask):
         """Per slot: whether its value depends on a graph input/param needing a gradient."""
@@ -284,6 +302,7 @@ class CachedGraph:
         override = self._overrides(inputs) if self._open else None
         record = need is not None
         used = [None] * len(self._plan)
+        frees = None if record else self._frees
         for k, (op, p, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
             if override and nid in override:
                 p = override[nid]
@@ -300,6 +319,9 @@ class CachedGraph:
             used[k] = p
             if extra is not None:
                 self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
+            if frees is not None:
+                for s in frees[k]:
+                    raw[s] = None
         return used
 
     @staticmethod

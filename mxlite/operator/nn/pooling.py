@@ -78,16 +78,16 @@ def _max_fill(x):
     return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
 
 
-def _window_max(xp, xpad, kernel, stride, out):
-    """Maximum of every window of the padded input.
+def _window_max(xp, planes, kernel, stride, out):
+    """Maximum of every window of the padded input, given as :func:`_phase_planes`.
 
-    NOTE: the maximum of k*k strided (N, C, *out) views is many times faster than
-    reducing the (N, C, *out, *kernel) window view, whose inner loops are k long.
-    The maximum does not depend on the order, so the result is the same.
+    NOTE: the maximum of k*k (N, C, *out) views is many times faster than reducing
+    the (N, C, *out, *kernel) window view, whose inner loops are k long. The maximum
+    does not depend on the order, so the result is the same.
     """
     y = None
     for off in _offsets(kernel):
-        v = xpad[_offset_slices(off, stride, out)]
+        v = _phase_view(planes, off, stride, out)
         if y is None:
             y = v.copy()
         else:
@@ -120,8 +120,8 @@ def _compute(p, xp, x):
     axes = tuple(range(-len(kernel), 0))
     t = p.pool_type
     if t == "max":
-        xpad = pad_spatial(xp, x, before, after, _max_fill(x))
-        y = _window_max(xp, xpad, kernel, stride, out)
+        planes = _phase_planes(xp, x, kernel, stride, before, after, _max_fill(x))
+        y = _window_max(xp, planes, kernel, stride, out)
     elif t == "lp":
         pv = _lp(p)
         v = _window_view(xp, x, kernel, stride, before, after, out, 0)
@@ -276,17 +276,14 @@ def _max_scatter(p, xp, x, gy, y):
     row-major order and ``taken`` marks the windows whose maximum was already found,
     so each window routes its gradient exactly once. Every pass writes into buffers
     made once (no masked or branching loops: a mask with one hit in k*k makes those
-    mispredict), on :func:`_phase_planes` where the stride is above 1.
+    mispredict), on :func:`_phase_planes` where overlapping windows have strides.
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
     if tuple(stride) == tuple(kernel) and not any(before) and not any(after):
         gx = _tiled_max_scatter(xp, x, gy, y, kernel, out)
         if gx is not None:
             return gx
-    # Padded sizes rounded up to multiples of the stride (the extra never in a window).
-    after = [a + (-(b + m + a)) % s for b, m, a, s in zip(before, x.shape[2:], after, stride)]
-    xpad = pad_spatial(xp, x, before, after, _max_fill(x))
-    planes = _phase_planes(xp, xpad, stride)
+    planes = _phase_planes(xp, x, kernel, stride, before, after, _max_fill(x))
     # NOTE: a window holding NaN has the maximum NaN; its first NaN takes the gradient.
     nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
     masked = bool(xp.isfinite(gy).all())        # else 0 * inf would leak NaN: use where
@@ -307,41 +304,61 @@ def _max_scatter(p, xp, x, gy, y):
             routed = xp.where(hit, gy, 0)
         dst = _phase_view(g, off, stride, out)
         xp.add(dst, routed, out=dst)
-    g = _from_phase_planes(g, xpad.shape)
-    crop = tuple(slice(b, b + m) for b, m in zip(before, x.shape[2:]))
-    return xp.ascontiguousarray(g[(slice(None), slice(None)) + crop])
+    return _from_phase_planes(xp, g, x.shape, before, stride)
 
 
-def _phase_planes(xp, a, stride):
-    """``a`` (N, C, *S), each S a multiple of its stride, as the contiguous planes
-    (N, C, *stride, *(S / stride)) of its positions by phase (index mod stride): a
-    strided window offset is then a shifted block of one plane, whose rows are
-    contiguous (elementwise passes over them run several times faster than over
-    every-s-th element). ``a`` itself where every stride is 1."""
-    if all(s == 1 for s in stride):
-        return a
-    n, c = a.shape[:2]
-    nsp = len(stride)
-    split = (n, c) + tuple(v for m, s in zip(a.shape[2:], stride) for v in (m // s, s))
-    perm = (0, 1) + tuple(3 + 2 * i for i in range(nsp)) + tuple(2 + 2 * i for i in range(nsp))
-    return xp.ascontiguousarray(a.reshape(split).transpose(perm))
+def _phase_planes(xp, x, kernel, stride, before, after, fill):
+    """``x`` (N, C, *S) padded by ``before``/``after`` with ``fill``, as the contiguous
+    planes (N, C, *stride, *(P / stride)) of its positions by phase (index mod stride),
+    each padded size P rounded up to a multiple of its stride: a strided window offset
+    is then a shifted block of one plane, whose rows are contiguous (elementwise
+    passes over them run several times faster than over every s-th element).
+
+    Just the padded array (N, C, *P) where the windows do not overlap (each input
+    position read once: the planes cost more than they save) or every stride is 1;
+    :func:`_phase_view` tells the two apart by their rank."""
+    if math.prod(kernel) <= math.prod(stride) or all(s == 1 for s in stride):
+        return pad_spatial(xp, x, before, after, fill)
+    size = x.shape[2:]
+    planes = tuple(-(-(b + m + a) // s) for b, m, a, s in zip(before, size, after, stride))
+    out = xp.full(x.shape[:2] + tuple(stride) + planes, fill, dtype=x.dtype)
+    for phase, src, dst in _phase_copies(before, size, stride):
+        out[(slice(None), slice(None)) + phase + dst] = x[(slice(None), slice(None)) + src]
+    return out
+
+
+def _from_phase_planes(xp, planes, shape, before, stride):
+    """The (N, C, *S) array of ``shape`` inside :func:`_phase_planes` (padding left out)."""
+    if planes.ndim == len(shape):
+        crop = tuple(slice(b, b + m) for b, m in zip(before, shape[2:]))
+        return xp.ascontiguousarray(planes[(slice(None), slice(None)) + crop])
+    x = xp.empty(shape, dtype=planes.dtype)
+    for phase, src, dst in _phase_copies(before, shape[2:], stride):
+        x[(slice(None), slice(None)) + src] = planes[(slice(None), slice(None)) + phase + dst]
+    return x
+
+
+def _phase_copies(before, size, stride):
+    """(phase, slices of the input, slices of its plane) for each phase: the input
+    positions i with (i + before) % stride == phase, and where their plane holds them."""
+    per_dim = []
+    for b, m, s in zip(before, size, stride):
+        dim = []
+        for ph in range(s):
+            i0 = (ph - b) % s               # the first input index of this phase
+            j0 = (i0 + b) // s
+            dim.append((ph, slice(i0, m, s), slice(j0, j0 + len(range(i0, m, s)))))
+        per_dim.append(dim)
+    for combo in itertools.product(*per_dim):
+        yield tuple(c[0] for c in combo), tuple(c[1] for c in combo), tuple(c[2] for c in combo)
 
 
 def _phase_view(planes, off, stride, out):
     """The (N, C, *out) view of window offset ``off`` in :func:`_phase_planes`."""
-    if all(s == 1 for s in stride):
+    if planes.ndim == 2 + len(stride):
         return planes[_offset_slices(off, stride, out)]
     return planes[(slice(None), slice(None)) + tuple(o % s for o, s in zip(off, stride))
                   + tuple(slice(o // s, o // s + m) for o, s, m in zip(off, stride, out))]
-
-
-def _from_phase_planes(planes, shape):
-    """Inverse of :func:`_phase_planes`: the (N, C, *S) array of ``shape``."""
-    nsp = len(shape) - 2
-    if planes.shape == tuple(shape):
-        return planes
-    perm = (0, 1) + tuple(v for i in range(nsp) for v in (2 + nsp + i, 2 + i))
-    return planes.transpose(perm).reshape(shape)
 
 
 def _max_gather(p, xp, x, g):
