@@ -230,6 +230,8 @@ def _shape_rows():
         Row("transpose-reverse", S.transpose(d), {"data": x}),
         Row("SwapAxis", S.SwapAxis(d, dim1=1, dim2=3), {"data": x}),
         Row("Concat", S.Concat(d, d2, dim=1), {"data": X3, "data2": _u(2, 5, 4)}),
+        Row("_rnn_param_concat", S._internal._rnn_param_concat(d, d2, dim=0, num_args=2),
+            {"data": _u(3), "data2": _u(5)}),
         Row("SliceChannel", S.SliceChannel(d, num_outputs=3, axis=1)[1], {"data": x}),
         Row("SliceChannel-squeeze", S.Group(list(S.SliceChannel(
             d, num_outputs=3, axis=1, squeeze_axis=True))), {"data": x}),

@@ -1,4 +1,4 @@
-"""Contrib ops of ``mxlite/operator/nn/contrib_extra.py`` and the optimizer ops of
+"""Contrib ops of ``mxlite/operator/nn/`` (attention, fft, normalization, detection) and the optimizer ops of
 ``mxlite/operator/tensor/optimizer_extra.py`` against real MXNet 1.9.1.
 
 Golden data: ``reference_extra/contrib_extra.npz`` (made by

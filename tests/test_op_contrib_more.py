@@ -1,5 +1,6 @@
 """Correlation, ModulatedDeformableConvolution, DeformablePSROIPooling, RROIAlign and hawkesll
-(``mxlite/operator/nn/contrib_more.py``) against MXNet 1.9.1 and NumPy references.
+(``mxlite/operator/nn/``: correlation, deformable_modulated, deformable_psroi,
+roi_rotated, hawkes) against MXNet 1.9.1 and NumPy references.
 
 Golden data: ``reference_extra/contrib_more.npz`` (made by
 ``reference_extra/gen_contrib_more.py`` under MXNet 1.9.1's CPU build). ``__manifest__``

@@ -273,3 +273,18 @@ def test_on_ndarrays_rule_gets_ndarrays_in_a_plain_backward():
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 2.0])
     assert seen == [mx.nd.NDArray]
+
+
+@pytest.mark.parametrize("face", ["nd", "sym"])
+def test_nd_and_sym_split_call_arguments_alike(face):
+    ns = getattr(mx, face)
+    x = mx.nd.ones((2, 3)) if face == "nd" else mx.sym.var("x")
+    # positionals after the inputs are params in declaration order (axis, keepdims)
+    y = ns.sum(x, 1, True)
+    if face == "sym":
+        y = y.eval(x=mx.nd.ones((2, 3)))[0]
+    assert y.shape == (2, 1)
+    with pytest.raises(TypeError, match="sum: argument 'axis' given twice"):
+        ns.sum(x, 1, axis=0)
+    with pytest.raises(TypeError, match="sum: too many positional arguments"):
+        ns.sum(x, 1, True, False, 0, 9)

@@ -145,6 +145,7 @@ class VarNode:
     __slots__ = ("var", "grad_req", "fresh")
     op = None
     nout = 1
+    freed = False
 
     def __init__(self, var, grad_req):
         self.var = var
@@ -190,10 +191,14 @@ def record_node(op, p, inputs, outs, checks=None):
             v = y._version = [0]
             checks.append((v, 0, y))
     # As MXNet: an array whose graph a backward has freed is a constant to new records.
-    parents = [None if e is not None and getattr(e[0], "freed", False) else e
-               for e in (x._entry for x in inputs)]
-    node = Node(op, p, parents, [x._data for x in inputs],
-                [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx, checks)
+    parents = []
+    xdata = []
+    for x in inputs:
+        e = x._entry
+        parents.append(None if e is not None and e[0].freed else e)
+        xdata.append(x._data)
+    node = Node(op, p, parents, xdata, [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx,
+                checks)
     for i, y in enumerate(outs):
         y._entry = (node, i)
     return node

@@ -41,19 +41,16 @@ class _Deferred:
         self._unusable()
 
 
+def _is_input(a):
+    return isinstance(a, (NDArray, _Deferred))
+
+
 def _resolve(op, args, kwargs):
     """Create the deferred parameters among an op call's inputs; returns the new args/kwargs."""
-    pos = []
-    k = 0
-    while k < len(args) and (args[k] is None or isinstance(args[k], (NDArray, _Deferred))):
-        pos.append(args[k])
-        k += 1
-    pkw = {key: v for key, v in kwargs.items() if key in op.params}
-    param_names = [n for n in op.params if n != op.variadic]
-    pkw.update(zip(param_names, args[k:]))
+    pos, pkw, named = op.split_args(args, kwargs, _is_input)
     p = op.parse_params(pkw)
     names = list(op.input_names(p))
-    values = [pos[i] if i < len(pos) else kwargs.get(n) for i, n in enumerate(names)]
+    values = [pos[i] if i < len(pos) else named.get(n) for i, n in enumerate(names)]
     shapes = [v.shape if isinstance(v, NDArray) else
               (v.param._shape if isinstance(v, _Deferred) else None) for v in values]
     inferred, _ = op.infer_shape(p, shapes)

@@ -163,6 +163,10 @@ def make_function(op, fname, face="nd"):
     return fn
 
 
+def _is_array(a):
+    return isinstance(a, NDArray) or _is_raw(a)
+
+
 def _is_raw(a):
     """Whether ``a`` is a raw backend array that may stand for an NDArray input: only
     while a gradient rule runs on raw arrays (an unrecorded backward)."""
@@ -192,29 +196,7 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
         kwargs[op.variadic] = count
         return _run(op, inputs, op.parse_params(kwargs), out)
 
-    # Split positional args into inputs (NDArrays or None) and params.
-    pos_inputs = []
-    k = 0
-    while k < len(args) and (args[k] is None or isinstance(args[k], NDArray) or _is_raw(args[k])):
-        pos_inputs.append(args[k])
-        k += 1
-    extra = args[k:]
-    if extra:
-        if len(extra) > len(param_names):
-            raise TypeError("%s: too many positional arguments (%d)" % (op.name, len(args)))
-        kwargs = dict(kwargs)
-        for pname, v in zip(param_names, extra):
-            if pname in kwargs:
-                raise TypeError("%s: argument %r given twice" % (op.name, pname))
-            kwargs[pname] = v
-    pkw = {}
-    named = {}
-    declared = op.params
-    for key, v in kwargs.items():
-        if key in declared:
-            pkw[key] = v
-        else:
-            named[key] = v
+    pos_inputs, pkw, named = op.split_args(args, kwargs, _is_array)
     if named and not callable(op.inputs):
         _check_unknown(op, named, op.inputs, param_names)
     p = op.parse_params(pkw)

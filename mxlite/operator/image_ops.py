@@ -80,7 +80,6 @@ def _arith_dtype(x):
     return np.float64 if x.dtype == np.float64 else _F32
 
 
-@on_ndarrays
 def _identity_grad(p, x, y, gy, need):
     """MXNet's straight-through rule (``_copy``); exact where the op adds a constant."""
     return [gy[0] * 1]
@@ -330,7 +329,6 @@ _CROP_PARAMS = [Param("x", parse_int, doc="Left edge of the window."),
                 Param("width", parse_int, doc="Width of the window."),
                 Param("height", parse_int, doc="Height of the window.")]
 
-@on_ndarrays
 def _crop_grad(p, x, y, gy, need):
     return [_nd()._internal._backward_image_crop(gy[0], x[0], **dict(p.items()))]
 

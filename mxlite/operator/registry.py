@@ -24,6 +24,8 @@ import sys as _sys
 
 import numpy as np
 
+_ndarray = np.ndarray
+
 from ..base import MXNetError, OpIndexError, ParamError, format_attr, optional, parse_str
 from ..context import current_context
 
@@ -245,6 +247,36 @@ class Op:
                 return None
         return self.parse_params(kwargs)
 
+    def split_args(self, args, kwargs, is_input):
+        """MXNet's calling convention for ``op(*args, **kwargs)``, for ``mx.nd``,
+        ``mx.sym`` and Gluon's deferred parameters alike: the leading positional
+        ``args`` that are inputs (``is_input(a)``, or None) are the inputs, the
+        positional args after them are params in declaration order; a keyword naming
+        a declared param is a param, any other keyword names an input.
+
+        Returns ``(inputs, params, named)``: the positional inputs (a list), the param
+        values by name, and the keyword inputs by name (dicts)."""
+        k = 0
+        while k < len(args) and (args[k] is None or is_input(args[k])):
+            k += 1
+        params, named = {}, {}
+        declared = self.params
+        for key, v in kwargs.items():
+            if key in declared:
+                params[key] = v
+            else:
+                named[key] = v
+        extra = args[k:]
+        if extra:
+            names = [n for n in declared if n != self.variadic]
+            if len(extra) > len(names):
+                raise TypeError("%s: too many positional arguments (%d)" % (self.name, len(args)))
+            for pname, v in zip(names, extra):
+                if pname in params:
+                    raise TypeError("%s: argument %r given twice" % (self.name, pname))
+                params[pname] = v
+        return list(args[:k]), params, named
+
     def variadic_count(self, n_inputs):
         """The count param (``num_args``) of a variadic op called with ``n_inputs``."""
         group = self.variadic_group
@@ -365,7 +397,7 @@ def runs_on_raw(op):
 
 def array_module_of(a):
     """The array module (``xp``) of raw backend array ``a``: NumPy, or CuPy."""
-    return np if isinstance(a, (np.ndarray, np.generic)) else _sys.modules[
+    return np if type(a) is _ndarray or isinstance(a, (np.ndarray, np.generic)) else _sys.modules[
         type(a).__module__.split(".")[0]]
 
 
@@ -589,6 +621,11 @@ def call_raw(op, data, p):
 def apply(op, inputs, p, copy_views=False):
     """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
     :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
+    for x in inputs:
+        if type(x) is not _ndarray:
+            break
+    else:       # the common case of an unrecorded backward: NumPy arrays only
+        return call_raw(op, inputs, p)
     for x in inputs:
         if not isinstance(x, NDArray):
             return call_raw(op, [a._data if isinstance(a, NDArray) else

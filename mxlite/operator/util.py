@@ -102,3 +102,12 @@ FLOAT_KINDS = "fc"
 
 def is_float(dtype):
     return np.dtype(dtype).kind in FLOAT_KINDS
+
+
+def no_second_order(name):
+    """Gradient rule of an op's registered backward op: second-order gradients through
+    ``name`` are not supported (MXNet has none either)."""
+    def rule(p, x, y, gy, need):
+        raise MXNetError("%s: second-order gradients are not supported (MXNet has none "
+                         "either)" % name)
+    return rule

@@ -27,6 +27,10 @@ def _attr_string(v):
     return format_attr(v)
 
 
+def _is_symbol(a):
+    return isinstance(a, Symbol)
+
+
 def op_call(op, args, kwargs, name=None, attr=None, hint=None):
     """Create the node for ``op`` applied to Symbols ``args``/``kwargs``; an unnamed node
     is named after ``hint`` (the name it was called by, as in MXNet) or the op."""
@@ -46,26 +50,17 @@ def op_call(op, args, kwargs, name=None, attr=None, hint=None):
                 raise ValueError("%s: setting variable attributes with %s is deprecated; "
                                  "please instead use w = Variable(%s=%s) and pass %s=w"
                                  % (op.name, k, key, kwargs[k], k[:-len(key) - 1]))
-    sym_kw = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    # None is a value for a declared param (axis=None) but means "absent" for an input
-    raw = {k: v for k, v in kwargs.items()
-           if not isinstance(v, Symbol) and (v is not None or k in op.params)}
-    args = list(args)
     if op.variadic:
-        if len(args) == 1 and isinstance(args[0], (list, tuple)):
-            args = list(args[0])
+        args = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) \
+            else list(args)
+        _, raw, named = op.split_args((), kwargs, _is_symbol)
         if op.variadic not in raw:
             raw[op.variadic] = op.variadic_count(len(args))
     else:
-        # non-Symbol positionals after the inputs are params, in declaration order
-        k = 0
-        while k < len(args) and (args[k] is None or isinstance(args[k], Symbol)):
-            k += 1
-        extra = args[k:]
-        args = args[:k]
-        pnames = [n for n in op.params if n != op.variadic]
-        for pname, v in zip(pnames, extra):
-            raw[pname] = v
+        args, raw, named = op.split_args(args, kwargs, _is_symbol)
+    sym_kw = {k: v for k, v in named.items() if isinstance(v, Symbol)}
+    # None means "absent" for an input; other values are params the op does not declare
+    raw.update((k, v) for k, v in named.items() if v is not None and k not in sym_kw)
     params = {k: _attr_string(v) for k, v in raw.items()}
     unknown = [k for k in params if k not in op.params]
     if unknown and not op.params and op.custom_parse is None:

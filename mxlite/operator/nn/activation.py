@@ -10,7 +10,7 @@ import math
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from ..tensor.elemwise_unary import UNARY, _softplus
 from ..tensor import special
 
@@ -113,7 +113,6 @@ def _rrelu(p, xp, x):
     return xp.where(x > 0, x, x * mask).astype(x.dtype, copy=False), mask
 
 
-@on_ndarrays
 def _leaky_grad(p, x, y, gy, need):
     data, g = x[0], gy[0]
     pos = data > 0

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 
 _NEG_INF = -np.inf
 
@@ -167,7 +167,6 @@ def _ctc_backward(p, xp, data, label, gy, *rest):
     return g.astype(data.dtype)
 
 
-@on_ndarrays
 def _ctc_grad(p, x, y, gy, need):
     gx = nd._internal._backward_CTCLoss(x[0], x[1], gy[0], *x[2:], **dict(p.items()))
     return [gx] + [nd.zeros_like(v) for v in x[1:]]

@@ -21,7 +21,8 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
+from ..util import no_second_order
 from .convolution import geometry, conv_out_size
 
 _NAME = "DeformableConvolution"
@@ -250,12 +251,6 @@ def _backward_compute(p, xp, gy, data, offset, weight):
     return _backward(p, xp, gy, data, offset, weight)
 
 
-@on_ndarrays
-def _no_second_order(p, x, y, gy, need):
-    raise MXNetError("%s: second-order gradients are not supported (MXNet has none either)"
-                     % _NAME)
-
-
 def _infer_shape(p, shapes):
     shapes = list(shapes)
     d = shapes[0]
@@ -299,6 +294,6 @@ register_op("_contrib_DeformableConvolution", _deform_conv,
                 "(num_filter, C / num_group, kh, kw).")
 register_op("_deformable_conv_backward", _backward_compute,
             inputs=("grad", "data", "offset", "weight"), params=_PARAMS, check=_backward_rule,
-            gradient=_no_second_order, saves="", num_outputs=3,
+            gradient=no_second_order(_NAME), saves="", num_outputs=3,
             output_names=("data_grad", "offset_grad", "weight_grad"),
             doc="Gradients (data, offset, weight) of DeformableConvolution.")

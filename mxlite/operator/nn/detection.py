@@ -17,7 +17,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool,
                      parse_float_tuple)
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param, dtypes
 from ..util import zeros_grad
 
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -180,14 +180,12 @@ def _roi_pool_grad(p, x, y, gy, need):
             nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _roi_pool_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd._internal._roi_pool_gather(gy[0], x[1], x[2], **kw),
             nd.zeros_like(x[1]), nd.zeros_like(x[2])]
 
 
-@on_ndarrays
 def _roi_pool_gather_grad(p, x, y, gy, need):
     return [nd._internal._roi_pool_scatter(gy[0], x[1], x[2], in_shape=x[0].shape,
                                            **dict(p.items())),
@@ -336,7 +334,6 @@ def _roi_align_grad(p, x, y, gy, need):
             nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _roi_align_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.contrib.ROIAlign(gy[0], x[1], **kw), nd.zeros_like(x[1])]
@@ -553,12 +550,10 @@ def _box_nms_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_scatter(gy[0], y[1])]
 
 
-@on_ndarrays
 def _nms_scatter_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_gather(gy[0], x[1]), nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _nms_gather_grad(p, x, y, gy, need):
     return [nd._internal._box_nms_scatter(gy[0], x[1]), nd.zeros_like(x[1])]
 
@@ -719,3 +714,42 @@ register_op("_contrib_box_decode", _box_decode, inputs=("data", "anchors"), para
 ], gradient=zeros_grad, saves="",
     doc="Boxes (B, N, 4) in corner format decoded from offsets ``data`` relative to "
         "``anchors`` (1, N, 4). Zero gradients, as in MXNet.")
+
+
+# -- _contrib_bipartite_matching ---------------------------------------------------------------
+
+def _bipartite(p, xp, data):
+    """Greedy matching by score: (B, N, M) -> row matches (B, N), column matches (B, M)."""
+    s = np.asarray(data.get() if hasattr(data, "get") else data)
+    if s.ndim < 2:
+        raise MXNetError("bipartite_matching: data must be at least 2-D (..., N, M), got "
+                         "shape %s" % (s.shape,))
+    if p.topk > 0:
+        # NOTE: MXNet 1.9.1 keeps more than topk matches (its topk cuts the sorted
+        # candidate list in a way not reproduced yet): refuse rather than differ.
+        raise MXNetError("bipartite_matching: topk=%d is not supported (only -1)" % p.topk)
+    lead, (n, m) = s.shape[:-2], s.shape[-2:]
+    s = s.reshape((int(np.prod(lead)), n, m))
+    rows = np.full((s.shape[0], n), -1, s.dtype)
+    cols = np.full((s.shape[0], m), -1, s.dtype)
+    for b in range(s.shape[0]):
+        flat = s[b].reshape(-1)
+        order = np.argsort(flat if p.is_ascend else -flat, kind="stable")
+        for k in order:
+            v = flat[k]
+            if (v > p.threshold) if p.is_ascend else (v < p.threshold):
+                break
+            i, j = divmod(int(k), m)
+            if rows[b, i] == -1 and cols[b, j] == -1:
+                rows[b, i], cols[b, j] = j, i
+    return xp.asarray(rows.reshape(lead + (n,))), xp.asarray(cols.reshape(lead + (m,)))
+
+
+register_op("_contrib_bipartite_matching", _bipartite, num_outputs=2, check=dtypes(data="f"),
+            params=[Param("is_ascend", parse_bool, False, "Match the lowest scores first."),
+                    Param("threshold", parse_float, doc="Ignore scores below it (above it "
+                                                        "with is_ascend)."),
+                    Param("topk", parse_int, -1, "Only -1 (no limit) is supported.")],
+            gradient=lambda p, x, y, gy, need: [nd.zeros_like(x[0])], saves="x",
+            doc="Greedy bipartite matching on a score matrix (B, N, M): the matched column "
+                "of each row (-1: none) and the matched row of each column. Zero gradient.")

@@ -10,7 +10,7 @@ import numpy as np
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_shape, parse_bool
 from ...context import cpu, gpu
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 
 
 def context_of(xp, x):
@@ -49,7 +49,6 @@ def _compute(p, xp, x):
     return (x * mask).astype(x.dtype, copy=False), mask
 
 
-@on_ndarrays
 def _gradient(p, x, y, gy, need):
     return [gy[0] * y[1]]
 

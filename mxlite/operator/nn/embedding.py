@@ -6,7 +6,7 @@ indices; its own gradient is an Embedding lookup, so it differentiates again.
 """
 from ... import nd
 from ...base import MXNetError, parse_int, parse_bool, parse_dtype
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 
 
 def _indices(xp, data, input_dim):
@@ -21,7 +21,6 @@ def _compute(p, xp, data, weight):
     return weight[_indices(xp, data, p.input_dim)]
 
 
-@on_ndarrays
 def _gradient(p, x, y, gy, need):
     data = x[0]
     gw = nd._internal._embedding_backward(data, gy[0], input_dim=p.input_dim)
@@ -72,7 +71,6 @@ def _backward(p, xp, data, g):
     return gw
 
 
-@on_ndarrays
 def _backward_grad(p, x, y, gy, need):
     data = x[0]
     return [nd.zeros_like(data), nd.Embedding(data, gy[0], input_dim=p.input_dim,

@@ -69,7 +69,6 @@ def _pool_v1(p, xp, x):
     return y if area == 1 else (y / x.dtype.type(area)).astype(x.dtype)
 
 
-@on_ndarrays
 def _pool_v1_grad(p, x, y, gy, need):
     data = x[0]
     (ph, pw), pp, area = _pool_setup(p, data.shape)
@@ -128,7 +127,6 @@ def _bn_v1(p, xp, x, gamma, beta, moving_mean, moving_var):
     return y.astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)
 
 
-@on_ndarrays
 def _bn_v1_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
     axes, bc = _bn_axes(data.ndim)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float
-from ..registry import register_op, Param, on_ndarrays, ranks, dtypes
+from ..registry import register_op, Param, dtypes, ranks
 
 
 def _softmax(xp, x, axis):
@@ -135,7 +135,6 @@ def _softmax_output_backward(p, xp, out, label, gy):
     return g.astype(out.dtype, copy=False)
 
 
-@on_ndarrays
 def _softmax_output_grad(p, x, y, gy, need):
     gx = nd._internal._backward_SoftmaxOutput(y[0], x[1], gy[0], **dict(p.items()))
     return [gx, _label_zeros(x)]
@@ -173,7 +172,6 @@ def _regression(name, fwd, bwd, doc):
         g = bwd(xp, out, label.reshape(out.shape)) * (p.grad_scale / per_sample)
         return g.astype(out.dtype, copy=False)
 
-    @on_ndarrays
     def gradient(p, x, y, gy, need):
         return [getattr(nd._internal, bname)(y[0], x[1], grad_scale=p.grad_scale),
                 _label_zeros(x)]
@@ -228,7 +226,6 @@ def _make_loss_backward(p, xp, out):
     return xp.full(out.shape, p.grad_scale / norm, dtype=out.dtype)
 
 
-@on_ndarrays
 def _make_loss_grad(p, x, y, gy, need):
     return [nd._internal._backward_MakeLoss(y[0], **dict(p.items()))]
 
@@ -267,7 +264,6 @@ def _sce_backward(p, xp, data, label, gy):
     return g.astype(data.dtype, copy=False)
 
 
-@on_ndarrays
 def _sce_grad(p, x, y, gy, need):
     return [nd._internal._backward_softmax_cross_entropy(x[0], x[1], gy[0]), _label_zeros(x)]
 
@@ -289,7 +285,6 @@ def _smooth_l1(p, xp, x):
     return y.astype(x.dtype, copy=False)
 
 
-@on_ndarrays
 def _smooth_l1_grad(p, x, y, gy, need):
     s2 = p.scalar * p.scalar
     inside = nd.abs(x[0]) < (1.0 / s2)        # 0/1 in x's dtype: a constant mask

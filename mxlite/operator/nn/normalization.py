@@ -216,8 +216,8 @@ def _ln_compute(p, xp, x, gamma, beta):
     return y.astype(dt, copy=False), mean.astype(dt), std.astype(dt)
 
 
-@on_ndarrays
 def _ln_grad(p, x, y, gy, need):
+    gy = fill_missing(gy, y)
     data, gamma = x[0], x[1]
     a = norm_axis(p.axis, data.ndim)
     bc = [1] * data.ndim
@@ -386,7 +386,6 @@ def _window_sum(p, xp, x):
     return csum[:, 2 * h + 1:2 * h + 1 + c] - csum[:, :c]
 
 
-@on_ndarrays
 def _window_sum_grad(p, x, y, gy, need):
     # The window is symmetric, so the sum is its own adjoint.
     return [nd._internal._lrn_window_sum(gy[0], nsize=p.nsize)]
@@ -409,7 +408,6 @@ def _lrn_compute(p, xp, x):
     return x * s ** -p.beta
 
 
-@on_ndarrays
 def _lrn_grad(p, x, y, gy, need):
     # y = x * s^-b with s = k + (a/n) W(x^2): gx = gy s^-b - (2ab/n) x W^T(gy x s^(-b-1)).
     data, g = x[0], gy[0]
@@ -425,3 +423,30 @@ register_op("LRN", _lrn_compute, check=ranks(data=3), gradient=_lrn_grad, saves=
                     Param("nsize", parse_int, doc="The number of channels summed over.", low=1)],
             doc="Local response normalisation across channels: "
                 "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.", same_shape=(0,))
+
+
+# -- _contrib_BatchNormWithReLU ----------------------------------------------------------------
+
+def _bn_relu(p, xp, *x):
+    y, mean, inv = OPS["BatchNorm"].compute(p, xp, *x)
+    return xp.maximum(y, 0), mean, inv
+
+
+def _bn_relu_grad(p, x, y, gy, need):
+    # relu's mask comes from the output; BatchNorm's rule reads only the saved mean/inv.
+    g = gy[0] * (y[0] > 0)
+    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]), need)
+
+
+def _register_bn_relu():
+    bn = OPS["BatchNorm"]
+    register_op("_contrib_BatchNormWithReLU", _bn_relu, gradient=_bn_relu_grad, saves="xy",
+                inputs=bn.inputs, num_outputs=3, num_visible_outputs=bn.num_visible_outputs,
+                mutate=bn.mutate, no_grad_inputs=bn.no_grad_inputs,
+                infer_shape=bn.infer_shape_rule, params=list(bn.params.values()),
+                same_shape=(0,),
+                doc="``relu(BatchNorm(...))`` in one op, with BatchNorm's params, outputs and "
+                    "moving statistics (updated in place in training mode).")
+
+
+_register_bn_relu()

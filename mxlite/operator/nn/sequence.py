@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 
 
 def _inputs(p):
@@ -93,7 +93,6 @@ def _sequence_mask(p, xp, data, lens=None):
                                                                             copy=False)
 
 
-@on_ndarrays
 def _sequence_mask_grad(p, x, y, gy, need):
     if len(x) == 1:
         return [gy[0]]
@@ -155,13 +154,11 @@ def _bwd_inputs(p):
     return ("data", "gy") + (("sequence_length",) if p.use_sequence_length else ())
 
 
-@on_ndarrays
 def _sequence_last_grad(p, x, y, gy, need):
     gx = nd._internal._backward_SequenceLast(x[0], gy[0], *x[1:], **dict(p.items()))
     return [gx] + _no_grad_len(x)
 
 
-@on_ndarrays
 def _sequence_last_backward_grad(p, x, y, gy, need):
     # The backward is linear in gy: its own gradient is SequenceLast again.
     ggy = nd.SequenceLast(gy[0], *x[2:], **dict(p.items()))
@@ -195,7 +192,6 @@ def _sequence_reverse(p, xp, data, lens=None):
     return data[src, xp.arange(data.shape[1])[None, :]]
 
 
-@on_ndarrays
 def _sequence_reverse_grad(p, x, y, gy, need):
     # A reversal is its own inverse and its own transpose.
     gx = nd.SequenceReverse(gy[0], *x[1:], **dict(p.items()))

@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_dtype, \
     optional
-from ..registry import register_op, Param, on_ndarrays, dtypes
+from ..registry import register_op, Param, dtypes
 from ..util import norm_axis
 
 
@@ -170,7 +170,6 @@ def _sa_compute(p, xp, x):
     return y.astype(x.dtype, copy=False)
 
 
-@on_ndarrays
 def _sa_grad(p, x, y, gy, need):
     out, g = y[0], gy[0]
     return [out * (g - nd.sum(g * out, axis=_SA_AXIS[p.mode], keepdims=True))]

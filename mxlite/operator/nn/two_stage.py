@@ -28,7 +28,7 @@ from ... import nd
 from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_tuple, \
     parse_shape
 from .. import libm
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from ..util import zeros_grad
 from .detection import _host, _c_round, _check_rois, _batch_index
 
@@ -368,7 +368,6 @@ def _psroi_grad(p, x, y, gy, need):
             nd.zeros_like(x[1])]
 
 
-@on_ndarrays
 def _psroi_scatter_grad(p, x, y, gy, need):
     kw = {k: v for k, v in p.items() if k != "in_shape"}
     return [nd.contrib.PSROIPooling(gy[0], x[1], **kw), nd.zeros_like(x[1])]

@@ -6,7 +6,7 @@ in mxlite ops; the bilinear one is Deconvolution's.
 """
 from ... import nd
 from ...base import MXNetError, parse_int
-from ..registry import register_op, Param, on_ndarrays, ranks
+from ..registry import register_op, Param, ranks
 from .convolution import deconv_nd
 
 
@@ -60,7 +60,6 @@ def _block_sum(g, s):
     return nd.sum(g.reshape((n, c, h // s, s, w // s, s)), axis=(3, 5))
 
 
-@on_ndarrays
 def _gradient(p, x, y, gy, need):
     g = gy[0]
     if p.sample_type == "bilinear":

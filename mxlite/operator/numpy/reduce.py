@@ -60,7 +60,6 @@ def _sum(p, xp, x):
     return _finish(xp, y, dt)
 
 
-@on_ndarrays
 def _sum_grad(p, x, y, gy, need):
     g = expand_to(gy[0], x[0].shape, _axes(p, x[0].ndim))
     return [g if g.dtype == x[0].dtype else g.astype(x[0].dtype)]
@@ -74,7 +73,6 @@ def _prod(p, xp, x):
     return _finish(xp, y, dt)
 
 
-@on_ndarrays
 def _prod_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     yk = expand_to(y[0], x[0].shape, axes)
@@ -91,7 +89,6 @@ def _count(shape, axes):
     return math.prod([shape[i] for i in axes]) if axes else 1
 
 
-@on_ndarrays
 def _mean_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     return [expand_to(gy[0], x[0].shape, axes) / max(_count(x[0].shape, axes), 1)]
@@ -119,7 +116,6 @@ def _extreme(fn):
     return compute
 
 
-@on_ndarrays
 def _extreme_grad(p, x, y, gy, need):
     axes = _axes(p, x[0].ndim)
     mask = nd.broadcast_equal(x[0], expand_to(y[0], x[0].shape, axes))

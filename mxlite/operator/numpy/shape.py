@@ -54,7 +54,6 @@ def reshape_to(g, shape):
     return apply(op, (g,), op.parse_params({"newshape": shape}))
 
 
-@on_ndarrays
 def _as_input_shape(p, x, y, gy, need):
     return [reshape_to(gy[0], x[0].shape)]
 
@@ -75,7 +74,6 @@ def _transpose(p, xp, x):
     return xp.transpose(x, _axes_of(p, x.ndim)).copy()
 
 
-@on_ndarrays
 def _transpose_grad(p, x, y, gy, need):
     axes = _axes_of(p, x[0].ndim)
     inverse = tuple(int(i) for i in onp.argsort(axes))
@@ -167,7 +165,6 @@ def _concat(p, xp, *xs):
     return xp.concatenate([x.astype(dt, copy=False) for x in xs], axis=p.axis)
 
 
-@on_ndarrays
 def _concat_grad(p, x, y, gy, need):
     g = gy[0]
     if p.axis is None:
@@ -192,7 +189,6 @@ def _stack(p, xp, *xs):
     return xp.stack(xs, axis=norm_axis(p.axis, xs[0].ndim + 1))
 
 
-@on_ndarrays
 def _stack_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim + 1)
     return [reshape_to(nd.slice_axis(gy[0], axis=axis, begin=i, end=i + 1), xi.shape)
@@ -224,7 +220,6 @@ def _split(p, xp, x, axis=None):
     return tuple(q.copy() for q in parts)
 
 
-@on_ndarrays
 def _split_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim)
     parts = [nd.expand_dims(g, axis=axis) for g in gy] if p.squeeze_axis else list(gy)
@@ -271,7 +266,6 @@ def _repeat(p, xp, x):
     return xp.repeat(x, p.repeats, axis=norm_axis(p.axis, x.ndim))
 
 
-@on_ndarrays
 def _repeat_grad(p, x, y, gy, need):
     if p.axis is None:
         return [nd.sum(gy[0].reshape((-1, p.repeats)), axis=1).reshape(x[0].shape)]
@@ -293,7 +287,6 @@ def _clip(p, xp, x):
                               onp.isfinite(lo) else lo, hi)).astype(x.dtype, copy=False)
 
 
-@on_ndarrays
 def _clip_grad(p, x, y, gy, need):
     lo = -onp.inf if p.a_min is None else p.a_min
     hi = onp.inf if p.a_max is None else p.a_max
@@ -312,7 +305,6 @@ def _where(p, xp, c, a, b):
                                b.astype(dt, copy=False)))
 
 
-@on_ndarrays
 def _where_grad(p, x, y, gy, need):
     c = nd.broadcast_to(x[0], shape=y[0].shape) if x[0].shape != y[0].shape else x[0]
     c = (c != 0).astype(gy[0].dtype)
@@ -339,7 +331,6 @@ def _as_matrices(a, b):
     return a2, b2
 
 
-@on_ndarrays
 def _dot_grad(p, x, y, gy, need):
     a, b = x
     g = gy[0]
@@ -413,7 +404,6 @@ def _matmul(p, xp, a, b):
     return xp.asarray(xp.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False)))
 
 
-@on_ndarrays
 def _matmul_grad(p, x, y, gy, need):
     a, b = x
     if a.ndim <= 2 and b.ndim <= 2:

@@ -20,7 +20,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, FLAG_TO_DTYPE, np_dtype, parse_bool, parse_float, parse_int,
                      parse_float_tuple, optional)
-from ..registry import register_op, Param, on_ndarrays, get_op, ranks
+from ..registry import register_op, Param, get_op, ranks
 from .indexing import _slice_key
 from .init import shape_fits
 
@@ -220,7 +220,6 @@ def _slice_assign(p, xp, lhs, rhs):
     return y
 
 
-@on_ndarrays
 def _slice_assign_grad(p, x, y, gy, need):
     kw = {"begin": p.begin, "end": p.end, "step": p.step}
     return [nd._internal._slice_assign_scalar(gy[0], scalar=0.0, **kw),
@@ -233,7 +232,6 @@ def _slice_assign_scalar(p, xp, x):
     return y
 
 
-@on_ndarrays
 def _slice_assign_scalar_grad(p, x, y, gy, need):
     return [nd._internal._slice_assign_scalar(gy[0], scalar=0.0, begin=p.begin, end=p.end,
                                               step=p.step)]
@@ -429,7 +427,6 @@ def _count_sketch(p, xp, x, h, s):
     return y.reshape(x.shape[:-1] + (p.out_dim,))
 
 
-@on_ndarrays
 def _count_sketch_grad(p, x, y, gy, need):
     cols = nd.take(gy[0], x[1].reshape((-1,)), axis=-1)
     return [cols * x[2].reshape((-1,)), None, None]

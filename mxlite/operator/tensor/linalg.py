@@ -134,12 +134,10 @@ def _matmul_grads(p, a, b, gy):
     return [ga, gb]
 
 
-@on_ndarrays
 def _gemm2_grad(p, x, y, gy, need):
     return _matmul_grads(p, x[0], x[1], gy[0])
 
 
-@on_ndarrays
 def _gemm_grad(p, x, y, gy, need):
     return _matmul_grads(p, x[0], x[1], gy[0]) + [gy[0] * p.beta]
 
@@ -215,7 +213,6 @@ def _potri(p, xp, a):
     return _inv(xp, xp.matmul(low, _mT(low))).astype(a.dtype, copy=False)
 
 
-@on_ndarrays
 def _potri_grad(p, x, y, gy, need):
     # y = (L L^T)^-1: dL = -tril((y (G + G^T) y) L), since only tril(L) is read.
     b, g = y[0], gy[0]
@@ -295,7 +292,6 @@ def _tri_grad_a(p, a, gm):
     return _nd_tri(_ndT(gm) if p.transpose else gm, p.lower)
 
 
-@on_ndarrays
 def _trmm_grad(p, x, y, gy, need):
     a, b, g = x[0], x[1], gy[0]
     kw = dict(rightside=p.rightside, lower=p.lower, transpose=not p.transpose, alpha=p.alpha)
@@ -307,7 +303,6 @@ def _trmm_grad(p, x, y, gy, need):
     return [_tri_grad_a(p, a, gm), gb]
 
 
-@on_ndarrays
 def _trsm_grad(p, x, y, gy, need):
     a, g, out = x[0], gy[0], y[0]
     kw = dict(rightside=p.rightside, lower=p.lower, transpose=not p.transpose)
@@ -338,7 +333,6 @@ def _syrk(p, xp, a):
     return (y * p.alpha).astype(a.dtype, copy=False)
 
 
-@on_ndarrays
 def _syrk_grad(p, x, y, gy, need):
     g = gy[0] + _ndT(gy[0])
     if p.transpose:       # y = alpha A^T A
@@ -359,7 +353,6 @@ def _inverse(p, xp, a):
     return _inv(xp, a).astype(a.dtype, copy=False)
 
 
-@on_ndarrays
 def _inverse_grad(p, x, y, gy, need):
     # d(A^-1) = -A^-1 dA A^-1  =>  gA = -Y^T G Y^T
     yt = _ndT(y[0])
@@ -375,7 +368,6 @@ def _det(p, xp, a):
     return _as_out(xp.linalg.det(a), a)
 
 
-@on_ndarrays
 def _det_grad(p, x, y, gy, need):
     # d det(A) = det(A) tr(A^-1 dA)  =>  gA = g det(A) A^-T
     a = x[0]
@@ -392,9 +384,10 @@ def _slogdet(p, xp, a):
     return _as_out(sign, a), _as_out(logabs, a)
 
 
-@on_ndarrays
 def _slogdet_grad(p, x, y, gy, need):
     a = x[0]
+    if gy[1] is None:       # only the sign was used: it has no gradient
+        return [nd.zeros_like(a)]
     return [_batch_scalar(gy[1], a.shape) * _ndT(nd.linalg_inverse(a))]
 
 
@@ -409,7 +402,6 @@ def _sumlogdiag(p, xp, a):
     return _as_out(xp.sum(xp.log(xp.diagonal(a, axis1=-2, axis2=-1)), axis=-1), a)
 
 
-@on_ndarrays
 def _sumlogdiag_grad(p, x, y, gy, need):
     a = x[0]
     eye = np.eye(a.shape[-1])

@@ -70,12 +70,10 @@ def _makediag(p, xp, a):
     return y
 
 
-@on_ndarrays
 def _extractdiag_grad(p, x, y, gy, need):
     return [nd.linalg_makediag(gy[0], offset=p.offset)]
 
 
-@on_ndarrays
 def _makediag_grad(p, x, y, gy, need):
     return [nd.linalg_extractdiag(gy[0], offset=p.offset)]
 
@@ -135,12 +133,10 @@ def _maketrian(p, xp, a):
     return y
 
 
-@on_ndarrays
 def _extracttrian_grad(p, x, y, gy, need):
     return [nd.linalg_maketrian(gy[0], offset=p.offset, lower=p.lower)]
 
 
-@on_ndarrays
 def _maketrian_grad(p, x, y, gy, need):
     return [nd.linalg_extracttrian(gy[0], offset=p.offset, lower=p.lower)]
 
@@ -171,7 +167,6 @@ def _gelqf(p, xp, a):
     return _mT(q).astype(a.dtype), _tri(xp, _mT(r), True).astype(a.dtype)
 
 
-@on_ndarrays
 def _gelqf_grad(p, x, y, gy, need):
     # dA = L^-T (dQ + copyLTU(M) Q),  M = L^T dL - dQ Q^T   (MXNet's formula)
     q, low = y

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_str, parse_int
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from .shape import _variadic_inputs
 
 _TRANSPOSE = [Param("transpose_a", parse_bool, False, "Use the transpose of lhs."),
@@ -83,7 +83,6 @@ def _dot2(a, b, ta, tb):
     return nd.dot(a, b, transpose_a=ta, transpose_b=tb)
 
 
-@on_ndarrays
 def _dot_grad(p, x, y, gy, need):
     a, b = x
     a2, b2, _ = _dot_views(p, a.shape, b.shape)
@@ -124,7 +123,6 @@ def _bdot(a, b, ta, tb):
     return nd.batch_dot(a, b, transpose_a=ta, transpose_b=tb)
 
 
-@on_ndarrays
 def _batch_dot_grad(p, x, y, gy, need):
     return list(_product_grads(_bdot, x[0], x[1], gy[0], p.transpose_a, p.transpose_b))
 
@@ -151,7 +149,6 @@ def _khatri_rao(p, xp, *xs):
     return y
 
 
-@on_ndarrays
 def _khatri_rao_grad(p, x, y, gy, need):
     # y[(i1, ..., in), r] = prod_m x_m[i_m, r]: view gy with one axis per input.
     rows = [xi.shape[0] for xi in x]

@@ -17,7 +17,7 @@ from ... import nd
 from ...base import (MXNetError, np_dtype, parse_bool, parse_float, parse_int, parse_shape,
                      optional)
 from ..nn.convolution import geometry, conv_out_size, pad_spatial, windows
-from ..registry import register_op, Param, on_ndarrays, dtypes
+from ..registry import register_op, Param, dtypes
 from ..util import fill_missing, zeros_grad, same_dtype
 
 _F16_F32 = (np.dtype(np.float16), np.dtype(np.float32))
@@ -114,7 +114,6 @@ def _crop(p, xp, x, like=None):
     return xp.ascontiguousarray(x[:, :, top:top + h, left:left + w])
 
 
-@on_ndarrays
 def _crop_grad(p, x, y, gy, need):
     top, left, h, w = _crop_box(p, x[0].shape, x[1].shape if len(x) > 1 else None)
     H, W = x[0].shape[2:]
@@ -283,12 +282,10 @@ def _geometry_kwargs(p):
     return dict(kernel=p.kernel, stride=p.stride, dilate=p.dilate, pad=p.pad)
 
 
-@on_ndarrays
 def _im2col_grad(p, x, y, gy, need):
     return [nd.col2im(gy[0], output_size=x[0].shape[2:], **_geometry_kwargs(p))]
 
 
-@on_ndarrays
 def _col2im_grad(p, x, y, gy, need):
     return [nd.im2col(gy[0], **_geometry_kwargs(p))]
 
@@ -427,7 +424,6 @@ def _backward_quadratic(p, xp, gy, x):
     return (gy.astype(ct) * (x.astype(ct) * (2 * a) + b)).astype(x.dtype, copy=False)
 
 
-@on_ndarrays
 def _backward_quadratic_grad(p, x, y, gy, need):
     gy_in, data = x
     return [gy[0] * (data * (2 * _f32(p.a)) + _f32(p.b)), gy[0] * gy_in * (2 * _f32(p.a))]

@@ -8,7 +8,7 @@ Indices are returned as floats (``dtype`` float32 by default), as in MXNet.
 import numpy as np
 
 from ...base import MXNetError, parse_int, parse_bool, parse_dtype, optional
-from ..registry import register_op, Param, Params, apply, on_ndarrays
+from ..registry import register_op, Param, Params, apply
 from ..util import norm_axis
 
 _RET_TYPES = ("value", "indices", "both", "mask")
@@ -84,7 +84,6 @@ def _scatter(gy, idx, axis, shape):
     return apply(_PUT_ALONG, (gy, idx), Params(_PUT_ALONG, {"axis": axis, "shape": shape}))
 
 
-@on_ndarrays
 def _ordered_grad(p, x, y, gy, need):
     """Gradient of sort/topk values: scatter ``gy`` to the indices (output 1)."""
     x0 = x[0]
@@ -115,7 +114,6 @@ def _topk(p, xp, x):
         else idx
 
 
-@on_ndarrays
 def _topk_grad(p, x, y, gy, need):
     if p.ret_typ in ("indices", "mask"):
         return [None]

@@ -20,7 +20,7 @@ import numpy as np
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool, optional,
                      np_dtype)
 from ...context import current_context, Context
-from ..registry import register_op, Param, on_ndarrays, dtypes
+from ..registry import register_op, Param, dtypes
 from ..util import zeros_grad, fits_memory, _size
 from .elemwise_unary import _parse_ctx
 
@@ -365,11 +365,10 @@ def _multinomial(p, xp, probs):
     return y, logp.reshape(out_shape)
 
 
-@on_ndarrays
 def _multinomial_grad(p, x, y, gy, need):
     from ... import nd
     probs = x[0]
-    if not p.get_prob:
+    if not p.get_prob or gy[1] is None:
         return [nd.zeros_like(probs)]
     k = probs.shape[-1]
     lead = probs.shape[:-1] if probs.ndim > 1 else ()
@@ -411,7 +410,6 @@ def _shuffle(p, xp, x):
     return x[perm], xp.argsort(perm).astype(np.int64)
 
 
-@on_ndarrays
 def _shuffle_grad(p, x, y, gy, need):
     from ... import nd
     if x[0].ndim == 0:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from . import special
 
 _IS_LOG = Param("is_log", parse_bool, False,
@@ -192,7 +192,6 @@ def _make(dist, params, density, grads, vector, doc):
             return shapes
         return shapes, [_check_shapes(names, shapes, vector)]
 
-    @on_ndarrays
     def gradient(p, x, y, gy, need):
         xs, ps = x[0], x[1:]
         s = gy[0] if p.is_log else gy[0] * y[0]

@@ -156,6 +156,7 @@ def convert_swap_axis(b, n):
     b.add("Transpose", n.ins, n.outs, name=n.name, perm=perm)
 
 
+@register("_rnn_param_concat")    # Gluon's RNN layers in MXNet join their weights with it
 @register("Concat")
 def convert_concat(b, n):
     b.add("Concat", n.ins, n.outs, name=n.name, axis=n.p.dim)

@@ -1,6 +1,5 @@
-"""Contrib ops of MXNet 1.9.1 not covered elsewhere: GluonNLP's interleaved attention
-matmuls (``_contrib_interleaved_matmul_{selfatt,encdec}_{qk,valatt}``), ``_contrib_fft`` /
-``_contrib_ifft``, ``_contrib_BatchNormWithReLU`` and ``_contrib_bipartite_matching``.
+"""GluonNLP's interleaved attention matmuls of MXNet 1.9.1
+(``_contrib_interleaved_matmul_{selfatt,encdec}_{qk,valatt}``).
 
 Interleaved layout (MXNet's ``transformer.cc``): the projections of one sequence position
 and batch item lie in one row ``(seq, batch, heads * n * head_dim)`` grouped by head, so
@@ -15,12 +14,10 @@ and computes in it.
 """
 import math
 
-import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param, on_ndarrays, OPS, ranks, dtypes
-from . import normalization  # noqa: F401  (BatchNorm, reused by BatchNormWithReLU)
+from ...base import MXNetError, parse_int
+from ..registry import register_op, Param
 
 
 # -- layout helpers on raw arrays ---------------------------------------------------------
@@ -90,7 +87,6 @@ def _selfatt_qk(p, xp, qkv):
     return xp.matmul(q * _scale(q.shape[2], q.dtype), k.transpose(0, 2, 1))
 
 
-@on_ndarrays
 def _selfatt_qk_grad(p, x, y, gy, need):
     qkv, = x
     q, k, v = _split_nd(qkv, p.heads, 3)
@@ -107,7 +103,6 @@ def _selfatt_valatt(p, xp, qkv, att):
     return _merge_raw(xp.matmul(att, v), p.heads, qkv.shape[1])
 
 
-@on_ndarrays
 def _selfatt_valatt_grad(p, x, y, gy, need):
     qkv, att = x
     q, k, v = _split_nd(qkv, p.heads, 3)
@@ -129,7 +124,6 @@ def _encdec_qk(p, xp, queries, kv):
     return xp.matmul(q * _scale(q.shape[2], q.dtype), k.transpose(0, 2, 1))
 
 
-@on_ndarrays
 def _encdec_qk_grad(p, x, y, gy, need):
     queries, kv = x
     q, = _split_nd(queries, p.heads, 1)
@@ -151,7 +145,6 @@ def _encdec_valatt(p, xp, kv, att):
     return _merge_raw(xp.matmul(att, v), p.heads, kv.shape[1])
 
 
-@on_ndarrays
 def _encdec_valatt_grad(p, x, y, gy, need):
     kv, att = x
     k, v = _split_nd(kv, p.heads, 2)
@@ -184,105 +177,3 @@ register_op("_contrib_interleaved_matmul_encdec_valatt", _encdec_valatt,
             doc="``attention @ v`` for interleaved keys and values (k_seq, batch, heads * 2 * "
                 "head_dim) and attention (batch * heads, q_seq, k_seq); output (q_seq, batch, "
                 "heads * head_dim).")
-
-
-# -- _contrib_fft / _contrib_ifft -------------------------------------------------------------
-
-def _fft(p, xp, x):
-    """Complex FFT over the last axis of real ``x`` (..., d): (..., 2d) interleaved
-    [re0, im0, re1, im1, ...]."""
-    f = xp.fft.fft(x.astype(xp.float64), axis=-1)
-    out = xp.stack([f.real, f.imag], axis=-1).reshape(x.shape[:-1] + (2 * x.shape[-1],))
-    return out.astype(x.dtype)
-
-
-def _ifft(p, xp, x):
-    """Real part of the *unnormalised* inverse FFT of interleaved complex ``x`` (..., 2d):
-    (..., d). NOTE: MXNet (cuFFT) does not divide by d: ``ifft(fft(x)) = d * x``."""
-    if x.shape[-1] % 2:
-        raise MXNetError("ifft: the last axis holds (real, imag) pairs and must be even, got "
-                         "shape %s" % (tuple(x.shape),))
-    z = x.astype(xp.float64).reshape(x.shape[:-1] + (x.shape[-1] // 2, 2))
-    c = z[..., 0] + 1j * z[..., 1]
-    return (xp.fft.ifft(c, axis=-1).real * c.shape[-1]).astype(x.dtype)
-
-
-_COMPUTE_SIZE = Param("compute_size", parse_int, 128,
-                      "Rows per cuFFT batch in MXNet; no effect here.")
-# y = F x (x real) has the gradient Re(F^H gy) = ifft(gy); y = Re(F^H z) has F gy.
-register_op("_contrib_fft", _fft, params=[_COMPUTE_SIZE], saves="",
-            check=ranks(data=1),
-            gradient=lambda p, x, y, gy, need: [nd.contrib.ifft(gy[0])],
-            doc="FFT over the last axis: real (..., d) -> (..., 2d) interleaved real and "
-                "imaginary parts. (MXNet 1.9.1 runs it on GPU only.)")
-register_op("_contrib_ifft", _ifft, params=[_COMPUTE_SIZE], saves="",
-            check=ranks(data=1),
-            gradient=lambda p, x, y, gy, need: [nd.contrib.fft(gy[0])],
-            doc="Inverse FFT over the last axis of interleaved complex (..., 2d) -> the real "
-                "part (..., d), unnormalised as MXNet's (no division by d).")
-
-
-# -- _contrib_BatchNormWithReLU ----------------------------------------------------------------
-
-def _bn_relu(p, xp, *x):
-    y, mean, inv = OPS["BatchNorm"].compute(p, xp, *x)
-    return xp.maximum(y, 0), mean, inv
-
-
-def _bn_relu_grad(p, x, y, gy, need):
-    # relu's mask comes from the output; BatchNorm's rule reads only the saved mean/inv.
-    g = gy[0] * (y[0] > 0)
-    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]), need)
-
-
-def _register_bn_relu():
-    bn = OPS["BatchNorm"]
-    register_op("_contrib_BatchNormWithReLU", _bn_relu, gradient=_bn_relu_grad, saves="xy",
-                inputs=bn.inputs, num_outputs=3, num_visible_outputs=bn.num_visible_outputs,
-                mutate=bn.mutate, no_grad_inputs=bn.no_grad_inputs,
-                infer_shape=bn.infer_shape_rule, params=list(bn.params.values()),
-                same_shape=(0,),
-                doc="``relu(BatchNorm(...))`` in one op, with BatchNorm's params, outputs and "
-                    "moving statistics (updated in place in training mode).")
-
-
-_register_bn_relu()
-
-
-# -- _contrib_bipartite_matching ---------------------------------------------------------------
-
-def _bipartite(p, xp, data):
-    """Greedy matching by score: (B, N, M) -> row matches (B, N), column matches (B, M)."""
-    s = np.asarray(data.get() if hasattr(data, "get") else data)
-    if s.ndim < 2:
-        raise MXNetError("bipartite_matching: data must be at least 2-D (..., N, M), got "
-                         "shape %s" % (s.shape,))
-    if p.topk > 0:
-        # NOTE: MXNet 1.9.1 keeps more than topk matches (its topk cuts the sorted
-        # candidate list in a way not reproduced yet): refuse rather than differ.
-        raise MXNetError("bipartite_matching: topk=%d is not supported (only -1)" % p.topk)
-    lead, (n, m) = s.shape[:-2], s.shape[-2:]
-    s = s.reshape((int(np.prod(lead)), n, m))
-    rows = np.full((s.shape[0], n), -1, s.dtype)
-    cols = np.full((s.shape[0], m), -1, s.dtype)
-    for b in range(s.shape[0]):
-        flat = s[b].reshape(-1)
-        order = np.argsort(flat if p.is_ascend else -flat, kind="stable")
-        for k in order:
-            v = flat[k]
-            if (v > p.threshold) if p.is_ascend else (v < p.threshold):
-                break
-            i, j = divmod(int(k), m)
-            if rows[b, i] == -1 and cols[b, j] == -1:
-                rows[b, i], cols[b, j] = j, i
-    return xp.asarray(rows.reshape(lead + (n,))), xp.asarray(cols.reshape(lead + (m,)))
-
-
-register_op("_contrib_bipartite_matching", _bipartite, num_outputs=2, check=dtypes(data="f"),
-            params=[Param("is_ascend", parse_bool, False, "Match the lowest scores first."),
-                    Param("threshold", parse_float, doc="Ignore scores below it (above it "
-                                                        "with is_ascend)."),
-                    Param("topk", parse_int, -1, "Only -1 (no limit) is supported.")],
-            gradient=lambda p, x, y, gy, need: [nd.zeros_like(x[0])], saves="x",
-            doc="Greedy bipartite matching on a score matrix (B, N, M): the matched column "
-                "of each row (-1: none) and the matched row of each column. Zero gradient.")
