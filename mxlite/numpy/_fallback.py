@@ -86,9 +86,9 @@ FALLBACK_NAMES = [
     "searchsorted", "select", "setdiff1d", "setxor1d", "signbit", "spacing", "take_along_axis",
     "trapz", "tril_indices_from", "trim_zeros", "triu_indices_from", "union1d", "unpackbits",
     "unwrap", "vander", "median", "bincount", "histogram", "percentile", "quantile",
-    "nan_to_num", "polyval", "ediff1d", "delete", "insert", "unravel_index",
-    "diag_indices_from", "blackman", "hamming", "hanning", "kron", "resize", "copysign",
-    "ldexp", "cross", "pad", "average", "triu", "diagflat", "genfromtxt",
+    "ediff1d", "delete", "insert", "unravel_index",
+    "diag_indices_from", "blackman", "hamming", "hanning", "kron", "resize",
+    "cross", "average", "triu", "diagflat", "genfromtxt",
 ]
 for _name in ("trapz", "msort", "in1d"):     # gone from NumPy 2: their successors
     if not hasattr(onp, _name):

@@ -7,4 +7,5 @@ from ._math import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._contract import *  # noqa: F401,F403
 from .fallback import *  # noqa: F401,F403
+from ._numeric import *  # noqa: F401,F403
 from ._math import around as round, around as round_  # noqa: F401

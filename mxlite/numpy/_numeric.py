@@ -1,0 +1,59 @@
+"""``mx.np`` numeric functions that MXNet 1.9.1 runs as operators rather than through
+NumPy: ``pad`` (``_npi_pad``), ``copysign``, ``ldexp``, ``nan_to_num`` and ``polyval``.
+Recorded by autograd and hybridizable."""
+import numbers
+
+from ._ndarray import apply
+from ._shape import _np
+
+__all__ = ["pad", "copysign", "ldexp", "nan_to_num", "polyval"]
+
+
+def pad(x, pad_width, mode="constant", **kwargs):
+    """``x`` padded by ``pad_width`` ((before, after) per axis, one pair, or one int)."""
+    x = _np(x)
+    if isinstance(pad_width, numbers.Integral):
+        pad_width = ((pad_width, pad_width),)
+    params = {"pad_width": tuple(tuple(r) if isinstance(r, (list, tuple)) else (r, r)
+                                 for r in pad_width) if isinstance(pad_width[0], (list, tuple))
+              else (tuple(pad_width),),
+              "mode": mode}
+    if "constant_values" in kwargs:
+        params["constant_value"] = float(kwargs.pop("constant_values"))
+    if "reflect_type" in kwargs:
+        params["reflect_type"] = kwargs.pop("reflect_type")
+    if kwargs:
+        raise TypeError("pad() got an unexpected keyword argument %r" % next(iter(kwargs)))
+    return apply("_npi_pad", (x,), params, py_name="pad")
+
+
+def _pair(a, b):
+    """Two np arrays (a Python number becomes an array of the other's dtype)."""
+    if isinstance(a, numbers.Number):
+        b = _np(b)
+        return _np(b.asnumpy().dtype.type(a)) if b.dtype.kind == "f" else _np(a), b
+    if isinstance(b, numbers.Number):
+        a = _np(a)
+        return a, _np(a.asnumpy().dtype.type(b)) if a.dtype.kind == "f" else _np(b)
+    return _np(a), _np(b)
+
+
+def copysign(x1, x2, out=None, **kwargs):
+    """The magnitude of ``x1`` with the sign of ``x2``, elementwise (broadcasting)."""
+    return apply("_npi_copysign", _pair(x1, x2), out=out, py_name="copysign")
+
+
+def ldexp(x1, x2, out=None, **kwargs):
+    """``x1 * 2**x2``, elementwise (broadcasting)."""
+    return apply("_npi_ldexp", _pair(x1, x2), out=out, py_name="ldexp")
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
+    """NaN and infinities of ``x`` replaced by ``nan``, ``posinf``, ``neginf``."""
+    return apply("_npi_nan_to_num", (_np(x),), {"copy": copy, "nan": nan, "posinf": posinf,
+                                                "neginf": neginf}, py_name="nan_to_num")
+
+
+def polyval(p, x):
+    """The polynomial with coefficients ``p`` (highest power first) at ``x``."""
+    return apply("_npi_polyval", (_np(p), _np(x)), py_name="polyval")

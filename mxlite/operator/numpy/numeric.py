@@ -1,0 +1,192 @@
+"""Numeric np ops that MXNet 1.9.1 runs as operators (not NumPy fallbacks), under its
+names, with gradients: ``_npi_pad``, ``_npi_copysign``, ``_npi_ldexp``,
+``_npi_nan_to_num`` and ``_npi_polyval``.
+
+Each gradient is written with ops (or with masks that are constant where the op is
+differentiable), so it differentiates again.
+"""
+import ast
+
+import numpy as onp
+
+from ...base import MXNetError, parse_bool, parse_float, parse_str
+from ..registry import OPS, REQUIRED, Param, apply, ranks, register_op
+from ..util import unbroadcast
+from .elemwise import promote
+
+
+def _op(name, *x, **params):
+    op = OPS[name]
+    return apply(op, x, op.parse_params(params) if params else op.default_params)
+
+
+def _raw(a):
+    return a.asnumpy() if hasattr(a, "asnumpy") else onp.asarray(a)
+
+
+def _float_of(a, b):
+    dt = promote(a, b)
+    return dt if dt.kind == "f" else onp.dtype(onp.float32)
+
+
+# -- pad --------------------------------------------------------------------------------------
+
+_PAD_MODES = ("constant", "edge", "maximum", "minimum", "reflect", "symmetric")
+
+
+def _parse_pad_width(v):
+    if isinstance(v, str):
+        v = ast.literal_eval(v)
+    w = onp.asarray(v)
+    if w.dtype.kind not in "iu" or w.ndim > 2 or w.size == 0:
+        raise MXNetError("pad_width expected ints as ((before, after), ...), got %r" % (v,))
+    return tuple(tuple(int(e) for e in r) for r in onp.atleast_2d(w))
+
+
+def _pad_widths(p, x):
+    try:
+        w = onp.broadcast_to(onp.asarray(p.pad_width), (x.ndim, 2))
+    except ValueError:
+        raise MXNetError("pad_width %s expected one (before, after) pair per axis of data "
+                         "of shape %s" % (p.pad_width, x.shape)) from None
+    if (w < 0).any():
+        raise MXNetError("pad_width expected no negative widths, got %s" % (p.pad_width,))
+    return [tuple(int(e) for e in r) for r in w]
+
+
+def _pad(p, xp, x):
+    w = _pad_widths(p, x)
+    if p.mode == "constant":
+        return xp.pad(x, w, mode="constant", constant_values=p.constant_value)
+    if x.size == 0 and any(a or b for a, b in w):
+        raise MXNetError("mode=%r expected non-empty data, got shape %s" % (p.mode, x.shape))
+    if p.mode in ("reflect", "symmetric"):
+        return xp.pad(x, w, mode=p.mode, reflect_type=p.reflect_type)
+    return xp.pad(x, w, mode=p.mode)
+
+
+def _pad_grad(p, x, y, gy, need):
+    if p.mode != "constant":    # as MXNet 1.9.1's backward
+        raise MXNetError("_npi_pad: the gradient of mode=%r is not supported (only "
+                         "'constant')" % p.mode)
+    w = _pad_widths(p, x[0])
+    key = tuple(slice(a, a + n) for (a, _), n in zip(w, x[0].shape))
+    return [gy[0][key]]
+
+
+register_op("_npi_pad", _pad, inputs=("data",), gradient=_pad_grad, saves="x",
+            check=ranks(data=1),
+            params=[Param("pad_width", _parse_pad_width, REQUIRED,
+                          "(before, after) per axis, or one pair for all."),
+                    Param("mode", parse_str, "constant", "How to fill the border.",
+                          choices=_PAD_MODES),
+                    Param("constant_value", parse_float, 0.0, "The fill of 'constant'."),
+                    Param("reflect_type", parse_str, "even", "'even' or 'odd'.",
+                          choices=("even", "odd"))],
+            doc="Pad an array (``mx.np.pad``). The gradient (mode 'constant' only, as in "
+                "MXNet) is the centre slice.")
+
+
+# -- copysign, ldexp --------------------------------------------------------------------------
+
+def _copysign(p, xp, a, b):
+    dt = _float_of(a.dtype, b.dtype)
+    return xp.copysign(a.astype(dt, copy=False), b.astype(dt, copy=False))
+
+
+def _copysign_grad(p, x, y, gy, need):
+    a, b = x
+    flip = onp.where(onp.signbit(_raw(a)) == onp.signbit(_raw(b)), 1.0, -1.0)
+    return [unbroadcast(gy[0] * flip.astype(y[0].dtype), a.shape) if need[0] else None,
+            unbroadcast(gy[0] * 0, b.shape) if need[1] else None]
+
+
+def _ldexp(p, xp, a, b):
+    dt = _float_of(a.dtype, b.dtype)
+    return (a.astype(dt, copy=False) * xp.power(dt.type(2), b.astype(dt, copy=False))) \
+        .astype(dt, copy=False)
+
+
+def _ldexp_grad(p, x, y, gy, need):
+    # y = a 2^b: dy/da = 2^b, dy/db = a 2^b ln 2
+    a, b = x
+    scale = 2.0 ** b
+    return [unbroadcast(gy[0] * scale, a.shape) if need[0] else None,
+            unbroadcast(gy[0] * a * scale * onp.log(2.0), b.shape) if need[1] else None]
+
+
+def _float_type(p, dt):
+    return [_float_of(onp.dtype(dt[0]), onp.dtype(dt[1]))]
+
+
+register_op("_npi_copysign", _copysign, inputs=("lhs", "rhs"), gradient=_copysign_grad,
+            saves="xy", infer_type=_float_type,
+            doc="The magnitude of lhs with the sign of rhs, with broadcasting.")
+register_op("_npi_ldexp", _ldexp, inputs=("lhs", "rhs"), gradient=_ldexp_grad, saves="x",
+            infer_type=_float_type, doc="lhs * 2**rhs, with broadcasting.")
+
+
+# -- nan_to_num -------------------------------------------------------------------------------
+
+def _opt_float(v):
+    return None if v is None or v == "None" else parse_float(v)
+
+
+def _nan_to_num(p, xp, x):
+    if x.dtype.kind != "f":
+        return x.copy()
+    return xp.nan_to_num(x, copy=True, nan=p.nan, posinf=p.posinf, neginf=p.neginf)
+
+
+def _nan_to_num_grad(p, x, y, gy, need):
+    keep = onp.isfinite(_raw(x[0])) if _raw(x[0]).dtype.kind == "f" else 1.0
+    return [gy[0] * onp.asarray(keep, dtype=gy[0].dtype)]
+
+
+register_op("_npi_nan_to_num", _nan_to_num, inputs=("data",), gradient=_nan_to_num_grad,
+            saves="x",
+            params=[Param("copy", parse_bool, True, "Accepted; a new array always."),
+                    Param("nan", parse_float, 0.0, "What NaN becomes."),
+                    Param("posinf", _opt_float, None, "What +inf becomes (None: the max)."),
+                    Param("neginf", _opt_float, None, "What -inf becomes (None: the min).")],
+            doc="NaN and infinities replaced by finite numbers; the gradient is 1 at "
+                "finite entries, 0 elsewhere.")
+
+
+# -- polyval ----------------------------------------------------------------------------------
+
+def _polyval_rule(p, c, x):
+    if c.ndim != 1:
+        raise MXNetError("_npi_polyval: p expected 1 dim (the coefficients), got shape %s"
+                         % (c.shape,))
+
+
+def _polyval(p, xp, c, x):
+    dt = promote(c.dtype, x.dtype)
+    y = xp.zeros(x.shape, dt)
+    for ci in c.astype(dt, copy=False):         # Horner's rule
+        y = y * x + ci
+    return y.astype(dt, copy=False)
+
+
+def _polyval_grad(p, x, y, gy, need):
+    c, v = x
+    n = c.shape[0]
+    gc = gv = None
+    if need[1]:     # the derivative polynomial, at x
+        if n > 1:
+            der = c[:n - 1] * onp.arange(n - 1, 0, -1).astype(c.dtype)
+            gv = gy[0] * _op("_npi_polyval", der, v)
+        else:
+            gv = gy[0] * 0
+    if need[0]:     # dy/dc_i = x^(n-1-i), summed against gy
+        gc = _op("_npi_stack", *[_op("_np_sum", gy[0] * v ** (n - 1 - i))
+                                 for i in range(n)], axis=0, num_args=n)
+    return [gc, gv]
+
+
+register_op("_npi_polyval", _polyval, inputs=("p", "x"), gradient=_polyval_grad, saves="x",
+            check=_polyval_rule,
+            infer_type=lambda p, dt: [promote(onp.dtype(dt[0]), onp.dtype(dt[1]))],
+            doc="The polynomial with coefficients p (highest power first) at x. NOTE: "
+                "MXNet 1.9.1's gradient in x is not the derivative; mxlite's is.")

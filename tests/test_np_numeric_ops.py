@@ -1,0 +1,109 @@
+"""mx.np's pad, copysign, ldexp, nan_to_num and polyval run MXNet's ops (``_npi_pad`` ...),
+not NumPy fallbacks: NumPy's values, gradients checked against central differences
+(float64, second order too) and MXNet 1.9.1's, recorded by autograd, hybridizable."""
+import json
+import os
+
+import numpy as onp
+import pytest
+
+import mxlite as mx
+from mxlite import np, npx
+from optable import case, check_first_order, check_second_order
+from test_np_matrix_ops import grad_of_sum
+from test_np_ops import as_np
+
+R = onp.random.RandomState(7)
+
+
+def u(*shape):
+    return R.uniform(-1, 1, shape)
+
+
+CASES = [
+    case("pad constant", as_np(lambda x: np.pad(x, ((1, 2), (0, 3)), constant_values=0.5)),
+         lambda x: onp.pad(x, ((1, 2), (0, 3)), constant_values=0.5), [u(2, 3)]),
+    case("pad one pair", as_np(lambda x: np.pad(x, (2, 1))), lambda x: onp.pad(x, (2, 1)),
+         [u(2, 3)]),
+    case("pad edge", as_np(lambda x: np.pad(x, 2, mode="edge")),
+         lambda x: onp.pad(x, 2, mode="edge"), [u(2, 3)], grad=()),
+    case("pad reflect odd", as_np(lambda x: np.pad(x, 1, mode="reflect", reflect_type="odd")),
+         lambda x: onp.pad(x, 1, mode="reflect", reflect_type="odd"), [u(3, 3)], grad=()),
+    case("copysign", as_np(np.copysign), onp.copysign, [u(3, 1), u(4)], grad=(0, 1)),
+    case("ldexp", as_np(np.ldexp), lambda a, b: a * 2.0 ** b, [u(3, 1), u(4) * 3],
+         grad=(0, 1), rtol=1e-7),
+    case("nan_to_num", as_np(lambda x: np.nan_to_num(x, nan=2.0)),
+         lambda x: onp.nan_to_num(x, nan=2.0), [u(3, 4)]),
+    case("polyval", as_np(np.polyval), onp.polyval, [u(4), u(3, 2)], grad=(0, 1),
+         rtol=1e-10),
+]
+
+
+@pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
+def test_numeric_op_forward_and_gradients(c):
+    rng = onp.random.RandomState(0)
+    y = c.fn(*[mx.nd.array(a, dtype=a.dtype) for a in c.inputs])
+    onp.testing.assert_allclose(y.asnumpy(), c.ref(*c.inputs), rtol=1e-10, atol=1e-12)
+    if c.grad:
+        check_first_order(c, rng)
+    if c.grad and c.order >= 2:
+        check_second_order(c, rng)
+
+
+def test_nan_to_num_replaces_and_passes_no_gradient_through_them():
+    x = np.array([onp.nan, onp.inf, -onp.inf, 1.5], dtype="float32")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = np.nan_to_num(x, posinf=9.0)
+    y.backward()
+    onp.testing.assert_array_equal(y.asnumpy(), [0, 9, onp.finfo(onp.float32).min, 1.5])
+    onp.testing.assert_array_equal(x.grad.asnumpy(), [0, 0, 0, 1])
+    assert np.nan_to_num(np.array([1, 2], dtype="int32")).dtype == onp.int32
+
+
+# gradient of f(x).sum() at x = [[1, -2], [3, 4]] as MXNet 1.9.1 gives it
+MXNET_GRADS = {
+    "pad": (lambda x: np.pad(x, ((1, 1), (0, 2))), [[1, 1], [1, 1]]),
+    "copysign": (lambda x: np.copysign(x, np.array([-1.0, 1])), [[-1, -1], [-1, 1]]),
+    "ldexp": (lambda x: np.ldexp(x, np.array([2.0, 1])), [[4, 2], [4, 2]]),
+    "nan_to_num": (lambda x: np.nan_to_num(x), [[1, 1], [1, 1]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MXNET_GRADS))
+def test_gradients_agree_with_mxnet_191(name):
+    f, want = MXNET_GRADS[name]
+    onp.testing.assert_allclose(grad_of_sum(f, [[1.0, -2], [3, 4]]), want, rtol=1e-6)
+
+
+class _Block(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        n = F.np
+        return (n.pad(x, ((1, 1), (0, 2))).sum() + n.copysign(x, x - 2).sum()
+                + n.ldexp(x, x).sum() + n.nan_to_num(x).sum() + n.polyval(x[0], x).sum())
+
+
+def test_hybridized_block_gives_the_imperative_value(tmp_path):
+    npx.set_np()
+    try:
+        x = np.array([[1.0, -2], [3, 4]])
+        net = _Block()
+        want = float(net(x))
+        net.hybridize()
+        assert float(net(x)) == pytest.approx(want, rel=1e-6)
+        net.export(os.path.join(str(tmp_path), "m"))
+        with open(os.path.join(str(tmp_path), "m-symbol.json")) as f:
+            ops = [n["op"] for n in json.load(f)["nodes"]]
+    finally:
+        npx.reset_np()
+    for name in ("_npi_pad", "_npi_copysign", "_npi_ldexp", "_npi_nan_to_num", "_npi_polyval"):
+        assert name in ops
+
+
+def test_errors_name_the_op():
+    with pytest.raises(mx.MXNetError, match="_npi_pad.*pad_width"):
+        np.pad(np.ones((2, 3)), ((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(mx.MXNetError, match="_npi_pad.*mode"):
+        np.pad(np.ones((2, 3)), 1, mode="wrap")
+    with pytest.raises(mx.MXNetError, match="_npi_polyval.*p expected 1 dim"):
+        np.polyval(np.ones((2, 2)), np.ones(3))
