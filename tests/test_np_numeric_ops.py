@@ -1,4 +1,4 @@
-"""mx.np's pad, copysign, ldexp, nan_to_num and polyval run MXNet's ops (``_npi_pad`` ...),
+"""mx.np's pad, copysign, ldexp, nan_to_num, polyval, average, percentile and ediff1d run MXNet's ops (``_npi_pad`` ...),
 not NumPy fallbacks: NumPy's values, gradients checked against central differences
 (float64, second order too) and MXNet 1.9.1's, recorded by autograd, hybridizable."""
 import json
@@ -36,6 +36,27 @@ CASES = [
          lambda x: onp.nan_to_num(x, nan=2.0), [u(3, 4)]),
     case("polyval", as_np(np.polyval), onp.polyval, [u(4), u(3, 2)], grad=(0, 1),
          rtol=1e-10),
+    case("average weighted along an axis",
+         as_np(lambda a, w: np.average(a, axis=1, weights=w)),
+         lambda a, w: onp.average(a, axis=1, weights=w), [u(3, 4), u(4) + 2], grad=(0, 1)),
+    case("average weights of a's shape",
+         as_np(lambda a, w: np.average(a, axis=(0, 2), weights=w)),
+         lambda a, w: onp.average(a, axis=(0, 2), weights=w), [u(2, 3, 2), u(2, 3, 2) + 2],
+         grad=(0, 1)),
+    case("average returned", as_np(lambda a, w: np.average(a, weights=w, returned=True)[1]),
+         lambda a, w: onp.sum(w), [u(3), u(3) + 2], grad=(0, 1), op="_npi_average"),
+    case("average unweighted", as_np(lambda a: np.average(a, axis=0)),
+         lambda a: onp.average(a, axis=0), [u(3, 2)]),
+    case("percentile", as_np(lambda a, q: np.percentile(a, q, axis=1, keepdims=True)),
+         lambda a, q: onp.percentile(a, q, axis=1, keepdims=True),
+         [u(3, 5), onp.array([10.0, 50, 95])], grad=()),
+    case("percentile scalar nearest",
+         as_np(lambda a: np.percentile(a, 30, interpolation="nearest")),
+         lambda a: onp.percentile(a, 30, method="nearest"), [u(4, 5)], grad=(),
+         op="_npi_percentile"),
+    case("ediff1d", as_np(np.ediff1d), onp.ediff1d, [u(2, 3)]),
+    case("ediff1d with ends", as_np(lambda a, b: np.ediff1d(a, to_begin=b, to_end=-1.5)),
+         lambda a, b: onp.ediff1d(a, to_begin=b, to_end=-1.5), [u(4), u(2)], grad=(0, 1)),
 ]
 
 
@@ -67,6 +88,11 @@ MXNET_GRADS = {
     "copysign": (lambda x: np.copysign(x, np.array([-1.0, 1])), [[-1, -1], [-1, 1]]),
     "ldexp": (lambda x: np.ldexp(x, np.array([2.0, 1])), [[4, 2], [4, 2]]),
     "nan_to_num": (lambda x: np.nan_to_num(x), [[1, 1], [1, 1]]),
+    "average": (lambda x: np.average(x, axis=0, weights=np.array([1.0, 3])),
+                [[0.25, 0.25], [0.75, 0.75]]),
+    "percentile": (lambda x: np.percentile(x, 50, axis=0), [[0, 0], [0, 0]]),
+    "ediff1d": (lambda x: np.ediff1d(x, to_end=3.0) * np.array([1.0, 2, 3, 4]),
+                [[-1, -1], [-1, 3]]),
 }
 
 
@@ -76,11 +102,22 @@ def test_gradients_agree_with_mxnet_191(name):
     onp.testing.assert_allclose(grad_of_sum(f, [[1.0, -2], [3, 4]]), want, rtol=1e-6)
 
 
+def test_average_weights_gradient_agrees_with_mxnet_191():
+    w = np.array([1.0, 3])
+    w.attach_grad()
+    with mx.autograd.record():
+        y = np.average(np.array([[1.0, -2], [3, 4]]), axis=0, weights=w).sum()
+    y.backward()
+    onp.testing.assert_allclose(w.grad.asnumpy(), [-1.5, 0.5], rtol=1e-6)    # MXNet 1.9.1's
+
+
 class _Block(mx.gluon.HybridBlock):
     def hybrid_forward(self, F, x):
         n = F.np
         return (n.pad(x, ((1, 1), (0, 2))).sum() + n.copysign(x, x - 2).sum()
-                + n.ldexp(x, x).sum() + n.nan_to_num(x).sum() + n.polyval(x[0], x).sum())
+                + n.ldexp(x, x).sum() + n.nan_to_num(x).sum() + n.polyval(x[0], x).sum()
+                + n.average(x, axis=0, weights=x[0] + 3).sum() + n.percentile(x, 40).sum()
+                + n.ediff1d(x, to_begin=x[1]).sum())
 
 
 def test_hybridized_block_gives_the_imperative_value(tmp_path):
@@ -96,7 +133,8 @@ def test_hybridized_block_gives_the_imperative_value(tmp_path):
             ops = [n["op"] for n in json.load(f)["nodes"]]
     finally:
         npx.reset_np()
-    for name in ("_npi_pad", "_npi_copysign", "_npi_ldexp", "_npi_nan_to_num", "_npi_polyval"):
+    for name in ("_npi_pad", "_npi_copysign", "_npi_ldexp", "_npi_nan_to_num", "_npi_polyval",
+                 "_npi_average", "_npi_percentile", "_npi_ediff1d"):
         assert name in ops
 
 
@@ -107,3 +145,7 @@ def test_errors_name_the_op():
         np.pad(np.ones((2, 3)), 1, mode="wrap")
     with pytest.raises(mx.MXNetError, match="_npi_polyval.*p expected 1 dim"):
         np.polyval(np.ones((2, 2)), np.ones(3))
+    with pytest.raises(mx.MXNetError, match="_npi_average.*weights expected shape"):
+        np.average(np.ones((2, 3)), axis=1, weights=np.ones(2))
+    with pytest.raises(mx.MXNetError, match="_npi_percentile.*q expected values in"):
+        np.percentile(np.ones(3), 101)

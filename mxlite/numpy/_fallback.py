@@ -85,10 +85,10 @@ FALLBACK_NAMES = [
     "polyint", "polymul", "polysub", "promote_types", "ptp", "real", "result_type", "roots",
     "searchsorted", "select", "setdiff1d", "setxor1d", "signbit", "spacing", "take_along_axis",
     "trapz", "tril_indices_from", "trim_zeros", "triu_indices_from", "union1d", "unpackbits",
-    "unwrap", "vander", "median", "bincount", "histogram", "percentile", "quantile",
-    "ediff1d", "delete", "insert", "unravel_index",
+    "unwrap", "vander", "median", "bincount", "histogram", "quantile",
+    "delete", "insert", "unravel_index",
     "diag_indices_from", "blackman", "hamming", "hanning", "kron", "resize",
-    "cross", "average", "triu", "diagflat", "genfromtxt",
+    "cross", "triu", "diagflat", "genfromtxt",
 ]
 for _name in ("trapz", "msort", "in1d"):     # gone from NumPy 2: their successors
     if not hasattr(onp, _name):

@@ -1,12 +1,14 @@
 """``mx.np`` numeric functions that MXNet 1.9.1 runs as operators rather than through
-NumPy: ``pad`` (``_npi_pad``), ``copysign``, ``ldexp``, ``nan_to_num`` and ``polyval``.
+NumPy: ``pad`` (``_npi_pad``), ``copysign``, ``ldexp``, ``nan_to_num``, ``polyval``,
+``average``, ``percentile`` and ``ediff1d``.
 Recorded by autograd and hybridizable."""
 import numbers
 
 from ._ndarray import apply
 from ._shape import _np
 
-__all__ = ["pad", "copysign", "ldexp", "nan_to_num", "polyval"]
+__all__ = ["pad", "copysign", "ldexp", "nan_to_num", "polyval", "average", "percentile",
+           "ediff1d"]
 
 
 def pad(x, pad_width, mode="constant", **kwargs):
@@ -57,3 +59,40 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
 def polyval(p, x):
     """The polynomial with coefficients ``p`` (highest power first) at ``x``."""
     return apply("_npi_polyval", (_np(p), _np(x)), py_name="polyval")
+
+
+def average(a, axis=None, weights=None, returned=False, out=None):
+    """The weighted average over ``axis`` (and the sum of the weights if ``returned``)."""
+    inputs = (_np(a),) if weights is None else (_np(a), _np(weights))
+    y = apply("_npi_average", inputs, {"axis": axis, "returned": returned,
+                                       "weighted": weights is not None}, out=out,
+              py_name="average")
+    return tuple(y) if isinstance(y, list) else y
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
+               keepdims=False):
+    """The ``q``-th percentiles (0 to 100) of ``a`` along ``axis``."""
+    if overwrite_input is not None:
+        raise NotImplementedError("percentile: overwrite_input is not supported (as in "
+                                  "MXNet)")
+    params = {"axis": axis, "interpolation": interpolation, "keepdims": keepdims}
+    if isinstance(q, numbers.Number):
+        params["q_scalar"] = float(q)
+        return apply("_npi_percentile", (_np(a),), params, out=out, py_name="percentile")
+    return apply("_npi_percentile", (_np(a), _np(q)), params, out=out, py_name="percentile")
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """The differences of consecutive elements of the flattened ``ary``, with
+    ``to_begin`` prepended and ``to_end`` appended."""
+    inputs, params = [_np(ary)], {}
+    for name, v, key in (("begin", to_begin, "input2"), ("end", to_end, "input3")):
+        if v is None:
+            continue
+        if isinstance(v, numbers.Number):
+            params["to_%s_scalar" % name] = float(v)
+        else:
+            inputs.append(_np(v))
+            params["to_%s_arr_given" % name] = True
+    return apply("_npi_ediff1d", tuple(inputs), params, py_name="ediff1d")

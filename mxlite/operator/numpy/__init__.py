@@ -5,4 +5,4 @@ legacy ops' kernels and gradient rules declared again under the np name with
 MXNet's NumPy dtype rules (:mod:`.elemwise`, :mod:`.reduce`, :mod:`.shape`,
 :mod:`.npx`): one kernel, two faces.
 """
-from . import elemwise, reduce, shape, npx, linalg, init, matrix, numeric  # noqa: F401
+from . import elemwise, reduce, shape, npx, linalg, init, matrix, numeric, statistics  # noqa: F401

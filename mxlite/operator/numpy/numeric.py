@@ -10,14 +10,10 @@ import ast
 import numpy as onp
 
 from ...base import MXNetError, parse_bool, parse_float, parse_str
-from ..registry import OPS, REQUIRED, Param, apply, ranks, register_op
+from ..registry import REQUIRED, Param, ranks, register_op
 from ..util import unbroadcast
 from .elemwise import promote
-
-
-def _op(name, *x, **params):
-    op = OPS[name]
-    return apply(op, x, op.parse_params(params) if params else op.default_params)
+from .matrix import _op
 
 
 def _raw(a):
