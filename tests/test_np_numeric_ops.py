@@ -33,6 +33,13 @@ CASES = [
     case("copysign", as_np(np.copysign), onp.copysign, [u(3, 1), u(4)], grad=(0, 1)),
     case("ldexp", as_np(np.ldexp), lambda a, b: a * 2.0 ** b, [u(3, 1), u(4) * 3],
          grad=(0, 1), rtol=1e-7),
+    case("copysign scalar", as_np(lambda x: np.copysign(x, -1.5)),
+         lambda x: onp.copysign(x, -1.5), [u(3, 4)]),
+    case("rcopysign scalar", as_np(lambda x: np.copysign(2.5, x)),
+         lambda x: onp.copysign(2.5, x), [u(3, 4)]),
+    case("ldexp scalar", as_np(lambda x: np.ldexp(x, 3)), lambda x: x * 8.0, [u(3, 4)]),
+    case("rldexp scalar", as_np(lambda x: np.ldexp(1.5, x)), lambda x: 1.5 * 2.0 ** x,
+         [u(3, 4)], rtol=1e-7),
     case("nan_to_num", as_np(lambda x: np.nan_to_num(x, nan=2.0)),
          lambda x: onp.nan_to_num(x, nan=2.0), [u(3, 4)]),
     case("polyval", as_np(np.polyval), onp.polyval, [u(4), u(3, 2)], grad=(0, 1),
@@ -121,6 +128,14 @@ def test_gradients_agree_with_mxnet_191(name):
     onp.testing.assert_allclose(grad_of_sum(f, [[1.0, -2], [3, 4]]), want, rtol=1e-6)
 
 
+def test_scalar_forms_of_integer_data_stay_integer_as_mxnet_191():
+    a = np.array([1, 2], dtype="int32")
+    for y, want in ((np.ldexp(a, 2.5), [4, 8]), (np.copysign(a, -2.5), [-1, -2]),
+                    (np.ldexp(3.0, a), [6, 12])):
+        assert y.dtype == onp.int32
+        onp.testing.assert_array_equal(y.asnumpy(), want)
+
+
 def test_average_weights_gradient_agrees_with_mxnet_191():
     w = np.array([1.0, 3])
     w.attach_grad()
@@ -137,7 +152,8 @@ class _Block(mx.gluon.HybridBlock):
                 + n.ldexp(x, x).sum() + n.nan_to_num(x).sum() + n.polyval(x[0], x).sum()
                 + n.average(x, axis=0, weights=x[0] + 3).sum() + n.percentile(x, 40).sum()
                 + n.ediff1d(x, to_begin=x[1]).sum() + n.delete(x, 0, axis=1).sum()
-                + n.argsort(x).sum())
+                + n.argsort(x).sum() + n.copysign(x, -2.0).sum() + n.copysign(3, x).sum()
+                + n.ldexp(x, 2).sum() + n.ldexp(3.0, x).sum())
 
 
 def test_hybridized_block_gives_the_imperative_value(tmp_path):
@@ -155,7 +171,8 @@ def test_hybridized_block_gives_the_imperative_value(tmp_path):
         npx.reset_np()
     for name in ("_npi_pad", "_npi_copysign", "_npi_ldexp", "_npi_nan_to_num", "_npi_polyval",
                  "_npi_average", "_npi_percentile", "_npi_ediff1d", "_npi_delete",
-                 "argsort"):
+                 "argsort", "_npi_copysign_scalar", "_npi_rcopysign_scalar",
+                 "_npi_ldexp_scalar", "_npi_rldexp_scalar"):
         assert name in ops
 
 

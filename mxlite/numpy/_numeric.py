@@ -29,25 +29,27 @@ def pad(x, pad_width, mode="constant", **kwargs):
     return apply("_npi_pad", (x,), params, py_name="pad")
 
 
-def _pair(a, b):
-    """Two np arrays (a Python number becomes an array of the other's dtype)."""
-    if isinstance(a, numbers.Number):
-        b = _np(b)
-        return _np(b.asnumpy().dtype.type(a)) if b.dtype.kind == "f" else _np(a), b
-    if isinstance(b, numbers.Number):
-        a = _np(a)
-        return a, _np(a.asnumpy().dtype.type(b)) if a.dtype.kind == "f" else _np(b)
-    return _np(a), _np(b)
+def _binary(name, x1, x2, out):
+    """np op ``name`` on two arrays, or its ``_scalar``/``_rscalar`` form on an array and a
+    Python number (as MXNet's)."""
+    if isinstance(x2, numbers.Number):
+        op, x, s = name + "_scalar", x1, x2
+    elif isinstance(x1, numbers.Number):
+        op, x, s = name.replace("_npi_", "_npi_r") + "_scalar", x2, x1
+    else:
+        return apply(name, (_np(x1), _np(x2)), out=out, py_name=name[5:])
+    return apply(op, (_np(x),), {"scalar": float(s), "is_int": isinstance(s, numbers.Integral)},
+                 out=out, py_name=name[5:])
 
 
 def copysign(x1, x2, out=None, **kwargs):
     """The magnitude of ``x1`` with the sign of ``x2``, elementwise (broadcasting)."""
-    return apply("_npi_copysign", _pair(x1, x2), out=out, py_name="copysign")
+    return _binary("_npi_copysign", x1, x2, out)
 
 
 def ldexp(x1, x2, out=None, **kwargs):
     """``x1 * 2**x2``, elementwise (broadcasting)."""
-    return apply("_npi_ldexp", _pair(x1, x2), out=out, py_name="ldexp")
+    return _binary("_npi_ldexp", x1, x2, out)
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):

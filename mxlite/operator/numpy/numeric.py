@@ -1,5 +1,6 @@
 """Numeric np ops that MXNet 1.9.1 runs as operators (not NumPy fallbacks), under its
-names, with gradients: ``_npi_pad``, ``_npi_copysign``, ``_npi_ldexp``,
+names, with gradients: ``_npi_pad``, ``_npi_copysign``, ``_npi_ldexp`` (and their
+scalar forms),
 ``_npi_nan_to_num`` and ``_npi_polyval``; and ``_npi_delete``, without one (as in
 MXNet).
 
@@ -14,7 +15,7 @@ from ...base import MXNetError, parse_bool, parse_float, parse_int, parse_str
 from ..registry import REQUIRED, Param, ranks, register_op
 from ..util import norm_axis, unbroadcast
 from .elemwise import promote
-from .matrix import _op
+from .matrix import _SCALAR, _op
 
 
 def _raw(a):
@@ -116,6 +117,47 @@ def _float_type(p, dt):
     return [_float_of(onp.dtype(dt[0]), onp.dtype(dt[1]))]
 
 
+def _scalar_of(x, p):
+    """``x`` and the scalar in ``x``'s dtype (an integer ``x`` truncates it, and the
+    result stays integer, as MXNet 1.9.1's)."""
+    return x, x.dtype.type(p.scalar)
+
+
+def _in_dtype_of(fn):
+    """A scalar op's kernel ``fn(xp, a, b)`` on data and scalar in the data's dtype."""
+    def compute(p, xp, x, flip=False):
+        a, b = _scalar_of(x, p)
+        return xp.asarray(fn(xp, *((b, a) if flip else (a, b)))).astype(x.dtype, copy=False)
+    return compute
+
+
+def _copysign_scalar_grad(p, x, y, gy, need):
+    flip = onp.where(onp.signbit(_raw(x[0])) == onp.signbit(p.scalar), 1.0, -1.0)
+    return [gy[0] * flip.astype(y[0].dtype)]
+
+
+def _ldexp_kernel(xp, a, b):
+    return _ldexp(None, xp, xp.asarray(a), xp.asarray(b))
+
+
+_copysign_s, _ldexp_s = _in_dtype_of(lambda xp, a, b: xp.copysign(a, b)), \
+    _in_dtype_of(_ldexp_kernel)
+register_op("_npi_copysign_scalar", _copysign_s, inputs=("data",), params=_SCALAR,
+            gradient=_copysign_scalar_grad, saves="x",
+            doc="The magnitude of data with the sign of the scalar. NOTE: MXNet 1.9.1's "
+                "backward of the scalar forms fails; mxlite's is the derivative.")
+register_op("_npi_rcopysign_scalar", lambda p, xp, x: _copysign_s(p, xp, x, True),
+            inputs=("data",), params=_SCALAR, saves="",
+            gradient=lambda p, x, y, gy, need: [gy[0] * 0],
+            doc="The magnitude of the scalar with the sign of data (a zero gradient).")
+register_op("_npi_ldexp_scalar", _ldexp_s, inputs=("data",), params=_SCALAR, saves="",
+            gradient=lambda p, x, y, gy, need: [gy[0] * 2.0 ** p.scalar],
+            doc="data * 2**scalar.")
+register_op("_npi_rldexp_scalar", lambda p, xp, x: _ldexp_s(p, xp, x, True),
+            inputs=("data",), params=_SCALAR, saves="x",
+            gradient=lambda p, x, y, gy, need: [gy[0] * p.scalar * 2.0 ** x[0]
+                                                * onp.log(2.0)],
+            doc="scalar * 2**data.")
 register_op("_npi_copysign", _copysign, inputs=("lhs", "rhs"), gradient=_copysign_grad,
             saves="xy", infer_type=_float_type,
             doc="The magnitude of lhs with the sign of rhs, with broadcasting.")
