@@ -1,4 +1,5 @@
-"""mx.np's pad, copysign, ldexp, nan_to_num, polyval, average, percentile and ediff1d run MXNet's ops (``_npi_pad`` ...),
+"""mx.np's pad, copysign, ldexp, nan_to_num, polyval, average, percentile, ediff1d,
+bincount, delete and argsort run MXNet's ops (``_npi_pad`` ...),
 not NumPy fallbacks: NumPy's values, gradients checked against central differences
 (float64, second order too) and MXNet 1.9.1's, recorded by autograd, hybridizable."""
 import json
@@ -57,6 +58,24 @@ CASES = [
     case("ediff1d", as_np(np.ediff1d), onp.ediff1d, [u(2, 3)]),
     case("ediff1d with ends", as_np(lambda a, b: np.ediff1d(a, to_begin=b, to_end=-1.5)),
          lambda a, b: onp.ediff1d(a, to_begin=b, to_end=-1.5), [u(4), u(2)], grad=(0, 1)),
+    case("bincount", as_np(lambda x: np.bincount(x.astype("int64"), minlength=9)),
+         lambda x: onp.bincount(x.astype("int64"), minlength=9), [onp.array([3.0, 0, 3, 5])],
+         grad=(), op="_npi_bincount"),
+    case("bincount weighted", as_np(lambda x, w: np.bincount(x.astype("int32"), w)),
+         lambda x, w: onp.bincount(x.astype("int32"), w), [onp.array([4.0, 1, 4]), u(3)],
+         grad=(), op="_npi_bincount"),
+    case("delete indices", as_np(lambda x: np.delete(x, np.array([2, 0, 2, -1]), axis=1)),
+         lambda x: onp.delete(x, [2, 0, -1], axis=1), [u(3, 5)], grad=()),
+    case("delete slice flat", as_np(lambda x: np.delete(x, slice(1, None, 3))),
+         lambda x: onp.delete(x, slice(1, None, 3)), [u(3, 4)], grad=()),
+    case("delete one", as_np(lambda x: np.delete(x, -2, axis=0)),
+         lambda x: onp.delete(x, -2, axis=0), [u(3, 4)], grad=()),
+    case("argsort", as_np(lambda x: np.argsort(x, axis=0)),
+         lambda x: onp.argsort(x, axis=0, kind="stable"), [onp.array([[2.0, 1], [2, 0]])],
+         grad=()),
+    case("argsort flat", as_np(lambda x: np.argsort(x, axis=None)),
+         lambda x: onp.argsort(x, axis=None, kind="stable"), [u(3, 4)], grad=(),
+         op="argsort"),
 ]
 
 
@@ -117,7 +136,8 @@ class _Block(mx.gluon.HybridBlock):
         return (n.pad(x, ((1, 1), (0, 2))).sum() + n.copysign(x, x - 2).sum()
                 + n.ldexp(x, x).sum() + n.nan_to_num(x).sum() + n.polyval(x[0], x).sum()
                 + n.average(x, axis=0, weights=x[0] + 3).sum() + n.percentile(x, 40).sum()
-                + n.ediff1d(x, to_begin=x[1]).sum())
+                + n.ediff1d(x, to_begin=x[1]).sum() + n.delete(x, 0, axis=1).sum()
+                + n.argsort(x).sum())
 
 
 def test_hybridized_block_gives_the_imperative_value(tmp_path):
@@ -134,7 +154,8 @@ def test_hybridized_block_gives_the_imperative_value(tmp_path):
     finally:
         npx.reset_np()
     for name in ("_npi_pad", "_npi_copysign", "_npi_ldexp", "_npi_nan_to_num", "_npi_polyval",
-                 "_npi_average", "_npi_percentile", "_npi_ediff1d"):
+                 "_npi_average", "_npi_percentile", "_npi_ediff1d", "_npi_delete",
+                 "argsort"):
         assert name in ops
 
 
@@ -149,3 +170,9 @@ def test_errors_name_the_op():
         np.average(np.ones((2, 3)), axis=1, weights=np.ones(2))
     with pytest.raises(mx.MXNetError, match="_npi_percentile.*q expected values in"):
         np.percentile(np.ones(3), 101)
+    with pytest.raises(mx.MXNetError, match="_npi_bincount.*no negative"):
+        np.bincount(np.array([1, -1], dtype="int32"))
+    with pytest.raises(mx.MXNetError, match="_npi_bincount.*1-D integers"):
+        np.bincount(np.array([1.0, 2]))
+    with pytest.raises(mx.MXNetError, match=r"_npi_delete.*index expected in \[-3, 3\)"):
+        np.delete(np.ones(3), 3)

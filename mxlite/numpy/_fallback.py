@@ -85,8 +85,8 @@ FALLBACK_NAMES = [
     "polyint", "polymul", "polysub", "promote_types", "ptp", "real", "result_type", "roots",
     "searchsorted", "select", "setdiff1d", "setxor1d", "signbit", "spacing", "take_along_axis",
     "trapz", "tril_indices_from", "trim_zeros", "triu_indices_from", "union1d", "unpackbits",
-    "unwrap", "vander", "median", "bincount", "histogram", "quantile",
-    "delete", "insert", "unravel_index",
+    "unwrap", "vander", "median", "histogram", "quantile",
+    "insert", "unravel_index",
     "diag_indices_from", "blackman", "hamming", "hanning", "kron", "resize",
     "cross", "triu", "diagflat", "genfromtxt",
 ]

@@ -1,6 +1,6 @@
 """``mx.np`` numeric functions that MXNet 1.9.1 runs as operators rather than through
 NumPy: ``pad`` (``_npi_pad``), ``copysign``, ``ldexp``, ``nan_to_num``, ``polyval``,
-``average``, ``percentile`` and ``ediff1d``.
+``average``, ``percentile``, ``ediff1d``, ``bincount`` and ``delete``.
 Recorded by autograd and hybridizable."""
 import numbers
 
@@ -8,7 +8,7 @@ from ._ndarray import apply
 from ._shape import _np
 
 __all__ = ["pad", "copysign", "ldexp", "nan_to_num", "polyval", "average", "percentile",
-           "ediff1d"]
+           "ediff1d", "bincount", "delete"]
 
 
 def pad(x, pad_width, mode="constant", **kwargs):
@@ -96,3 +96,24 @@ def ediff1d(ary, to_end=None, to_begin=None):
             inputs.append(_np(v))
             params["to_%s_arr_given" % name] = True
     return apply("_npi_ediff1d", tuple(inputs), params, py_name="ediff1d")
+
+
+def bincount(x, weights=None, minlength=0):
+    """How many times each of 0, 1, ... occurs in ``x`` (or the sum of its weights)."""
+    inputs = (_np(x),) if weights is None else (_np(x), _np(weights))
+    return apply("_npi_bincount", inputs, {"minlength": minlength,
+                                           "has_weights": weights is not None},
+                 py_name="bincount")
+
+
+def delete(arr, obj, axis=None):
+    """A copy of ``arr`` without the entries ``obj`` (an int, a slice or an integer
+    array) names along ``axis`` (None: of the flattened array)."""
+    if isinstance(obj, slice):
+        params = {"start": obj.start, "stop": obj.stop,
+                  "step": 1 if obj.step is None else obj.step}
+        return apply("_npi_delete", (_np(arr),), dict(params, axis=axis), py_name="delete")
+    if isinstance(obj, numbers.Integral):
+        return apply("_npi_delete", (_np(arr),), {"int_ind": int(obj), "axis": axis},
+                     py_name="delete")
+    return apply("_npi_delete", (_np(arr), _np(obj)), {"axis": axis}, py_name="delete")

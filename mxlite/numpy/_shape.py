@@ -2,7 +2,7 @@
 
 Differentiable ones run registry ops (``_np_reshape``, ``_npi_concatenate``,
 ``_np_dot`` ...), ``unique`` and ``nonzero`` too (MXNet's ``_npi_unique`` and
-``_npx_nonzero``, recorded with zero gradients); ``argsort`` runs through NumPy.
+``_npx_nonzero``, recorded with zero gradients) and ``argsort`` (``_npi_argsort``).
 """
 import numpy as onp
 
@@ -273,8 +273,10 @@ def sort(a, axis=-1, kind=None, order=None):
 
 
 def argsort(a, axis=-1, kind=None, order=None):
-    """The indices that sort ``a`` along ``axis``, as int64."""
-    return fallback(onp.argsort, a, axis=axis, kind=kind)
+    """The indices that sort ``a`` along ``axis`` (None: the flattened array), as int64
+    (MXNet's ``_npi_argsort``, a stable sort)."""
+    return apply("_npi_argsort", (_np(a),), {"axis": axis, "is_ascend": True,
+                                             "dtype": "int64"}, py_name="argsort")
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):

@@ -1,6 +1,7 @@
 """Numeric np ops that MXNet 1.9.1 runs as operators (not NumPy fallbacks), under its
 names, with gradients: ``_npi_pad``, ``_npi_copysign``, ``_npi_ldexp``,
-``_npi_nan_to_num`` and ``_npi_polyval``.
+``_npi_nan_to_num`` and ``_npi_polyval``; and ``_npi_delete``, without one (as in
+MXNet).
 
 Each gradient is written with ops (or with masks that are constant where the op is
 differentiable), so it differentiates again.
@@ -9,9 +10,9 @@ import ast
 
 import numpy as onp
 
-from ...base import MXNetError, parse_bool, parse_float, parse_str
+from ...base import MXNetError, parse_bool, parse_float, parse_int, parse_str
 from ..registry import REQUIRED, Param, ranks, register_op
-from ..util import unbroadcast
+from ..util import norm_axis, unbroadcast
 from .elemwise import promote
 from .matrix import _op
 
@@ -186,3 +187,43 @@ register_op("_npi_polyval", _polyval, inputs=("p", "x"), gradient=_polyval_grad,
             infer_type=lambda p, dt: [promote(onp.dtype(dt[0]), onp.dtype(dt[1]))],
             doc="The polynomial with coefficients p (highest power first) at x. NOTE: "
                 "MXNet 1.9.1's gradient in x is not the derivative; mxlite's is.")
+
+
+# -- delete -----------------------------------------------------------------------------------
+
+def _opt_int(v):
+    return None if v is None or v == "None" else parse_int(v)
+
+
+def _delete(p, xp, arr, obj=None):
+    a, axis = (arr.reshape(-1), 0) if p.axis is None else (arr, p.axis)
+    if a.ndim == 0:
+        raise MXNetError("_npi_delete: arr expected at least 1 dim, got shape ()")
+    axis = norm_axis(axis, a.ndim)
+    n = a.shape[axis]
+    if obj is not None:
+        if obj.ndim > 1 or (obj.dtype.kind == "f" and not onp.isfinite(obj).all()):
+            raise MXNetError("_npi_delete: obj expected finite indices (at most 1-D), got "
+                             "%s of shape %s" % (obj.dtype, obj.shape))
+        idx = onp.asarray(obj).astype(onp.int64).reshape(-1)
+    elif p.int_ind is not None:
+        idx = onp.asarray([p.int_ind])
+    else:
+        idx = onp.arange(n)[slice(p.start, p.stop, 1 if p.step is None else p.step)]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise MXNetError("_npi_delete: index expected in [-%d, %d) for axis %d of size %d, "
+                         "got %s" % (n, n, axis, n, idx))
+    keep = onp.ones(n, bool)
+    keep[idx % n if n else idx] = False
+    return xp.compress(keep, a, axis=axis)
+
+
+register_op("_npi_delete", _delete,
+            inputs=lambda p: ("arr",) if p.int_ind is not None or p.start is not None or
+            p.stop is not None or p.step is not None else ("arr", "obj"),
+            params=[Param("start", _opt_int, None, "obj as a slice: its start."),
+                    Param("stop", _opt_int, None, "obj as a slice: its stop."),
+                    Param("step", _opt_int, None, "obj as a slice: its step."),
+                    Param("int_ind", _opt_int, None, "obj as one index."),
+                    Param("axis", _opt_int, None, "The axis; None: the flattened array.")],
+            doc="A copy of arr without the entries obj names along axis.")

@@ -1,9 +1,9 @@
 """Weighted averages, percentiles and differences of the np interface as MXNet 1.9.1's
 ops: ``_npi_average`` (with its gradient in the data and the weights),
-``_npi_percentile`` (a zero gradient, as MXNet's) and ``_npi_ediff1d``."""
+``_npi_percentile`` (a zero gradient, as MXNet's), ``_npi_ediff1d`` and ``_npi_bincount`` (no gradient, as MXNet's)."""
 import numpy as onp
 
-from ...base import MXNetError, parse_axis, parse_bool, parse_str
+from ...base import MXNetError, parse_axis, parse_bool, parse_int, parse_str
 from ..registry import Param, register_op
 from ..util import norm_axis, unbroadcast, zeros_grad
 from .matrix import _op
@@ -173,3 +173,29 @@ register_op("_npi_ediff1d", _ediff1d, inputs=_ediff1d_inputs, gradient=_ediff1d_
                     Param("to_end_scalar", _opt_float, None, "A number to append.")],
             doc="The differences of consecutive elements of the flattened array, with "
                 "numbers prepended and appended.")
+
+
+# -- bincount ---------------------------------------------------------------------------------
+
+def _bincount(p, xp, data, weights=None):
+    if data.ndim != 1 or data.dtype.kind not in "iu":
+        raise MXNetError("_npi_bincount: data expected 1-D integers, got %s of shape %s"
+                         % (data.dtype, data.shape))
+    if data.size and data.min() < 0:
+        raise MXNetError("_npi_bincount: data expected no negative values, got %d"
+                         % data.min())
+    if weights is not None and weights.shape != data.shape:
+        raise MXNetError("_npi_bincount: weights expected data's shape %s, got %s"
+                         % (data.shape, weights.shape))
+    y = xp.bincount(data, weights, p.minlength)
+    return y.astype(data.dtype if weights is None else weights.dtype, copy=False)
+
+
+register_op("_npi_bincount", _bincount,
+            inputs=lambda p: ("data", "weights") if p.has_weights else ("data",),
+            params=[Param("minlength", parse_int, 0, "The least number of bins.", low=0),
+                    Param("has_weights", parse_bool, False, "Whether weights are given.")],
+            infer_type=lambda p, dt: [dt[1] if p.has_weights else dt[0]],
+            doc="How many times each value 0, 1, ... occurs in data (or the sum of its "
+                "weights); the counts in data's dtype, the sums in the weights' (MXNet "
+                "1.9.1's).")

@@ -160,7 +160,7 @@ def _argsort_op(p, xp, x):
     return _argsort(xp, v, axis, p.is_ascend).astype(p.dtype)
 
 
-register_op("argsort", _argsort_op,
+register_op("argsort", _argsort_op, aliases=("_npi_argsort",),
             params=_ORDER_PARAMS + [Param("dtype", parse_dtype, np.dtype(np.float32),
                                           "The indices' dtype.")],
             infer_type=lambda p, dtypes: p.dtype,
