@@ -221,6 +221,27 @@ def test_raw_numpy_errors_name_the_op_inputs_and_params():
         mx.nd.tile(mx.nd.ones((10, 10)), reps=(10 ** 6, 10 ** 6))
 
 
+def test_huge_count_param_is_refused_without_building_its_input_names():
+    # num_weights=10**9 declares two billion inputs: the call is refused by comparing
+    # lengths at once, not after building every name (which would take hours)
+    from mxlite.operator.util import PerItemNames
+    w, g = mx.nd.ones((2,)), mx.nd.ones((2,))
+    with pytest.raises(TypeError, match=r"^multi_sgd_update: missing input 'weight_1' "
+                                        r"\(inputs: weight_0, grad_0, weight_1, .*"
+                                        r"\(2000000000 in all\)\)$"):
+        mx.nd.multi_sgd_update(w, g, lrs=(0.1,), wds=(0.,), num_weights=10 ** 9)
+    names = PerItemNames(("weight", "grad"), 2, ("lrs", "wds"))
+    assert list(names) == ["weight_0", "grad_0", "weight_1", "grad_1", "lrs", "wds"]
+    assert len(names) == 6 and names[-1] == "wds" and names[1:3] == ["grad_0", "weight_1"]
+    assert "grad_1" in names and "lrs" in names
+    assert "grad_2" not in names and "grad_01" not in names and "bias_0" not in names
+    with pytest.raises(IndexError):
+        names[6]
+    # a count that fits still runs, with the same names
+    out = mx.nd.multi_sgd_update(w, g, lrs=(0.1,), wds=(0.,), num_weights=1)
+    np.testing.assert_allclose(out.asnumpy(), [0.9, 0.9], rtol=1e-6)
+
+
 def test_shape_rules_name_argument_expected_and_actual():
     # The op's rules run before its kernel: what NumPy got wrong is said in the op's words
     with pytest.raises(MXNetError, match=r"^SequenceLast: data expected at least one time "

@@ -1,4 +1,6 @@
 """Small helpers shared by op declarations."""
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..base import MXNetError, check_nbytes
@@ -111,3 +113,43 @@ def no_second_order(name):
         raise MXNetError("%s: second-order gradients are not supported (MXNet has none "
                          "either)" % name)
     return rule
+
+
+class PerItemNames(Sequence):
+    """The input names of an op that takes ``names`` for each of ``count`` items and then
+    ``tail``: ``weight_0, grad_0, weight_1, grad_1, ..., lrs, wds``. Names are made on
+    demand, so a call with a huge count param (``num_weights=10**9``) is refused by
+    comparing lengths, before two billion names would be built."""
+
+    def __init__(self, names, count, tail=()):
+        self.names, self.count, self.tail = tuple(names), count, tuple(tail)
+
+    def __len__(self):
+        return len(self.names) * self.count + len(self.tail)
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        body = len(self.names) * self.count
+        if i >= body:
+            return self.tail[i - body]
+        item, k = divmod(i, len(self.names))
+        return "%s_%d" % (self.names[k], item)
+
+    def __contains__(self, name):
+        if name in self.tail:
+            return True
+        stem, _, index = str(name).rpartition("_")
+        return (stem in self.names and index.isdigit() and str(int(index)) == index
+                and int(index) < self.count)
+
+
+def per_item_names(names, count_param, tail=()):
+    """``inputs=`` of an op taking ``names`` per item, ``p.<count_param>`` items, then
+    ``tail`` (a :class:`PerItemNames` for the parsed params)."""
+    return lambda p: PerItemNames(names, getattr(p, count_param), tail)

@@ -18,6 +18,7 @@ import numpy as np
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int, \
     parse_shape
 from ..registry import register_op, Param, ranks
+from ..util import per_item_names
 from .optimizer_ops import update_rules, sgd_mom_kernel, _scalars, _rescaled
 
 _F32 = np.dtype(np.float32)
@@ -35,11 +36,6 @@ def _check_len(n, **lists):
     for k, v in lists.items():
         if len(v) != n:
             raise ValueError("%s has %d value(s), expected one per weight (%d)" % (k, len(v), n))
-
-
-def _per_weight(names, count_param):
-    return lambda p: ["%s_%d" % (nm, i) for i in range(getattr(p, count_param))
-                      for nm in names]
 
 
 # ----------------------------------------------------------------------------------------
@@ -91,9 +87,7 @@ def _multi_adamw(mp):
             outs.append(new)
         return tuple(outs)
 
-    def inputs(p):
-        return _per_weight(names, "num_weights")(p) + ["rescale_grad"]
-    return compute, inputs
+    return compute, per_item_names(names, "num_weights", ("rescale_grad",))
 
 
 def _register_adamw(mp):
@@ -105,7 +99,7 @@ def _register_adamw(mp):
               Param("wds", parse_float_tuple, doc="Decoupled weight decays, one per weight."),
               Param("etas", parse_float_tuple, doc="Schedule multipliers, one per weight."),
               Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
-              Param("num_weights", parse_int, 1, "How many weights are updated.")]
+              Param("num_weights", parse_int, 1, "How many weights are updated.", low=1)]
     name = "_multi_%sadamw_update" % ("mp_" if mp else "")
     register_op(name, compute, inputs=inputs, params=params,
                 num_outputs=lambda p: p.num_weights,
@@ -188,7 +182,7 @@ def _multi_lamb(mp):
                 new = new.astype(w.dtype)
             outs.append(new)
         return tuple(outs)
-    return compute, _per_weight(names, "num_tensors")
+    return compute, per_item_names(names, "num_tensors")
 
 
 def _register_lamb(mp):
@@ -206,7 +200,7 @@ def _register_lamb(mp):
               Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
               Param("bias_correction", parse_bool, True, "Whether to bias-correct."),
               Param("step_count", parse_shape, doc="Update count of each tensor.", low=1),
-              Param("num_tensors", parse_int, 1, "How many tensors are updated.")]
+              Param("num_tensors", parse_int, 1, "How many tensors are updated.", low=1)]
     register_op("_multi_%slamb_update" % ("mp_" if mp else ""), compute, inputs=inputs,
                 params=params, check=update_rules(_adamw_names(mp), count="num_tensors"),
                 num_outputs=lambda p: p.num_tensors,
@@ -306,16 +300,14 @@ def _preloaded(has_mom, mp):
             outs.append(new)
         return tuple(outs)
 
-    def inputs(p):
-        return _per_weight(names, "num_weights")(p) + ["lrs", "wds"]
-    return compute, inputs
+    return compute, per_item_names(names, "num_weights", ("lrs", "wds"))
 
 
 def _register_preloaded(has_mom, mp):
     compute, inputs = _preloaded(has_mom, mp)
     params = [Param("rescale_grad", parse_float, 1.0, "Rescale the gradients first."),
               Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
-              Param("num_weights", parse_int, 1, "How many weights are updated.")]
+              Param("num_weights", parse_int, 1, "How many weights are updated.", low=1)]
     if has_mom:
         params.insert(0, Param("momentum", parse_float, 0.0, "Momentum."))
     name = "preloaded_multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")

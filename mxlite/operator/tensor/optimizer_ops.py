@@ -26,6 +26,7 @@ import numpy as np
 
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int
 from ..registry import register_op, Param, dtype_error
+from ..util import per_item_names
 
 _F32 = np.dtype(np.float32)
 
@@ -650,11 +651,11 @@ def _register_multi(has_mom, mp):
         params.append(Param("momentum", parse_float, 0.0, "Momentum."))
     params += [Param("rescale_grad", parse_float, 1.0, "Rescale the gradients first."),
                Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
-               Param("num_weights", parse_int, 1, "How many weights are updated.")]
+               Param("num_weights", parse_int, 1, "How many weights are updated.", low=1)]
     name = "multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, params=params, num_outputs=lambda p: p.num_weights,
                 check=update_rules(names, count="num_weights"),
-                inputs=lambda p: ["%s_%d" % (n, i) for i in range(p.num_weights) for n in names],
+                inputs=per_item_names(names, "num_weights"),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``%s`` on ``num_weights`` weights at once; inputs are (%s) per weight, "
                     "outputs the new weights (pass ``out=`` the weights). NOTE: the states "
