@@ -10,7 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
 from ..registry import register_op, Param, Params, invoke, apply, on_ndarrays, OPS, ranks
-from ..util import fits_memory, norm_axis, norm_axes, zeros_grad, _size
+from ..util import fill_missing, fits_memory, norm_axis, norm_axes, zeros_grad, _size
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -222,7 +222,8 @@ def _split(p, xp, x, axis=None):
 
 def _split_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim)
-    parts = [nd.expand_dims(g, axis=axis) for g in gy] if p.squeeze_axis else list(gy)
+    gy = fill_missing(gy, y)
+    parts = [nd.expand_dims(g, axis=axis) for g in gy] if p.squeeze_axis else gy
     return [nd.concat(*parts, dim=axis)]
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_int
 from ..registry import register_op, Param, on_ndarrays
+from ..util import fill_missing
 from .linalg import _check_matrix, _copy_lower_to_upper, _mT, _ndT, _tri, _tri_mask
 
 _OFFSET = Param("offset", parse_int, 0, "Offset of the diagonal (> 0: above the main "
@@ -170,7 +171,7 @@ def _gelqf(p, xp, a):
 def _gelqf_grad(p, x, y, gy, need):
     # dA = L^-T (dQ + copyLTU(M) Q),  M = L^T dL - dQ Q^T   (MXNet's formula)
     q, low = y
-    gq, gl = gy
+    gq, gl = fill_missing(gy, y)
     m = nd.linalg_gemm2(low, gl, transpose_a=True) - nd.linalg_gemm2(gq, q, transpose_b=True)
     s = gq + nd.linalg_gemm2(_copy_lower_to_upper(m), q)
     return [nd.linalg_trsm(low, s, transpose=True)]
