@@ -13,7 +13,7 @@ from ... import nd
 from ...base import parse_axis, parse_bool, parse_dtype, parse_int, parse_float, optional
 from ..registry import register_op, Param, on_ndarrays
 from ..util import norm_axes, nonempty_axes, norm_axis
-from ..tensor.reduce import reduced_shape
+from ..tensor.reduce import broadcast_back, reduced_shape
 from .shape import reshape_to
 
 F32 = onp.dtype(onp.float32)
@@ -31,8 +31,7 @@ def _axes(p, ndim):
 def expand_to(gy, x_shape, axes):
     """A reduction's output gradient broadcast back to the input shape (0-d included:
     the reshape is NumPy's, which the legacy one is not)."""
-    g = reshape_to(gy, reduced_shape(x_shape, axes))
-    return nd.broadcast_to(g, shape=x_shape) if g.shape != tuple(x_shape) else g
+    return broadcast_back(reshape_to(gy, reduced_shape(x_shape, axes)), x_shape)
 
 
 def _finish(xp, y, dtype):

@@ -33,8 +33,19 @@ def _finish(y, x_shape, axes, keepdims):
 
 def expand_to(gy, x_shape, axes):
     """Broadcast a reduction's output gradient back to the input shape."""
-    g = gy.reshape(reduced_shape(x_shape, axes))
-    return nd.broadcast_to(g, shape=x_shape) if g.shape != x_shape else g
+    return broadcast_back(gy.reshape(reduced_shape(x_shape, axes)), x_shape)
+
+
+def broadcast_back(g, x_shape):
+    """``g`` (``x_shape`` with the reduced axes 1) broadcast to ``x_shape``. The legacy
+    ``broadcast_to`` reads a 0 in its shape as "keep this dimension", so an empty input
+    is tiled to instead (zero copies along its empty axes)."""
+    x_shape = tuple(x_shape)
+    if g.shape == x_shape:
+        return g
+    if 0 in x_shape:
+        return nd.tile(g, reps=tuple(xs if gs == 1 else 1 for gs, xs in zip(g.shape, x_shape)))
+    return nd.broadcast_to(g, shape=x_shape)
 
 
 def _reduction(name, kernel, grad, saves, aliases=(), doc="", adds=False):

@@ -1,6 +1,6 @@
-"""Ops with several outputs, differentiated through only some of them: the outputs no
-head reaches get zero gradient, so the result equals the one where every output is used
-with a zero head (MXNet's rule). A rule that forgot the missing head gradients raised."""
+"""Gradients at the edges: ops with several outputs differentiated through only some of
+them (the outputs no head reaches get zero gradient, so the result equals the one where
+every output is used with a zero head, as in MXNet), and reductions of empty arrays."""
 import numpy as onp
 import pytest
 
@@ -44,6 +44,29 @@ def test_one_output_used_equals_all_used_with_zero_heads(name, f, data, n, np_fa
             assert onp.all(onp.isfinite(one)), name
             onp.testing.assert_allclose(one, _grad(every, array(data, dtype="float64")),
                                         rtol=1e-10, atol=1e-12, err_msg="%s output %d" % (name, k))
+    finally:
+        if np_face:
+            npx.reset_np()
+
+
+@pytest.mark.parametrize("np_face", [False, True])
+@pytest.mark.parametrize("shape, axis", [((0, 3), None), ((0, 3), 0), ((0, 3), 1), ((2, 0), 1),
+                                         ((2, 0), 0), ((3, 0, 2), (0, 2))])
+def test_reduction_of_an_empty_array_has_an_empty_gradient(shape, axis, np_face):
+    # The gradient of sum/prod over an empty input is an empty array of the input's shape
+    # (the legacy broadcast_to reads a 0 as "keep this dimension", which gave (1, 3))
+    array = np.zeros if np_face else mx.nd.zeros
+    if np_face:
+        npx.set_np()
+    try:
+        for fn in ("sum", "prod"):
+            mod = np if np_face else mx.nd
+            x = array(shape)
+            x.attach_grad()
+            with mx.autograd.record():
+                y = getattr(mod, fn)(x, axis=axis)
+            y.backward()
+            assert x.grad.shape == shape, (fn, shape, axis)
     finally:
         if np_face:
             npx.reset_np()
