@@ -9,6 +9,7 @@ import numpy as onp
 import pytest
 
 import mxlite as mx
+from mxlite.base import MXNetError
 from mxlite import np, npx
 from optable import case, check_first_order, check_second_order
 from test_np_matrix_ops import grad_of_sum
@@ -134,6 +135,25 @@ def test_scalar_forms_of_integer_data_stay_integer_as_mxnet_191():
                     (np.ldexp(3.0, a), [6, 12])):
         assert y.dtype == onp.int32
         onp.testing.assert_array_equal(y.asnumpy(), want)
+
+
+def test_two_array_copysign_and_ldexp_take_one_dtype_as_mxnet_191():
+    # MXNet 1.9.1 computes them in the arrays' common dtype (integer ldexp truncates:
+    # [1, -2, 3] * 2**[-1, 1, -1] is [0, -4, 1]) and refuses arrays of two dtypes
+    a = np.array([1, -2, 3], dtype="int32")
+    b = np.array([-1, 1, -1], dtype="int32")
+    y = np.copysign(a, b)
+    assert y.dtype == onp.int32
+    onp.testing.assert_array_equal(y.asnumpy(), [-1, 2, -3])
+    y = np.ldexp(a, b)
+    assert y.dtype == onp.int32
+    onp.testing.assert_array_equal(y.asnumpy(), [0, -4, 1])
+    f = np.array([-1.0, 1, -1])
+    for fn in (np.copysign, np.ldexp):
+        for x1, x2 in ((a, b.astype("int64")), (f, a), (a, f)):
+            with pytest.raises(MXNetError, match="different dtypes"):
+                fn(x1, x2)
+    assert np.ldexp(f, f).dtype == onp.float32
 
 
 def test_average_weights_gradient_agrees_with_mxnet_191():

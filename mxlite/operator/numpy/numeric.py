@@ -13,18 +13,13 @@ import numpy as onp
 
 from ...base import MXNetError, parse_bool, parse_float, parse_int, parse_str
 from ..registry import REQUIRED, Param, ranks, register_op
-from ..util import norm_axis, unbroadcast
+from ..util import norm_axis, same_dtype, unbroadcast
 from .elemwise import promote
 from .matrix import _SCALAR, _op
 
 
 def _raw(a):
     return a.asnumpy() if hasattr(a, "asnumpy") else onp.asarray(a)
-
-
-def _float_of(a, b):
-    dt = promote(a, b)
-    return dt if dt.kind == "f" else onp.dtype(onp.float32)
 
 
 # -- pad --------------------------------------------------------------------------------------
@@ -87,9 +82,17 @@ register_op("_npi_pad", _pad, inputs=("data",), gradient=_pad_grad, saves="x",
 
 # -- copysign, ldexp --------------------------------------------------------------------------
 
+def _same_dtypes():
+    """A ``check``: both arrays of one dtype, as MXNet 1.9.1's two-array copysign and
+    ldexp require (it computes in that dtype; integer results truncate)."""
+    def check(p, a, b):
+        same_dtype(check.op.name, a, b)
+    check.op = None     # set by Op
+    return check
+
+
 def _copysign(p, xp, a, b):
-    dt = _float_of(a.dtype, b.dtype)
-    return xp.copysign(a.astype(dt, copy=False), b.astype(dt, copy=False))
+    return xp.copysign(a, b).astype(a.dtype, copy=False)
 
 
 def _copysign_grad(p, x, y, gy, need):
@@ -100,9 +103,9 @@ def _copysign_grad(p, x, y, gy, need):
 
 
 def _ldexp(p, xp, a, b):
-    dt = _float_of(a.dtype, b.dtype)
-    return (a.astype(dt, copy=False) * xp.power(dt.type(2), b.astype(dt, copy=False))) \
-        .astype(dt, copy=False)
+    if a.dtype.kind == "f":
+        return (a * xp.power(a.dtype.type(2), b)).astype(a.dtype, copy=False)
+    return (a * xp.power(2.0, b)).astype(a.dtype)      # int: truncated, as MXNet's
 
 
 def _ldexp_grad(p, x, y, gy, need):
@@ -111,10 +114,6 @@ def _ldexp_grad(p, x, y, gy, need):
     scale = 2.0 ** b
     return [unbroadcast(gy[0] * scale, a.shape) if need[0] else None,
             unbroadcast(gy[0] * a * scale * onp.log(2.0), b.shape) if need[1] else None]
-
-
-def _float_type(p, dt):
-    return [_float_of(onp.dtype(dt[0]), onp.dtype(dt[1]))]
 
 
 def _scalar_of(x, p):
@@ -159,10 +158,10 @@ register_op("_npi_rldexp_scalar", lambda p, xp, x: _ldexp_s(p, xp, x, True),
                                                 * onp.log(2.0)],
             doc="scalar * 2**data.")
 register_op("_npi_copysign", _copysign, inputs=("lhs", "rhs"), gradient=_copysign_grad,
-            saves="xy", infer_type=_float_type,
+            saves="xy", check=_same_dtypes(),
             doc="The magnitude of lhs with the sign of rhs, with broadcasting.")
 register_op("_npi_ldexp", _ldexp, inputs=("lhs", "rhs"), gradient=_ldexp_grad, saves="x",
-            infer_type=_float_type, doc="lhs * 2**rhs, with broadcasting.")
+            check=_same_dtypes(), doc="lhs * 2**rhs, with broadcasting.")
 
 
 # -- nan_to_num -------------------------------------------------------------------------------
