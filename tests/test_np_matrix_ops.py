@@ -60,6 +60,16 @@ CASES = [
     case("einsum three operands", as_np(lambda a, b, c: np.einsum("ij,jk,k->i", a, b, c)),
          lambda a, b, c: onp.einsum("ij,jk,k->i", a, b, c), [u(2, 3), u(3, 4), u(4)],
          grad=(0, 1, 2)),
+    case("einsum batched '...'", as_np(lambda a, b: np.einsum("...ij,...jk->...ik", a, b)),
+         lambda a, b: onp.einsum("...ij,...jk->...ik", a, b), [u(2, 2, 3), u(2, 3, 4)],
+         grad=(0, 1)),
+    case("einsum '...' implicit output, ranks differ",
+         as_np(lambda a, b: np.einsum("...i,...i", a, b)),
+         lambda a, b: onp.einsum("...i,...i", a, b), [u(3, 4), u(4)], grad=(0, 1)),
+    case("einsum '...' broadcast from size 1", as_np(lambda a, b: np.einsum("...ij,...jk", a, b)),
+         lambda a, b: onp.einsum("...ij,...jk", a, b), [u(1, 2, 3), u(4, 3, 5)], grad=(0, 1)),
+    case("einsum '...' diagonal", as_np(lambda a: np.einsum("...ii->...i", a)),
+         lambda a: onp.einsum("...ii->...i", a), [u(2, 3, 3)]),
 ]
 
 

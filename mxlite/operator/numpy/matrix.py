@@ -285,6 +285,9 @@ register_op("_npi_tensordot_int_axes", _tensordot, **_TD,
             doc="``tensordot`` with an integer ``axes``.")
 
 
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
 def _einsum(p, xp, *x):
     try:
         return xp.asarray(xp.einsum(p.subscripts, *x, optimize=bool(p.optimize)))
@@ -293,15 +296,34 @@ def _einsum(p, xp, *x):
                          % (p.subscripts, ", ".join(str(a.shape) for a in x), e)) from None
 
 
+def _explicit_subscripts(subscripts, shapes):
+    """``subscripts`` with every '...' written out as letters the expression does not use
+    (right-aligned, as broadcasting aligns them), and the output made explicit (NumPy's
+    implicit output: the broadcast axes, then the labels used once, sorted)."""
+    subscripts = subscripts.replace(" ", "")
+    lhs, arrow, out = subscripts.partition("->")
+    ins = lhs.split(",")
+    if not arrow:
+        out = "..." + "".join(sorted(c for c in set(lhs) - {",", "."} if lhs.count(c) == 1))
+    if "." not in subscripts + out:
+        return ins, out
+    spare = [c for c in _LETTERS if c not in subscripts]
+    n_broadcast = max((len(shape) - len(sub.replace("...", "")) for sub, shape in
+                       zip(ins, shapes) if "..." in sub), default=0)
+    axes = "".join(spare[:n_broadcast])
+
+    def written(sub, ndim):
+        if "..." not in sub:
+            return sub
+        n = ndim - len(sub.replace("...", ""))
+        return sub.replace("...", axes[n_broadcast - n:] if n else "")
+    return [written(sub, len(shape)) for sub, shape in zip(ins, shapes)], \
+        written(out, len(out.replace("...", "")) + n_broadcast)
+
+
 def _einsum_grad(p, x, y, gy, need):
     # d/dx_i: einsum of gy with the other operands, into x_i's subscripts
-    lhs, _, out = p.subscripts.replace(" ", "").partition("->")
-    ins = lhs.split(",")
-    if not out and "->" not in p.subscripts:
-        out = "".join(sorted(c for c in set(lhs) - {","} if lhs.count(c) == 1))
-    if "." in p.subscripts:
-        raise MXNetError("einsum: the gradient of '...' subscripts is not supported; "
-                         "write the axes out")
+    ins, out = _explicit_subscripts(p.subscripts, [xi.shape for xi in x])
     gx = []
     for i, (xi, sub) in enumerate(zip(x, ins)):
         if not need[i]:
@@ -309,12 +331,13 @@ def _einsum_grad(p, x, y, gy, need):
             continue
         others = [s for j, s in enumerate(ins) if j != i]
         # axes of x_i summed away in the forward (in no other operand nor the output)
-        kept = "".join(c for c in sub if c in out or any(c in s for s in others))
+        kept = _unique(c for c in sub if c in out or any(c in s for s in others))
         args = [gy[0]] + [xj for j, xj in enumerate(x) if j != i]
-        g = _op("_npi_einsum", *args, subscripts="%s->%s" % (",".join([out] + others),
-                                                            _unique(kept)),
+        g = _op("_npi_einsum", *args, subscripts="%s->%s" % (",".join([out] + others), kept),
                 num_args=len(args), optimize=p.optimize)
-        gx.append(_expand_to_subscripts(g, _unique(kept), sub, xi.shape))
+        # an axis x_i has once where the others broadcast it sums back to one
+        g = unbroadcast(g, tuple(xi.shape[sub.index(c)] for c in kept))
+        gx.append(_expand_to_subscripts(g, kept, sub, xi.shape))
     return gx
 
 
@@ -337,8 +360,7 @@ def _expand_to_subscripts(g, have, want, shape):
         return g
     # a label repeated in x_i's subscripts (a diagonal): each repeat becomes a fresh
     # label tied to the first by an identity matrix
-    fresh = (c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-             if c not in want)
+    fresh = (c for c in _LETTERS if c not in want)
     labels, ties, seen = [], [], set()
     for c in want:
         if c in seen:
