@@ -156,6 +156,23 @@ def test_dead_worker_is_reported_not_waited_for():
     assert time.monotonic() - start < 10
 
 
+def test_task_sent_to_a_dead_worker_is_reported_not_a_broken_pipe():
+    # A worker killed between two batches: handing it the next task meets a closed pipe,
+    # which is the worker's death (MXNetError), not a raw BrokenPipeError
+    ds = ArrayDataset(np.arange(8, dtype=np.float32))
+    loader = DataLoader(ds, batch_size=1, num_workers=2, multiprocessing_context="fork",
+                        timeout=10)
+    next(iter(loader))
+    pool = loader._pool
+    victim = pool._procs[0]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.join(5)
+    with pytest.raises(mx.MXNetError, match="exited unexpectedly with exit code -9"):
+        for k in range(2 * len(pool._procs)):      # worker 0 gets one of these
+            pool.submit((pool.open_iteration(), k), [0])
+    assert not pool.alive
+
+
 def _pid_exists(pid):
     try:
         os.kill(pid, 0)

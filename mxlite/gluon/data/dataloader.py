@@ -319,8 +319,11 @@ class _WorkerPool:
     def submit(self, key, indices):
         wid = self._next_worker
         self._next_worker = (wid + 1) % len(self._procs)
-        self._task_conns[wid].send((key, indices))
         self._owner[key] = wid
+        try:
+            self._task_conns[wid].send((key, indices))
+        except OSError:     # the worker died: nobody reads its end of the pipe any more
+            self._raise_dead_worker(key, [wid])
 
     def get(self, key, timeout):
         """The batch for ``key``; raises the worker's exception, or on timeout/death."""
