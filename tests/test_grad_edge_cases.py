@@ -70,3 +70,19 @@ def test_reduction_of_an_empty_array_has_an_empty_gradient(shape, axis, np_face)
     finally:
         if np_face:
             npx.reset_np()
+
+
+def test_max_and_min_of_an_empty_axis_are_errors_not_zeros():
+    # An empty axis has no extreme (as argmax): an error naming the op, where mxlite gave
+    # 0 of shape (1,); over a non-empty axis of an empty array the result is empty
+    for fn in (mx.nd.max, mx.nd.min):
+        for axis in (0, None):
+            with pytest.raises(mx.base.MXNetError, match=r"^(max|min): data expected a "
+                                                         r"non-empty axis 0"):
+                fn(mx.nd.zeros((0, 3)), axis=axis)
+        x = mx.nd.zeros((0, 3))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = fn(x, axis=1)
+        y.backward()
+        assert y.shape == (0,) and x.grad.shape == (0, 3)

@@ -106,10 +106,19 @@ _reduction("nansum", lambda xp, x, a: xp.nansum(x, axis=a),
 _reduction("nanprod", lambda xp, x, a: xp.nanprod(x, axis=a),
            lambda x, y, gy, a: expand_to(gy * y, x.shape, a) / nd.where(x == x, x, nd.ones_like(x)) * (x == x),
            "xy", doc="Product over the given axes, treating NaN as 1.")
-_reduction("max", lambda xp, x, a: xp.max(x, axis=a) if x.size else xp.zeros(()),
+def _extreme(name):
+    """The kernel of ``max`` or ``min``: an empty axis has no extreme (an error, as for
+    argmax; it gave 0 of the wrong shape)."""
+    def kernel(xp, x, axes):
+        nonempty_axes(x, axes, "take the %s of" % name)
+        return getattr(xp, name)(x, axis=axes)
+    return kernel
+
+
+_reduction("max", _extreme("max"),
            lambda x, y, gy, a: expand_to(gy, x.shape, a) * _arg_eq(x, y, a), "xy",
            aliases=("max_axis",), doc="Maximum over the given axes.")
-_reduction("min", lambda xp, x, a: xp.min(x, axis=a) if x.size else xp.zeros(()),
+_reduction("min", _extreme("min"),
            lambda x, y, gy, a: expand_to(gy, x.shape, a) * _arg_eq(x, y, a), "xy",
            aliases=("min_axis",), doc="Minimum over the given axes.")
 
