@@ -235,30 +235,8 @@ def test_max_pooling_gradient_of_tiling_windows_goes_to_the_first_maximum(shape,
     # Windows that tile the input take a fast path; ties, NaNs and infinite head
     # gradients fall back to the general one. Both route each window's gradient to
     # its first maximum.
-    rng = np.random.RandomState(0)
-    x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32)
-    if data == "ties":
-        x = (x % 3).astype(np.float32)
-    elif data == "nan":
-        x.reshape(-1)[::7] = np.nan
-    xn = mx.nd.array(x)
-    xn.attach_grad()
-    with mx.autograd.record():
-        y = mx.nd.Pooling(xn, kernel=kernel, stride=kernel)
-    gy = rng.uniform(1, 2, y.shape).astype(np.float32)
-    if data == "inf_head":      # 0 * inf must not leak NaN into the other positions
-        gy.reshape(-1)[::5] = np.inf
-    y.backward(mx.nd.array(gy))
-    want = np.zeros_like(x)
-    for idx in np.ndindex(*y.shape):
-        n, c, o = idx[0], idx[1], idx[2:]
-        corner = tuple(i * k for i, k in zip(o, kernel))
-        win = x[(n, c) + tuple(slice(a, a + k) for a, k in zip(corner, kernel))]
-        flat = win.reshape(-1)
-        first = int(np.argmax(np.isnan(flat))) if np.isnan(flat).any() else int(np.argmax(flat))
-        off = np.unravel_index(first, kernel)
-        want[(n, c) + tuple(a + b for a, b in zip(corner, off))] += gy[idx]
-    np.testing.assert_array_equal(xn.grad.asnumpy(), want)
+    got, want = _max_pooling_gradient(shape, kernel, kernel, (0,) * len(kernel), data, seed=0)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("shape, kernel, stride, pad", [
@@ -272,7 +250,15 @@ def test_max_pooling_gradient_of_overlapping_windows_goes_to_the_first_maximum(
         shape, kernel, stride, pad, data):
     # Overlapping, padded, strided windows (the general path): each window's
     # gradient goes to its first maximum in row-major order, or its first NaN.
-    rng = np.random.RandomState(1)
+    got, want = _max_pooling_gradient(shape, kernel, stride, pad, data, seed=1)
+    # (a position that is several windows' maximum sums their gradients in some order)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _max_pooling_gradient(shape, kernel, stride, pad, data, seed):
+    """Max pooling's input gradient from mxlite, and the reference: each window's head
+    gradient added at its first maximum in row-major order (or its first NaN)."""
+    rng = np.random.RandomState(seed)
     x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32)
     if data == "ties":
         x = (x % 3).astype(np.float32)
@@ -286,7 +272,6 @@ def test_max_pooling_gradient_of_overlapping_windows_goes_to_the_first_maximum(
     if data == "inf_head":      # 0 * inf must not leak NaN into the other positions
         gy.reshape(-1)[::5] = np.inf
     y.backward(mx.nd.array(gy))
-    nsp = len(kernel)
     xp_ = np.pad(x, [(0, 0)] * 2 + [(q, q + k) for q, k in zip(pad, kernel)],
                  constant_values=-np.inf)
     want = np.zeros_like(xp_)
@@ -298,9 +283,8 @@ def test_max_pooling_gradient_of_overlapping_windows_goes_to_the_first_maximum(
         off = np.unravel_index(first, kernel)
         want[(n, c) + tuple(a + b for a, b in zip(corner, off))] += gy[idx]
     want = want[(slice(None),) * 2 + tuple(slice(q, q + m) for q, m in zip(pad, shape[2:]))]
-    assert want.shape == x.shape and nsp == x.ndim - 2
-    # (a position that is several windows' maximum sums their gradients in some order)
-    np.testing.assert_allclose(xn.grad.asnumpy(), want, rtol=1e-6)
+    assert want.shape == x.shape and len(kernel) == x.ndim - 2
+    return xn.grad.asnumpy(), want
 
 
 def test_max_pooling_second_order():
