@@ -32,3 +32,19 @@ def _fresh_state():
     mx.autograd.set_recording(False)
     mx.autograd.set_training(False)
     mx.util.reset_np()
+
+
+@pytest.fixture(params=["numpy", "winograd"])
+def conv_kernels(request, monkeypatch):
+    """Runs a test twice: on the pure NumPy convolution kernels, and (where numba, the
+    extra ``fast``, is installed) with the Winograd kernel on every 3x3 convolution it
+    can run, however small (its size thresholds lowered to zero)."""
+    from mxlite.operator.nn import _fast
+    if request.param == "numpy":
+        monkeypatch.setattr(_fast, "conv3x3", lambda *args: None)
+    elif _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    else:
+        monkeypatch.setattr(_fast, "MIN_TILES", 0)
+        monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
+    return request.param

@@ -121,7 +121,7 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                              r[0][1]))
 @pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
-def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
+def test_convolution_forward_and_grad(row, per_sample, monkeypatch, conv_kernels):
     # per_sample: the columns laid out per sample, as on large maps, and 1x1
     # convolutions as per-sample products (see _conv_kernels)
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
@@ -138,7 +138,7 @@ def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
 
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "deconv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                                r[0][1]))
-def test_deconvolution_is_the_adjoint_of_convolution(row):
+def test_deconvolution_is_the_adjoint_of_convolution(row, conv_kernels):
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
     w = _rand(nf, shape[1] // ng, *kernel)
