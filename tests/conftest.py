@@ -34,14 +34,14 @@ def _fresh_state():
     mx.util.reset_np()
 
 
-@pytest.fixture(params=["numpy", "winograd"])
-def conv_kernels(request, monkeypatch):
-    """Runs a test twice: on the pure NumPy convolution kernels, and (where numba, the
-    extra ``fast``, is installed) with the Winograd kernel on every 3x3 convolution it
-    can run, however small (its size thresholds lowered to zero)."""
+@pytest.fixture(params=["numpy", "numba"])
+def fast_kernels(request, monkeypatch):
+    """Runs a test twice: on the pure NumPy kernels, and (where numba, the extra
+    ``fast``, is installed) with the numba ones, Winograd on every 3x3 convolution it
+    can run however small (its size thresholds lowered to zero)."""
     from mxlite.operator.nn import _fast
     if request.param == "numpy":
-        monkeypatch.setattr(_fast, "conv3x3", lambda *args: None)
+        monkeypatch.setattr(_fast, "kernels", lambda: None)
     elif _fast.kernels() is None:
         pytest.skip("numba (the extra 'fast') is not installed")
     else:

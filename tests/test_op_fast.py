@@ -1,8 +1,10 @@
-"""The optional numba kernels (extra ``fast``): Winograd F(2x2, 3x3) convolutions.
+"""The optional numba kernels (extra ``fast``): Winograd F(2x2, 3x3) convolutions and
+2-D max pooling.
 
-The NumPy convolution tests run with and without it (the ``conv_kernels`` fixture);
-here: where it runs, its float32 round-off next to the direct path's, and the switch
-that turns it off."""
+The NumPy convolution and pooling tests run with and without them (the
+``fast_kernels`` fixture); here: where they run, Winograd's float32 round-off next
+to the direct path's, pooling's values bit for bit, and the switch that turns them
+off."""
 import os
 import subprocess
 import sys
@@ -81,6 +83,33 @@ def test_winograd_leaves_other_convolutions_to_numpy(case):
     else:
         x, args["out"] = x[:1, :, :8, :8], (8, 8)
     assert _fast.conv3x3(x, w, **args) is None
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ((2, 8, 15, 16), (3, 3), (2, 2), (1, 1)), ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1))])
+def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, dtype,
+                                                          monkeypatch):
+    rng = np.random.default_rng(3)
+    x = (rng.integers(0, 5, shape) + rng.standard_normal(shape) * (rng.random(shape) < 0.5))
+    x.reshape(-1)[::37] = np.nan
+    gy = rng.standard_normal(mx.nd.Pooling(mx.nd.array(x), kernel=kernel, stride=stride,
+                                           pad=pad).shape)
+
+    def run():
+        xn = mx.nd.array(x, dtype=dtype)
+        xn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(xn, kernel=kernel, stride=stride, pad=pad, pool_type="max")
+        y.backward(mx.nd.array(gy, dtype=dtype))
+        return y.asnumpy(), xn.grad.asnumpy()
+
+    fast = run()
+    assert _fast.max_pool2d(x.astype(dtype), kernel, stride, pad, fast[0].shape[2:]) is not None
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    for got, want in zip(fast, run()):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_mxlite_numba_0_turns_the_kernels_off():

@@ -1,6 +1,6 @@
-"""Optional numba kernels for 3x3 convolutions: Winograd F(2x2, 3x3).
+"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions and 2-D max pooling.
 
-Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. The
+Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
 entry point returns None where numba is absent or turned off, or where its kernel
 does not apply, and the caller keeps its NumPy path (the reference, which the tests
 also run).
@@ -11,6 +11,11 @@ filters are transformed (``V = B^T d B``, ``U = G g G^T``), multiplied channel b
 channel as 16 matrix products ``U[k] (F, C) @ V[k] (C, tiles)``, and the 4x4 products
 of each tile transformed back (``Y = A^T M A``). The products (2.25x fewer
 multiply-adds than im2col's) run in BLAS; numba fuses each transform into one pass.
+
+Max pooling over overlapping windows (3x3, stride 2) reads each input row once per
+window row instead of making k*k passes, and its gradient finds each window's first
+maximum in one pass: the same values as NumPy's, bit for bit (no arithmetic but the
+gradient's sums, which are added in NumPy's order).
 """
 import functools
 import os
@@ -43,7 +48,8 @@ def kernels():
     jit = numba.njit(cache=True, nogil=True)
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
-                                 output_tiles=jit(_output_tiles))
+                                 output_tiles=jit(_output_tiles),
+                                 max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad))
 
 
 def _input_tiles(xp, th, tw, v):
@@ -170,3 +176,89 @@ def conv3x3(x, w, stride, dilate, pad, groups, out):
     y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
     jit.output_tiles(m, th, tw, y)
     return y if tuple(out) == y.shape[2:] else np.ascontiguousarray(y[:, :, :out[0], :out[1]])
+
+
+# -- max pooling -----------------------------------------------------------------------
+
+def _max_pool(x, kh, kw, sh, sw, ph, pw, y):
+    """``y`` (N, C, OH, OW): the maximum of every (kh, kw) window of ``x`` (N, C, H, W)
+    padded by (ph, pw) before (and as ``y`` needs after) with -inf. NaN wins, as in
+    ``np.maximum``."""
+    n_, c_, h_, w_ = x.shape
+    oh, ow = y.shape[2:]
+    t = np.empty(w_, dtype=x.dtype)
+    for n in range(n_):
+        for c in range(c_):
+            for oy in range(oh):
+                t[:] = -np.inf                      # the maximum of the window's rows
+                for r in range(max(oy * sh - ph, 0), min(oy * sh - ph + kh, h_)):
+                    for q in range(w_):
+                        v = x[n, c, r, q]
+                        t[q] = v if v > t[q] or v != v else t[q]
+                for ox in range(ow):
+                    q0 = ox * sw - pw
+                    m = -np.inf
+                    for q in range(max(q0, 0), min(q0 + kw, w_)):
+                        m = t[q] if t[q] > m or t[q] != t[q] else m
+                    y[n, c, oy, ox] = m
+
+
+def _max_pool_grad(x, gy, y, kh, kw, sh, sw, ph, pw, gx):
+    """``gx`` (zeros, the shape of ``x``) plus ``gy`` of every window at the window's
+    first maximum (row-major; a padding position takes it and drops it).
+
+    NOTE: the windows run last to first, so that each input position adds the
+    windows' gradients in the order NumPy's passes (one per window offset) add them."""
+    n_, c_, h_, w_ = x.shape
+    oh, ow = y.shape[2:]
+    for n in range(n_):
+        for c in range(c_):
+            for oy in range(oh - 1, -1, -1):
+                for ox in range(ow - 1, -1, -1):
+                    m = y[n, c, oy, ox]
+                    found = False
+                    for r in range(oy * sh - ph, oy * sh - ph + kh):
+                        for q in range(ox * sw - pw, ox * sw - pw + kw):
+                            inside = 0 <= r < h_ and 0 <= q < w_
+                            v = x[n, c, r, q] if inside else -np.inf
+                            if v == m or v != v:
+                                if inside:
+                                    gx[n, c, r, q] += gy[n, c, oy, ox]
+                                found = True
+                                break
+                        if found:
+                            break
+
+
+def _pool_kernels(x, kernel, stride, *arrays):
+    """The kernels for a max pooling of ``x``, or None where they do not apply (numba
+    off; not 2-D float data; windows that do not overlap, where NumPy's passes read
+    each input once and are as fast)."""
+    if (x.ndim != 4 or x.dtype not in _DTYPES or len(kernel) != 2
+            or all(s >= k for s, k in zip(stride, kernel))
+            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in (x,) + arrays)):
+        return None
+    return kernels()
+
+
+def max_pool2d(x, kernel, stride, before, out):
+    """Max pooling (N, C, *out) of ``x`` padded by ``before`` (and after as ``out``
+    needs) with -inf; None where the kernel does not apply."""
+    jit = _pool_kernels(x, kernel, stride)
+    if jit is None:
+        return None
+    y = np.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
+    jit.max_pool(np.ascontiguousarray(x), *kernel, *stride, *before, y)
+    return y
+
+
+def max_pool2d_grad(x, gy, y, kernel, stride, before):
+    """The gradient of :func:`max_pool2d` (``y``, its output) for output gradient ``gy``:
+    each window's ``gy`` at its first maximum; None where the kernel does not apply."""
+    jit = _pool_kernels(x, kernel, stride, gy, y)
+    if jit is None:
+        return None
+    gx = np.zeros(x.shape, dtype=x.dtype)
+    jit.max_pool_grad(*[np.ascontiguousarray(a) for a in (x, gy, y)], *kernel, *stride,
+                      *before, gx)
+    return gx
