@@ -32,7 +32,7 @@ MIN_CHANNELS = 8
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kernels():
     """The compiled kernels, or None where numba is absent or ``MXLITE_NUMBA=0``.
 
