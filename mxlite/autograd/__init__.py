@@ -165,6 +165,12 @@ def set_fresh(entry, value):
         entry[0].fresh = bool(value)
 
 
+def in_graph(x):
+    """Whether NDArray ``x`` is in the recorded graph (a marked variable or the output of
+    a recorded op): what an extension asks before it writes a node with :func:`record_node`."""
+    return x._entry is not None
+
+
 def record_node(op, p, inputs, outs, checks=None):
     """Write one node on the tape: ``outs`` (NDArrays) came from ``inputs`` by ``op``.
 
