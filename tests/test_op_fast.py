@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.operator.nn import _fast
-from mxlite.operator.nn.convolution import conv_nd
+from mxlite.operator.nn import _conv_kernels, _fast, convolution
 
 NUMBA_MISSING = _fast.kernels() is None
 if NUMBA_MISSING and os.environ.get("MXLITE_REQUIRE_NUMBA") == "1":
@@ -24,42 +23,74 @@ needs_numba = pytest.mark.skipif(NUMBA_MISSING, reason="numba (the extra 'fast')
 
 
 def _direct(x, w, pad):
-    return conv_nd(np, x, w, (3, 3), (1, 1), (1, 1), pad, 1, need_cols=True)[0]
+    return _conv_kernels.cols_product(np, _direct_cols(x, pad), w, x.shape[0],
+                                      tuple(m + 2 * q - 2 for m, q in zip(x.shape[2:], pad)), 1)
+
+
+def _direct_weight_grad(x, gy, pad):
+    return convolution.conv_weight_grad(np, x, gy, (3, 3), (1, 1), (1, 1), pad, 1, cols=_direct_cols(x, pad))
+
+
+def _direct_cols(x, pad):
+    out = tuple(m + 2 * q - 2 for m, q in zip(x.shape[2:], pad))
+    return _conv_kernels.build_cols(np, x, (3, 3), (1, 1), (1, 1), pad, 1, out)
+
+
+WINOGRAD_CASES = [(2, 32, 32, 20, (1, 1)), (1, 64, 48, 14, (1, 1)), (8, 128, 128, 7, (1, 1)),
+                  (4, 16, 24, 9, (0, 2)), (3, 8, 8, 11, (2, 0)), (8, 64, 64, 28, (1, 1))]
 
 
 @needs_numba
-@pytest.mark.parametrize("n,c,f,size,pad", [
-    (2, 32, 32, 20, (1, 1)), (1, 64, 48, 14, (1, 1)), (8, 128, 128, 7, (1, 1)),
-    (4, 16, 24, 9, (0, 2)), (3, 8, 8, 11, (2, 0))])
+@pytest.mark.parametrize("n,c,f,size,pad", WINOGRAD_CASES)
 def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, monkeypatch):
-    # against float64: no larger than im2col's own float32 error (measured 0.4 to 1.2x)
+    # Against float64, the forward's error is no larger than im2col's own (measured
+    # 0.4 to 1.2x), the weight gradient's (its sums over all tiles, transformed back)
+    # within 4x of it (measured 0.5 to 2.3x).
     monkeypatch.setattr(_fast, "MIN_TILES", 0)
     rng = np.random.default_rng(size)
     x = np.maximum(rng.standard_normal((n, c, size, size)), 0).astype(np.float32)
     w = (rng.standard_normal((f, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
     out = tuple(size + 2 * q - 2 for q in pad)
-    y = _fast.conv3x3(x, w, (1, 1), (1, 1), pad, 1, out)
-    ref = _direct(x.astype(np.float64), w.astype(np.float64), pad)
-    direct = _direct(x, w, pad)
-    assert y.dtype == np.float32 and y.shape == ref.shape
-    assert np.abs(y - ref).max() <= 2 * np.abs(direct - ref).max()
+    gy = rng.standard_normal((n, f) + out).astype(np.float32)
+    y, tiles = _fast.conv3x3(x, w, (1, 1), (1, 1), pad, 1, out, keep_tiles=True)
+    gw = _fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), pad, 1, tiles)
+    x64, w64, gy64 = x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64)
+    for got, direct, ref, bound in ((y, _direct(x, w, pad), _direct(x64, w64, pad), 1),
+                             (gw, _direct_weight_grad(x, gy, pad),
+                              _direct_weight_grad(x64, gy64, pad), 4)):
+        assert got.dtype == np.float32 and got.shape == ref.shape
+        assert np.abs(got - ref).max() <= bound * np.abs(direct - ref).max()
+    assert np.array_equal(_fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), pad, 1), gw)
 
 
 @needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_large_inference_convolution_runs_winograd_and_recorded_one_keeps_columns(dtype):
+def test_recorded_convolution_keeps_winograd_tiles_for_its_weight_gradient(dtype, monkeypatch):
     rng = np.random.default_rng(0)
-    x = mx.nd.array(rng.standard_normal((2, 16, 24, 24)), dtype=dtype)
-    w = mx.nd.array(rng.standard_normal((8, 16, 3, 3)), dtype=dtype)
+    x = rng.standard_normal((2, 16, 24, 24))
+    w = rng.standard_normal((8, 16, 3, 3))
+    gy = rng.standard_normal((2, 8, 24, 24))
     kw = dict(kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
-    assert _fast.conv3x3(x.asnumpy(), w.asnumpy(), (1, 1), (1, 1), (1, 1), 1, (24, 24)) \
-        is not None
-    y = mx.nd.Convolution(x, w, **kw)
-    with mx.autograd.record():
-        yr = mx.nd.Convolution(x, w, **kw)      # the direct path, keeping its columns
-    np.testing.assert_allclose(y.asnumpy(), yr.asnumpy(),
-                               rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
-    assert y.dtype == dtype
+
+    def step():
+        xn, wn = mx.nd.array(x, dtype=dtype), mx.nd.array(w, dtype=dtype)
+        wn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xn, wn, **kw)
+        y.backward(mx.nd.array(gy, dtype=dtype))
+        return y.asnumpy(), wn.grad.asnumpy()
+
+    kept = []
+    keep = convolution._COLS.keep
+    monkeypatch.setattr(convolution._COLS, "keep", lambda cols: kept.append(cols.shape)
+                        or keep(cols))
+    fast = step()
+    assert kept == [(16, 16, 2 * 12 * 12)]              # the tiles, not im2col's columns
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    for got, want in zip(fast, step()):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, **tol)
 
 
 @needs_numba

@@ -100,12 +100,12 @@ def cols_product(xp, cols, w, n, out, groups):
 def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
               need_cols=False):
     """The cross-correlation (N, F, *out) of ``x`` padded by ``pad`` (and ``pad_after``)
-    with ``w``, and the columns it was computed from: None where the optional Winograd
-    kernel (``_fast``, 3x3 filters) ran instead, which needs none, unless ``need_cols``."""
-    if not need_cols:
-        y = _fast.conv3x3(x, w, stride, dilate, pad, groups, out)
-        if y is not None:
-            return y, None
+    with ``w``, and what its weight gradient can reuse: the im2col columns, or where
+    the optional Winograd kernel (``_fast``, 3x3 filters) ran instead, its input tiles
+    if ``need_cols`` (else None)."""
+    fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols)
+    if fast is not None:
+        return fast
     cols = build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after)
     return cols_product(xp, cols, w, x.shape[0], out, groups), cols
 

@@ -49,6 +49,7 @@ def kernels():
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
+                                 grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
                                  max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad))
 
 
@@ -125,6 +126,47 @@ def _output_tiles(m, th, tw, y):
                         y[n, f, r, 2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
 
 
+def _grad_tiles(gy, th, tw, dm):
+    """``dM = A dY A^T`` of every 2x2 block dY of the output gradient ``gy`` (N, F, 2*th,
+    2*tw) into ``dm`` (16, F, N*th*tw): the adjoint of ``_output_tiles``."""
+    n_, f_ = gy.shape[:2]
+    for f in range(f_):
+        for n in range(n_):
+            for a in range(th):
+                o = (n * th + a) * tw
+                for b in range(tw):
+                    y00, y01 = gy[n, f, 2 * a, 2 * b], gy[n, f, 2 * a, 2 * b + 1]
+                    y10, y11 = gy[n, f, 2 * a + 1, 2 * b], gy[n, f, 2 * a + 1, 2 * b + 1]
+                    # rows of A dY: y0, y0 + y1, y0 - y1, -y1; each row [p, q] times
+                    # A^T: [p, p + q, p - q, -q]
+                    s0, s1, d0, d1 = y00 + y10, y01 + y11, y00 - y10, y01 - y11
+                    k = o + b
+                    dm[0, f, k], dm[1, f, k] = y00, y00 + y01
+                    dm[2, f, k], dm[3, f, k] = y00 - y01, -y01
+                    dm[4, f, k], dm[5, f, k], dm[6, f, k], dm[7, f, k] = s0, s0 + s1, s0 - s1, -s1
+                    dm[8, f, k], dm[9, f, k], dm[10, f, k], dm[11, f, k] = d0, d0 + d1, d0 - d1, -d1
+                    dm[12, f, k], dm[13, f, k] = -y10, -y10 - y11
+                    dm[14, f, k], dm[15, f, k] = y11 - y10, y11
+
+
+def _filter_grads(du, gw):
+    """``dg = G^T dU G`` of every (f, c) of ``du`` (16, F, C) into ``gw`` (F, C, 3, 3):
+    the adjoint of ``_filter_tiles``."""
+    f_, c_ = gw.shape[:2]
+    r = np.empty((4, 3), dtype=np.float64)
+    for f in range(f_):
+        for c in range(c_):
+            for i in range(4):              # r = dU G, row by row
+                u1, u2 = du[4 * i + 1, f, c], du[4 * i + 2, f, c]
+                r[i, 0] = du[4 * i, f, c] + 0.5 * (u1 + u2)
+                r[i, 1] = 0.5 * (u1 - u2)
+                r[i, 2] = 0.5 * (u1 + u2) + du[4 * i + 3, f, c]
+            for j in range(3):              # gw = G^T r, column by column
+                gw[f, c, 0, j] = r[0, j] + 0.5 * (r[1, j] + r[2, j])
+                gw[f, c, 1, j] = 0.5 * (r[1, j] - r[2, j])
+                gw[f, c, 2, j] = 0.5 * (r[1, j] + r[2, j]) + r[3, j]
+
+
 def _planes(rows, cols, dtype):
     """An empty (16, rows, cols) array whose 16 planes do not start 4 KiB apart.
 
@@ -151,31 +193,75 @@ def _tiled(x, pad, th, tw):
     return y
 
 
-def conv3x3(x, w, stride, dilate, pad, groups, out):
+def _winograd(x, other, kernel, stride, dilate, groups, out):
+    """The kernels and (th, tw) tiles for a convolution of ``x`` with ``kernel``
+    (``other``: the weight or the output gradient), or None where Winograd does not
+    apply (numba off; not a one-group, stride-1, undilated 3x3 2-D convolution of
+    float arrays; too few tiles or channels to pay for the transforms)."""
+    if (x.ndim != 4 or tuple(kernel) != (3, 3) or groups != 1
+            or tuple(stride) != (1, 1) or tuple(dilate) != (1, 1)
+            or x.dtype not in _DTYPES or other.dtype != x.dtype
+            or type(x) is not np.ndarray or type(other) is not np.ndarray):
+        return None
+    th, tw = (out[0] + 1) // 2, (out[1] + 1) // 2
+    if x.shape[0] * th * tw < MIN_TILES or x.shape[1] < MIN_CHANNELS:
+        return None
+    jit = kernels()
+    return None if jit is None else (jit, th, tw)
+
+
+def _input(jit, x, pad, th, tw):
+    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype)
+    jit.input_tiles(_tiled(x, pad, th, tw), th, tw, v)
+    return v
+
+
+def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
     """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
-    F(2x2, 3x3); None where it does not apply (numba off; not a one-group, stride-1,
-    undilated 2-D convolution of float arrays; too few tiles to pay for the filter
-    transform)."""
-    if (x.ndim != 4 or w.shape[2:] != (3, 3) or groups != 1
-            or tuple(stride) != (1, 1) or tuple(dilate) != (1, 1)
-            or x.dtype not in _DTYPES or w.dtype != x.dtype
-            or type(x) is not np.ndarray or type(w) is not np.ndarray):
+    F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
+    :func:`weight_grad3x3` takes; None where Winograd does not apply."""
+    plan = _winograd(x, w, w.shape[2:], stride, dilate, groups, out)
+    if plan is None:
         return None
-    n, c, h, wd = x.shape
-    f = w.shape[0]
-    th, tw = (out[0] + 1) // 2, (out[1] + 1) // 2
-    jit = kernels() if n * th * tw >= MIN_TILES and c >= MIN_CHANNELS else None
-    if jit is None:
-        return None
-    v = _planes(c, n * th * tw, x.dtype)
-    jit.input_tiles(_tiled(x, pad, th, tw), th, tw, v)
-    u = _planes(f, c, x.dtype)
+    jit, th, tw = plan
+    n, f = x.shape[0], w.shape[0]
+    v = _input(jit, x, pad, th, tw)
+    u = _planes(f, x.shape[1], x.dtype)
     jit.filter_tiles(np.ascontiguousarray(w), u)
     m = np.matmul(u, v, out=_planes(f, v.shape[2], x.dtype))        # (16, F, tiles)
     y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
     jit.output_tiles(m, th, tw, y)
-    return y if tuple(out) == y.shape[2:] else np.ascontiguousarray(y[:, :, :out[0], :out[1]])
+    if tuple(out) != y.shape[2:]:
+        y = np.ascontiguousarray(y[:, :, :out[0], :out[1]])
+    return y, (v if keep_tiles else None)
+
+
+def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
+    """The weight gradient (F, C, 3, 3) of the ``kernel`` convolution of ``x`` that gave the
+    output gradient ``gy`` (N, F, *out), by Winograd: the 16 products ``dM[k] @ V[k]^T``
+    of the transformed ``gy`` and input tiles (``tiles``, kept by :func:`conv3x3`, or
+    made again), transformed back. None where Winograd does not apply, or where
+    ``tiles`` are another kernel's (im2col columns)."""
+    f = gy.shape[1]
+    out = gy.shape[2:]
+    plan = _winograd(x, gy, (3, 3), stride, dilate, groups, out)
+    if plan is None:
+        return None
+    jit, th, tw = plan
+    n, c = x.shape[:2]
+    if tiles is None:
+        tiles = _input(jit, x, pad, th, tw)
+    elif tiles.shape != (16, c, n * th * tw):
+        return None
+    if tuple(out) != (2 * th, 2 * tw):
+        gy = _tiled(gy, (0, 0), th - 1, tw - 1)
+    dm = _planes(f, n * th * tw, x.dtype)
+    jit.grad_tiles(np.ascontiguousarray(gy), th, tw, dm)
+    du = np.matmul(dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))   # (16, F, C)
+    gw = np.empty((f, c, 3, 3), dtype=x.dtype)
+    jit.filter_grads(du, gw)
+    return gw
 
 
 # -- max pooling -----------------------------------------------------------------------
