@@ -1,10 +1,10 @@
-"""The optional numba kernels (extra ``fast``): Winograd F(2x2, 3x3) convolutions and
-2-D max pooling.
+"""The optional numba kernels (extra ``fast``): Winograd F(2x2, 3x3) convolutions,
+2-D max pooling and BatchNorm's inference pass.
 
-The NumPy convolution and pooling tests run with and without them (the
+The NumPy convolution, pooling and BatchNorm tests run with and without them (the
 ``fast_kernels`` fixture); here: where they run, Winograd's float32 round-off next
-to the direct path's, pooling's values bit for bit, and the switch that turns them
-off."""
+to the direct path's, pooling's and BatchNorm's values bit for bit, and the switch
+that turns them off."""
 import os
 import subprocess
 import sys
@@ -141,6 +141,30 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     for got, want in zip(fast, run()):
         np.testing.assert_array_equal(got, want)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, fix_gamma", [((3, 5, 7, 6), False), ((4, 6), True),
+                                              ((2, 3, 4), False)])
+def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_gamma, dtype,
+                                                                     monkeypatch):
+    rng = np.random.default_rng(4)
+    c = shape[1]
+    args = [rng.standard_normal(shape), rng.standard_normal(c), rng.standard_normal(c),
+            rng.standard_normal(c), rng.random(c) + 0.5]
+
+    def run():
+        return mx.nd.BatchNorm(*[mx.nd.array(a, dtype=dtype) for a in args],
+                               fix_gamma=fix_gamma, eps=1e-3).asnumpy()
+
+    x = args[0].astype(dtype)
+    assert _fast.batch_norm_infer(x, *[a.astype(dtype) for a in args[1:4]]) is not None
+    fast = run()
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    want = run()
+    assert fast.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(fast, want)
 
 
 def test_mxlite_numba_0_turns_the_kernels_off():

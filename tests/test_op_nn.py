@@ -428,7 +428,7 @@ def test_batchnorm_training_updates_moving_stats_predict_does_not():
 
 @pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(fix_gamma=True),
                                 dict(fix_gamma=False, axis=-1)])
-def test_batchnorm_gradients(kw):
+def test_batchnorm_gradients(kw, fast_kernels):
     x, gamma, beta, mm, mv = _bn_inputs()
     if kw.get("axis") == -1:
         gamma, beta, mm, mv = [np.resize(a, 3) for a in (gamma, beta, mm, mv)]

@@ -12,6 +12,9 @@ channel as 16 matrix products ``U[k] (F, C) @ V[k] (C, tiles)``, and the 4x4 pro
 of each tile transformed back (``Y = A^T M A``). The products (2.25x fewer
 multiply-adds than im2col's) run in BLAS; numba fuses each transform into one pass.
 
+BatchNorm's inference pass, ``(x - mean) * scale + beta`` per channel, runs as one pass
+(NumPy makes three), each value computed in the same order: the same bits.
+
 Max pooling over overlapping windows (3x3, stride 2) reads each input row once per
 window row instead of making k*k passes, and its gradient finds each window's first
 maximum in one pass: the same values as NumPy's, bit for bit (no arithmetic but the
@@ -50,7 +53,8 @@ def kernels():
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad))
+                                 max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad),
+                                 channel_affine=jit(_channel_affine))
 
 
 def _input_tiles(xp, th, tw, v):
@@ -348,3 +352,33 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
     jit.max_pool_grad(*[np.ascontiguousarray(a) for a in (x, gy, y)], *kernel, *stride,
                       *before, gx)
     return gx
+
+
+# -- BatchNorm ---------------------------------------------------------------------------
+
+def _channel_affine(x, mean, scale, shift, y):
+    """``y = (x - mean) * scale + shift`` with the per-channel values of axis 1 of ``x``
+    and ``y`` (N, C, L)."""
+    n_, c_, l_ = x.shape
+    for n in range(n_):
+        for c in range(c_):
+            m, s, b = mean[c], scale[c], shift[c]
+            for i in range(l_):
+                y[n, c, i] = (x[n, c, i] - m) * s + b
+
+
+def batch_norm_infer(x, mean, scale, shift):
+    """``(x - mean) * scale + shift`` with per-channel (axis 1) vectors, in one pass;
+    None where the kernel does not apply (numba off, not float data of one dtype)."""
+    arrays = (x, mean, scale, shift)
+    if (x.ndim < 2 or x.dtype not in _DTYPES or x.shape[0] * x.shape[1] == 0
+            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays)):
+        return None
+    jit = kernels()
+    if jit is None:
+        return None
+    shape3 = x.shape[:2] + (-1,)
+    y = np.empty(x.shape, dtype=x.dtype)
+    jit.channel_affine(np.ascontiguousarray(x).reshape(shape3), mean, scale, shift,
+                       y.reshape(shape3))
+    return y

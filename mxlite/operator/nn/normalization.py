@@ -14,6 +14,7 @@ from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
 from ..registry import register_op, Param, OPS, ranks
 from ..util import fill_missing, norm_axis
+from . import _fast
 
 
 def _work(x):
@@ -82,12 +83,20 @@ def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
         moving_var[...] = moving_var * m + var.astype(moving_var.dtype) * (1 - m)
     else:
         mean, var = moving_mean.astype(xw.dtype), moving_var.astype(xw.dtype)
-        y = xw - mean.reshape(bc)
+        y = None
     inv = 1 / xp.sqrt(var + p.eps)
     scale = inv if p.fix_gamma else inv * gamma.astype(xw.dtype)
-    # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
-    y *= scale.reshape(bc)
-    y += beta.astype(xw.dtype).reshape(bc)
+    shift = beta.astype(xw.dtype)
+    # inference: one pass where numba runs, the same values
+    fused = _fast.batch_norm_infer(xw, mean, scale, shift) if y is None and c == 1 else None
+    if fused is not None:
+        y = fused
+    else:
+        if y is None:
+            y = xw - mean.reshape(bc)
+        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
+        y *= scale.reshape(bc)
+        y += shift.reshape(bc)
     dt = x.dtype
     return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
 
