@@ -167,6 +167,23 @@ def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_ga
     np.testing.assert_array_equal(fast, want)
 
 
+@needs_numba
+def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monkeypatch):
+    import numba
+    njit = numba.njit
+
+    def no_cache_dir(*args, **kw):
+        if kw.get("cache"):
+            raise RuntimeError("cannot cache function: no locator available")
+        return njit(*args, **kw)
+
+    monkeypatch.setattr(numba, "njit", no_cache_dir)
+    monkeypatch.setattr(_fast, "kernels", _fast.kernels.__wrapped__)
+    x = np.ones((2, 8, 9, 9))
+    assert _fast.kernels() is not None
+    np.testing.assert_array_equal(_fast.batch_norm_infer(x, *np.ones((3, 8))), x)
+
+
 def test_mxlite_numba_0_turns_the_kernels_off():
     code = ("from mxlite.operator.nn import _fast; import numpy as np; "
             "x = np.ones((4, 16, 24, 24), np.float32); w = np.ones((8, 16, 3, 3), np.float32); "

@@ -48,7 +48,11 @@ def kernels():
         import numba
     except ImportError:
         return None
-    jit = numba.njit(cache=True, nogil=True)
+    try:
+        jit = numba.njit(cache=True, nogil=True)
+        jit(_channel_affine)
+    except RuntimeError:    # no writable cache directory: compile in every process
+        jit = numba.njit(nogil=True)
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
