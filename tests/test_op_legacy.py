@@ -256,6 +256,31 @@ def test_zeros_without_dtype_takes_type_codes():
     assert mx.nd._internal._zeros_without_dtype(shape=(2,), dtype="int32").dtype == np.int32
 
 
+@pytest.mark.parametrize("use_linear", [False, True])
+def test_svm_output_gradient_is_the_hinge_slope(use_linear):
+    x = np.array([[0.5, -2.0, 1.5], [-0.2, 0.3, -1.2]], np.float32)
+    label = np.array([2, 0])
+    margin, c = 0.7, 1.5
+    true = np.eye(3, dtype=bool)[label]
+    if use_linear:
+        want = np.where(true, -c * (x < margin), c * (-x < margin))
+    else:
+        want = np.where(true, -2 * c * np.maximum(margin - x, 0), 2 * c * np.maximum(x + margin, 0))
+    for raw in (True, False):       # the rule on raw arrays and on NDArrays
+        old, mx.autograd.RAW_RULES = mx.autograd.RAW_RULES, raw
+        try:
+            a = mx.nd.array(x)
+            a.attach_grad()
+            with mx.autograd.record():
+                y = mx.nd.SVMOutput(a, mx.nd.array(label), margin=margin,
+                                    regularization_coefficient=c, use_linear=use_linear)
+            y.backward(mx.nd.ones_like(y) * 5)      # the head gradient is ignored
+        finally:
+            mx.autograd.RAW_RULES = old
+        np.testing.assert_allclose(a.grad.asnumpy(), want, rtol=1e-6)
+        assert a.grad.dtype == np.float32
+
+
 def test_kl_reg_updates_its_moving_average_in_backward():
     x = mx.nd.array([[0.2, 0.6], [0.4, 0.8]])
     avg = mx.nd.array([0.5, 0.5])

@@ -165,6 +165,12 @@ def set_fresh(entry, value):
         entry[0].fresh = bool(value)
 
 
+def in_graph(x):
+    """Whether NDArray ``x`` is in the recorded graph (a marked variable or the output of
+    a recorded op): what an extension asks before it writes a node with :func:`record_node`."""
+    return x._entry is not None
+
+
 def record_node(op, p, inputs, outs, checks=None):
     """Write one node on the tape: ``outs`` (NDArrays) came from ``inputs`` by ``op``.
 
@@ -412,34 +418,31 @@ def node_backward(op, p, x, y, gy, need, ctx):
     """
     nd = _nd or _nd_module()
     x0 = x[0]
-    if type(x0) is nd.NDArray:
-        return _run_rule(op, p, x, y, gy, need)
-    if x0.dtype.kind == "f":
-        if _state.raw:
-            return _run_rule(op, p, x, y, gy, need)
-        _state.raw = True       # called outside a backward: nd functions take raw arrays
-        try:
-            return _run_rule(op, p, x, y, gy, need)
-        finally:
-            _state.raw = False
-    _wrap = nd.ndarray._wrap
-    y = [_wrap(a, ctx) for a in y]
-    gy = [nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
-    gx = _run_rule(op, p, [_wrap(a, ctx) for a in x], y, gy, need)
-    return [None if g is None else g._data for g in gx]
-
-
-def _run_rule(op, p, x, y, gy, need):
+    wrapped = entered = False
+    if type(x0) is not nd.NDArray:
+        if x0.dtype.kind != "f":
+            _wrap = nd.ndarray._wrap
+            y = [_wrap(a, ctx) for a in y]
+            gy = [nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
+            x = [_wrap(a, ctx) for a in x]
+            wrapped = True
+        elif not _state.raw:
+            _state.raw = entered = True     # called outside a backward: nd functions take raw arrays
     try:
         gx = op.gradient(p, x, y, gy, need)
     except MXNetError as e:
         if str(e).startswith(op.name):
             raise
         raise MXNetError("%s (backward): %s" % (op.name, e)) from e
+    finally:
+        if entered:
+            _state.raw = False
     for xi, gi, want in zip(x, gx, need):
         if gi is not None and want and gi.shape != xi.shape:
             raise MXNetError("%s (backward): gradient has shape %s, expected %s"
                              % (op.name, gi.shape, xi.shape))
+    if wrapped:
+        return [None if g is None else g._data for g in gx]
     return gx
 
 

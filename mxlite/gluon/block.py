@@ -23,6 +23,7 @@ from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
 from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np, NP_NDARRAY
+from .cached_graph import CachedGraph, flatten, regroup
 from .deferred_init import _DeferredF, first_forward_params
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
 from .utils import _indent, HookHandle
@@ -31,17 +32,29 @@ __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
 
 def _nd():
-    from .. import nd
-    return nd
+    global _ND
+    if _ND is None:
+        from .. import nd
+        _ND = nd
+    return _ND
+
+
+_ND = None          # mx.nd, imported on first use (it imports this module's package)
 
 
 def _symbol_type():
     """``mx.sym.Symbol`` when the symbol API is present, else None."""
-    try:
-        from ..symbol import Symbol
-        return Symbol
-    except ImportError:
-        return None
+    global _SYMBOL
+    if _SYMBOL is False:
+        try:
+            from ..symbol import Symbol
+            _SYMBOL = Symbol
+        except ImportError:
+            return None
+    return _SYMBOL
+
+
+_SYMBOL = False     # mx.sym.Symbol once imported
 
 
 # ----------------------------------------------------------------------------
@@ -408,6 +421,14 @@ class Block:
 def _input_kinds(args):
     """For (nested) ``args``: the context of the first NDArray (None without one),
     whether a Symbol is among them, and the set of the arrays' contexts."""
+    first = args[0]
+    if isinstance(first, NDArray):     # the common call: NDArrays on one context
+        ctx = first._ctx
+        for a in args:
+            if not isinstance(a, NDArray) or a._ctx is not ctx:
+                break
+        else:
+            return ctx, False, {ctx}
     sym = _symbol_type()
     first, has_sym, ctxs = None, False, set()
     stack = list(reversed(args))
@@ -605,7 +626,6 @@ class HybridBlock(Block):
         if self._cached_graph:
             _check_structure(self._cached_graph[0][0], key)
         from .. import symbol
-        from .cached_graph import CachedGraph, flatten, regroup
         n_arrays = n_inputs - sum(nones)
         names = ["data"] if n_arrays == 1 else ["data%d" % i for i in range(n_arrays)]
         it = iter([np_symbol(symbol.var(n)) for n in names])
@@ -632,16 +652,22 @@ class HybridBlock(Block):
         # Each output keeps the face it was traced with: an np Symbol gives an np array,
         # a legacy one (``x.as_nd_ndarray() + ...``) an NDArray, as in MXNet.
         from ..symbol.numpy._np_symbol import _Symbol
-        graph.np_outs = [isinstance(o, _Symbol) for o in outs]
+        np_outs = [isinstance(o, _Symbol) for o in outs]
+        graph.np_outs = np_outs if any(np_outs) else None
         self._cached_graph = self._cached_graph + ((key, graph),)
         return graph
 
     def _flat_inputs(self, x, args):
         """The input arrays flattened, their nesting format, and which flattened
         positions hold None (empty when none do)."""
-        from .cached_graph import flatten
-        if not args and isinstance(x, NDArray):     # the common call: one array
-            return [x], (0,), ()
+        if isinstance(x, NDArray):      # the common call: arrays, none nested
+            if not args:
+                return [x], (0,), ()
+            for a in args:
+                if not isinstance(a, NDArray):
+                    break
+            else:
+                return [x, *args], (0,) * (1 + len(args)), ()
         flat, fmt = flatten((x,) + args)
         for a in flat:
             if a is not None and not isinstance(a, NDArray):
@@ -654,13 +680,12 @@ class HybridBlock(Block):
         return [a for a in flat if a is not None], fmt, nones
 
     def _call_cached(self, ctx, x, args):
-        from .cached_graph import regroup
         flat, fmt, nones = self._flat_inputs(x, args)
         graph = self._graph_for(fmt, len(nones) or len(flat), nones)
         if graph is None:
             return None
         outs = graph(flat, ctx)
-        if any(graph.np_outs):
+        if graph.np_outs:
             outs = [_retype_np(y) if is_np else y for y, is_np in zip(outs, graph.np_outs)]
         if graph.single:
             return outs[0]
@@ -714,7 +739,8 @@ class HybridBlock(Block):
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
             return self._first_forward(ctx, x, args)
-        return self.hybrid_forward(face_of(_nd()), x, *args, **params)
+        F = _ND or _nd()
+        return self.hybrid_forward(face_of(F) if _np_state.array else F, x, *args, **params)
 
     def _initialized_for(self, ctx):
         """Whether every parameter of the tree has data (deferred ones resolved); until

@@ -219,7 +219,8 @@ class Parameter:
         DeferredInitializationError
             When the shape is still waiting for the first forward pass.
         """
-        self._check_dense("data")
+        if self._stype != "default":
+            self._check_dense("data")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self):

@@ -274,6 +274,8 @@ class Trainer:
 
     def _rescale(self, batch_size, method):
         # NOTE: MXNet divides by zero here (a raw ZeroDivisionError); mxlite names it.
+        if type(batch_size) in (int, float) and batch_size > 0:     # no ABC check
+            return self._scale / batch_size
         if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Real) \
                 or not batch_size > 0:
             raise ValueError("Trainer.%s: batch_size must be a positive number, got %r"

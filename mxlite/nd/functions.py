@@ -3,9 +3,10 @@ signatures, and the NumPy-style binary functions that pick the broadcast or scal
 import numpy as np
 
 from ..context import current_context
-from ..operator.registry import OPS, invoke
+from ..operator.registry import OPS, apply, invoke
 from ..operator import binary_functions as _binary
 from .ndarray import NDArray
+from .register import _is_array
 
 __all__ = ["zeros", "ones", "full", "arange", "eye", "linspace", "true_divide", "concatenate",
            "moveaxis", "waitall", "onehot_encode", "histogram", "CachedOp"] + list(_binary.TABLE)
@@ -63,11 +64,12 @@ def linspace(start, stop, num, endpoint=True, ctx=None, dtype=np.float32):
 
 def _apply(op_name, inputs, params):
     op = OPS[op_name]
-    return invoke(op, inputs, op.parse_params(params) if params else op.default_params)
+    return apply(op, inputs, op.parse_params(params) if params else op.default_params)
 
 
 for _name in _binary.TABLE:
-    globals()[_name] = _binary.make(_name, NDArray, _apply)
+    # NDArrays, and the raw arrays of a gradient rule running unrecorded
+    globals()[_name] = _binary.make(_name, NDArray, _apply, _is_array)
 true_divide = divide  # noqa: F821 (defined by the loop above)
 
 

@@ -448,15 +448,16 @@ class NDArray:
 
     # -- arithmetic --------------------------------------------------------------
     def _binary(self, other, op, scalar_op, out=None, reverse=False):
+        if isinstance(other, NDArray):      # the common case first: one isinstance
+            return _reg.invoke(_reg.OPS[op], (other, self) if reverse else (self, other),
+                               _NO_PARAMS[op], out)
         if isinstance(other, (int, float, np.number, bool, np.bool_)):
             sop = _reg.OPS[scalar_op]
             return _reg.invoke(sop, (self,), sop.parse_params({"scalar": other}), out)
-        if isinstance(other, np.ndarray):
-            other = array(other, ctx=self._ctx, dtype=self.dtype)
-        elif not isinstance(other, NDArray):
+        if not isinstance(other, np.ndarray):
             return NotImplemented
-        return _reg.invoke(_reg.OPS[op], (other, self) if reverse else (self, other),
-                           _NO_PARAMS[op], out)
+        return self._binary(array(other, ctx=self._ctx, dtype=self.dtype), op, scalar_op, out,
+                            reverse)
 
     def __add__(self, other):
         return self._binary(other, "broadcast_add", "_plus_scalar")

@@ -11,8 +11,10 @@ from typing import Literal
 import numpy as np
 
 from ..autograd import _state as _ag_state
-from ..operator.registry import REQUIRED, invoke, apply
+from ..operator.registry import REQUIRED, invoke, apply, run_step, visible as _visible
 from .ndarray import NDArray
+
+_ndarray = np.ndarray
 
 __all__ = ["make_function", "namespace_of", "signature", "docstring"]
 
@@ -129,6 +131,17 @@ def make_function(op, fname, face="nd"):
         from ..numpy._ndarray import ndarray as cls
 
     def fn(*args, out=None, name=None, **kwargs):
+        # Fast path: a gradient rule running on raw NumPy arrays (unrecorded backward).
+        if args and type(args[0]) is _ndarray and _ag_state.raw and out is None:
+            p = op.keyword_params(kwargs) if kwargs else op.default_params
+            if p is not None and len(args) == (n_static if n_static >= 0 else
+                                               len(op.input_names(p))):
+                for a in args:
+                    if type(a) is not _ndarray:
+                        break
+                else:
+                    ys = run_step(op, p, np, args)
+                    return ys if type(ys) is not tuple else _visible(op, p, ys)
         # Fast path: only positional inputs, default params.
         if not kwargs and len(args) == n_static and op.default_params is not None:
             for a in args:

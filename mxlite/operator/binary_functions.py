@@ -41,13 +41,17 @@ TABLE = {
 }
 
 
-def make(name, array_type, apply):
+def make(name, array_type, apply, is_array=None):
     """The function ``name`` for arrays of ``array_type``; ``apply(op_name, inputs, params)``
-    runs a registered op in that namespace (NDArray or Symbol)."""
+    runs a registered op in that namespace (NDArray or Symbol); ``is_array(a)``: whether
+    ``a`` counts as an array (default: an ``array_type``)."""
     both, right, left, scalars = TABLE[name]
+    if is_array is None:
+        def is_array(a):
+            return isinstance(a, array_type)
 
     def fn(lhs, rhs):
-        la, ra = isinstance(lhs, array_type), isinstance(rhs, array_type)
+        la, ra = is_array(lhs), is_array(rhs)
         if la and ra:
             return apply(both, [lhs, rhs], {})
         if la and isinstance(rhs, numbers.Number):

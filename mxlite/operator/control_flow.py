@@ -10,14 +10,16 @@ A node runs its subgraphs through the same ops as ``mx.nd`` (``invoke`` on
 NDArrays), looping as ``mx.nd.contrib`` does. Its gradient runs the loop again
 under autograd and differentiates that.
 
-NOTE: the gradient recomputes the forward pass, so a subgraph that draws random
-numbers in training mode (Dropout, samplers) would be differentiated with other
-draws than the forward used. That raises an error instead of a wrong gradient.
+The gradient recomputes the forward pass in the training mode the forward ran in,
+which a hidden last output keeps (1 for training): a backward in another mode
+(``Executor.forward(is_train=False)`` then ``backward()``) must not change it.
+
+NOTE: a subgraph that draws random numbers in training mode (Dropout, samplers)
+would be differentiated with other draws than the forward used. That raises an
+error instead of a wrong gradient.
 Second-order gradients through these ops are not supported (nor are they in
 MXNet, whose ``_backward_foreach`` has no gradient).
 """
-import weakref
-
 import numpy as np
 
 from .. import autograd
@@ -82,25 +84,29 @@ def _count_check(op_name, p, xs, n_subgraphs):
                          % (op_name, p.num_args, p.num_args - n_subgraphs, len(xs)))
 
 
-# The training mode each forward ran in, by id of its first output array (dropped with
-# the array): the gradient recomputes the forward in that mode, which a backward in
-# another mode (``Executor.forward(is_train=False)`` then ``backward()``) must not change.
-_FORWARD_MODE = {}
+_MODE_SHAPE, _MODE_TYPE = (1,), np.dtype(np.float32)
 
 
 def _run_raw(nd_fn):
     """A raw ``compute`` from an NDArray function of the inputs (not recorded: the
-    graph around records the node as one op)."""
+    graph around records the node as one op); the training mode is the last output."""
     def compute(p, xp, *xs):
-        with autograd._Scope(False, None):
+        training = autograd.is_training()
+        with autograd.pause(train_mode=training):
             outs = nd_fn(p, _wrap_all(xp, xs))
-        raw = tuple(o._data for o in outs)
-        if raw:
-            key = id(raw[0])
-            _FORWARD_MODE[key] = autograd.is_training()
-            weakref.finalize(raw[0], _FORWARD_MODE.pop, key, None)
-        return raw
+        return tuple(o._data for o in outs) + (xp.full(_MODE_SHAPE, training, _MODE_TYPE),)
     return compute
+
+
+def _with_mode(rule, last):
+    """An ``infer_shape`` or ``infer_type`` rule of the visible outputs, completed with
+    ``last``, the hidden mode output's shape or dtype."""
+    def complete(p, known):
+        res = rule(p, known)
+        if isinstance(res, tuple):      # (input shapes, output shapes or [] if unknown)
+            return res[0], res[1] + [last] if res[1] else res[1]
+        return list(res) + [last]
+    return complete
 
 
 def _recompute_gradient(op_name, nd_fn):
@@ -109,7 +115,7 @@ def _recompute_gradient(op_name, nd_fn):
         if autograd.is_recording():
             raise MXNetError("%s: second-order gradients through control flow are not "
                              "supported (MXNet has none either)" % op_name)
-        training = _FORWARD_MODE.get(id(ys[0]._data), autograd.is_training())
+        training = bool(ys[-1].item())
         if training and any(g.random for g in p.subgraphs):
             raise MXNetError("%s: cannot differentiate a subgraph that draws random numbers in "
                              "training mode (Dropout, samplers): its backward would draw "
@@ -121,11 +127,11 @@ def _recompute_gradient(op_name, nd_fn):
             if w:
                 leaf.attach_grad()
             leaves.append(leaf)
-        with autograd._Scope(True, training):
+        with autograd.record(train_mode=training):
             outs = nd_fn(p, leaves)
         heads, head_grads = [], []
         for o, g in zip(outs, gys):
-            if o._entry is not None:
+            if autograd.in_graph(o):
                 heads.append(o)
                 head_grads.append(g)
         variables = [leaf for leaf, w in zip(leaves, want) if w]
@@ -362,8 +368,9 @@ register_op(
     inputs=lambda p: ["data%d" % i for i in range(p.num_args - 1)],
     params=_FOREACH_PARAMS,
     gradient=on_ndarrays(_recompute_gradient("_foreach", _foreach_nd)),
-    num_outputs=lambda p: p.num_outputs, infer_shape=_foreach_shape, infer_type=_foreach_type,
-    saves="x",
+    num_outputs=lambda p: p.num_outputs + 1, num_visible_outputs=lambda p: p.num_outputs,
+    infer_shape=_with_mode(_foreach_shape, _MODE_SHAPE),
+    infer_type=_with_mode(_foreach_type, _MODE_TYPE), saves="x",
     doc="The loop of ``mx.sym.contrib.foreach``: the subgraph runs on each slice of the "
         "data along axis 0, carrying the states; outputs stacked, then the final states.")
 
@@ -380,5 +387,7 @@ for _name, _nd_fn, _params, _nsub, _shape, _type, _doc in (
         inputs=lambda p, _n=_nsub: ["data%d" % i for i in range(p.num_args - _n)],
         params=_params,
         gradient=on_ndarrays(_recompute_gradient(_name, _nd_fn)),
-        num_outputs=lambda p: p.num_outputs, infer_shape=_shape, infer_type=_type, saves="x",
+        num_outputs=lambda p: p.num_outputs + 1, num_visible_outputs=lambda p: p.num_outputs,
+        infer_shape=_with_mode(_shape, _MODE_SHAPE), infer_type=_with_mode(_type, _MODE_TYPE),
+        saves="x",
         doc=_doc)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..base import MXNetError, DTYPE_TO_FLAG, np_dtype, parse_str
 from ..context import current_context, _state as _ctx_state
-from ..autograd import _state as _ag_state, record_node
+from ..autograd import _state as _ag_state, in_graph, record_node
 from ..nd.ndarray import NDArray, _wrap, _write_into
 from .registry import Param, Params, on_ndarrays, register_op
 
@@ -623,12 +623,7 @@ def Custom(*inputs, op_type=None, name=None, out=None, **kwargs):
     plan = entry.plan(ctx, sig, inputs)
     op = plan.take()
     args = inputs[:entry.n_args]
-    record = False
-    if _ag_state.recording:
-        for x in args:
-            if x._entry is not None:
-                record = True
-                break
+    record = _ag_state.recording and any(in_graph(x) for x in args)
     try:
         outs = _forward(plan, inputs, op)
     except BaseException:

@@ -28,8 +28,8 @@ augmentation); ``to_tensor`` and ``resize`` are not differentiable.
 import numpy as np
 
 from ..base import MXNetError, parse_int, parse_bool, parse_float, parse_float_tuple, parse_shape
-from .registry import register_op, Param, on_ndarrays
-from .nn.dropout import context_of
+from .registry import register_op, Param, context_of_raw
+from .util import const_like
 
 _GRAY = (0.299, 0.587, 0.114)       # ITU-R BT.601 luma, MXNet's grey level
 _F32 = np.float32
@@ -44,7 +44,7 @@ def _nd():
 
 def _generator(xp, x):
     from .. import random
-    return random.get_generator(context_of(xp, x))
+    return random.get_generator(context_of_raw(x))
 
 
 def _uniform(xp, x, low, high):
@@ -129,12 +129,11 @@ def _normalize(p, xp, x):
     return y.astype(dt, copy=False)
 
 
-@on_ndarrays
 def _normalize_grad(p, x, y, gy, need):
     nd = _nd()
     _, std = _norm_stats(p, x[0], np)
     # NOTE: MXNet multiplies by 1.0 / std in double; float32 rounding may differ by 1 ulp.
-    inv = nd.array(1.0 / std, dtype=gy[0].dtype, ctx=gy[0].context)
+    inv = const_like(gy[0], (1.0 / std).astype(gy[0].dtype))
     return [nd.broadcast_mul(gy[0], inv.reshape((1,) * (x[0].ndim - 3) + inv.shape))]
 
 
@@ -365,9 +364,8 @@ def _random_flip_op(name, axis):
         y = xp.flip(x, axis=axis).copy() if flip else x.copy()
         return y, xp.full((1,), float(flip), dtype=_F32)
 
-    @on_ndarrays
     def gradient(p, x, y, gy, need):
-        if float(y[1].asscalar()):
+        if y[1].item():
             return [_nd().reverse(gy[0], axis=axis)]
         return [gy[0] * 1]
 
@@ -441,34 +439,31 @@ def _random_enhance_op(name, adjust, gradient):
                     "the factor is a hidden output, which the gradient reads." % name)
 
 
-@on_ndarrays
 def _brightness_grad(p, x, y, gy, need):
-    return [gy[0] * float(y[1].asscalar())]
+    return [gy[0] * y[1].item()]
 
 
-@on_ndarrays
 def _contrast_grad(p, x, y, gy, need):
     # y = a x + (1 - a) mean(gray(x)): the mean spreads sum(gy) back over the pixels.
     nd, g = _nd(), gy[0]
-    a = float(y[1].asscalar())
+    a = y[1].item()
     h, w, c = x[0].shape
     coef = _GRAY if c > 1 else (1.0,)
-    weights = nd.array(np.array(coef + (0.0,) * (c - len(coef))).reshape(1, 1, c)
-                       * (1.0 - a) / (h * w), dtype=g.dtype, ctx=g.context)
+    weights = const_like(g, (np.array(coef + (0.0,) * (c - len(coef))).reshape(1, 1, c)
+                             * (1.0 - a) / (h * w)).astype(g.dtype))
     return [g * a + nd.broadcast_mul(nd.sum(g).reshape((1, 1, 1)), weights)]
 
 
-@on_ndarrays
 def _saturation_grad(p, x, y, gy, need):
     g = gy[0]
-    a = float(y[1].asscalar())
+    a = y[1].item()
     if x[0].shape[2] == 1:
         return [g * 1]
     nd = _nd()
     # y_c = a x_c + (1 - a) gray, gray = sum_k w_k x_k over R, G, B (_adjust_saturation)
     c = x[0].shape[2]
-    weights = nd.array(np.array(_GRAY + (0.0,) * (c - 3)).reshape(1, 1, c) * (1.0 - a),
-                       dtype=g.dtype, ctx=g.context)
+    weights = const_like(g, (np.array(_GRAY + (0.0,) * (c - 3)).reshape(1, 1, c)
+                             * (1.0 - a)).astype(g.dtype))
     return [g * a + nd.broadcast_mul(nd.sum(g, axis=2, keepdims=True), weights)]
 
 

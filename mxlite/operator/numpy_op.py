@@ -32,7 +32,7 @@ import functools
 import numpy as np
 
 from ..base import MXNetError, DTYPE_TO_FLAG
-from ..autograd import _state as _ag_state, record_node
+from ..autograd import _state as _ag_state, in_graph, record_node
 from ..nd.ndarray import NDArray, _wrap
 from .registry import on_ndarrays
 
@@ -103,7 +103,7 @@ class CustomFunction:
         dtype = args[pos[0]]._data.dtype
         outs = [self._to_nd(a, ctx, dtype, "result") for a in (ans if many else (ans,))]
         inputs = [args[i] for i in pos]
-        if rec and any(x._entry is not None for x in inputs):
+        if rec and any(in_graph(x) for x in inputs):
             record_node(self._node_op, _Saved(pos, fargs, ans, many), inputs, outs)
         return outs if many else outs[0]
 

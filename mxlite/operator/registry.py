@@ -134,6 +134,8 @@ class Op:
         if isinstance(check, (tuple, list)):
             check = _all_of(check)
         self.check = check
+        # the dtypes that pass a check of dtypes(inputs=...) alone (see run_step)
+        self.admitted = getattr(check, "admitted", None)
         for rule in getattr(check, "rules", (check,)):
             if getattr(rule, "op", False) is None:
                 rule.op = self              # a ranks() or dtypes() rule names its op
@@ -463,14 +465,23 @@ def dtypes(**rules):
         return at
 
     def check(p, *x):
+        # NOTE: a dtype seen to pass is remembered (``ok``): a set lookup costs a third
+        # of reading ``dtype.kind``, and this runs on every call of the op.
         if every is not None:
             for a in x:
-                if a.dtype.kind not in every:
-                    fail(p, next(i for i, b in enumerate(x) if b is a), a)
+                if a.dtype not in ok[every]:
+                    admit(p, x, next(i for i, b in enumerate(x) if b is a), every)
         if rules:
             for i, kinds in static or plan_once(p):
-                if i < len(x) and x[i].dtype.kind not in kinds:
-                    fail(p, i, x[i])
+                if i < len(x) and x[i].dtype not in ok[kinds]:
+                    admit(p, x, i, kinds)
+
+    def admit(p, x, i, kinds):
+        """Remember ``x[i]``'s dtype as fit for ``kinds``, or fail naming it."""
+        a = x[i]
+        if a.dtype.kind not in kinds:
+            fail(p, i, a)
+        ok[kinds].add(a.dtype)
 
     def plan_once(p):
         # an op whose input names are fixed needs one plan
@@ -481,6 +492,10 @@ def dtypes(**rules):
         return at
 
     plans, static = {}, ()
+    ok = {kinds: set() for kinds in list(rules.values()) + [every]}
+    # every input held to one rule: the dtypes seen to pass it, for run_step to admit
+    # without calling the check
+    check.admitted = ok[every] if every is not None and not rules else None
     check.op = None     # set by Op when the rule is declared
     return check
 
@@ -602,7 +617,18 @@ def run_step(op, p, xp, data):
     Returns what ``compute`` returns; errors are named after the op."""
     try:
         if _profile_hook is None:
-            return op.compute(p, xp, *data)
+            # op.compute is check + kernel; called here one by one, one frame less
+            check = op.check
+            if check is not None:
+                admitted = op.admitted
+                if admitted is None:
+                    check(p, *data)
+                else:
+                    for a in data:
+                        if a.dtype not in admitted:
+                            check(p, *data)
+                            break
+            return op.kernel(p, xp, *data)
         return _profile_hook(op, p, xp, data)
     except Exception as e:
         raise _fail(op, e, p, data) from e
@@ -612,8 +638,11 @@ def call_raw(op, data, p):
     """``op`` on raw arrays, as the ``mx.nd`` functions run it inside a gradient rule
     that runs unrecorded: raw visible output(s) back, nothing recorded."""
     ys = run_step(op, p, array_module_of(data[0]), data)
-    if type(ys) is not tuple:
-        return ys
+    return ys if type(ys) is not tuple else visible(op, p, ys)
+
+
+def visible(op, p, ys):
+    """The visible outputs of a kernel's tuple of raw outputs ``ys``: one array, or a list."""
     nvis = op.n_visible(p)
     return ys[0] if nvis == 1 else list(ys[:nvis])
 

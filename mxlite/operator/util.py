@@ -88,6 +88,36 @@ def fill_missing(gy, y):
     return [nd.zeros_like(b) if g is None else g for g, b in zip(gy, y)]
 
 
+def raw_data(a):
+    """The backend array under ``a``: a gradient rule sees NDArrays when its backward is
+    recorded and raw arrays when it is not (see ``autograd.node_backward``)."""
+    from ..nd.ndarray import NDArray
+    return a._data if isinstance(a, NDArray) else a
+
+
+def const_like(like, arr):
+    """NumPy ``arr`` as a constant beside ``like`` in a gradient rule: on its device, and
+    an NDArray (outside the graph) when ``like`` is one, else a raw array."""
+    from ..nd.ndarray import NDArray, _wrap
+    from .registry import array_module_of
+    if isinstance(like, NDArray):
+        ctx = like._ctx
+        return _wrap((ctx.xp or ctx.array_module()).asarray(arr), ctx)
+    return array_module_of(like).asarray(arr)
+
+
+def context_of(a):
+    """The Context of an NDArray or of a raw backend array."""
+    from ..nd.ndarray import NDArray
+    from .registry import context_of_raw
+    return a.context if isinstance(a, NDArray) else context_of_raw(a)
+
+
+def detached(a):
+    """``a`` cut from the autograd graph (a raw array has none)."""
+    return a.detach() if hasattr(a, "detach") else a
+
+
 def zeros_grad(p, x, y, gy, need):
     """Gradient rule of piecewise-constant ops (floor, sign, ...): zero for every input."""
     from .. import nd

@@ -10,7 +10,7 @@ import math
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float
-from ..registry import register_op, Param
+from ..registry import register_op, Param, context_of_raw
 from ..tensor.elemwise_unary import UNARY, _softplus
 from ..tensor import special
 
@@ -105,8 +105,7 @@ _LEAKY = {
 def _rrelu(p, xp, x):
     if _state.training:
         from ... import random
-        from .dropout import context_of
-        gen = random.get_generator(context_of(xp, x))
+        gen = random.get_generator(context_of_raw(x))
         mask = gen.uniform(p.lower_bound, p.upper_bound, size=x.shape).astype(x.dtype)
     else:
         mask = xp.full(x.shape, (p.lower_bound + p.upper_bound) / 2, dtype=x.dtype)

@@ -5,19 +5,9 @@ Active in training mode (``autograd.is_training()``) or always with
 hidden output, so the gradient (``gy * mask``) reuses exactly the mask drawn in
 the forward pass.
 """
-import numpy as np
-
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_shape, parse_bool
-from ...context import cpu, gpu
-from ..registry import register_op, Param
-
-
-def context_of(xp, x):
-    """The Context of a raw backend array (for picking its random generator)."""
-    if xp is np:
-        return cpu()
-    return gpu(int(x.device.id))
+from ..registry import register_op, Param, context_of_raw
 
 
 def _mask_shape(p, x):
@@ -41,7 +31,7 @@ def _compute(p, xp, x):
     if not active:
         return x.copy(), xp.ones(shape, dtype=x.dtype)
     from ... import random
-    gen = random.get_generator(context_of(xp, x))
+    gen = random.get_generator(context_of_raw(x))
     keep = 1.0 - p.p
     # NOTE: p = 1 drops everything; a zero scale avoids dividing by zero.
     scale = 1.0 / keep if keep > 0 else 0.0

@@ -13,7 +13,8 @@ used, the moving ones too after a predict-mode forward, as MXNet's does.
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_bool, parse_float, parse_shape
-from ..registry import register_op, Param, on_ndarrays, get_op
+from ..registry import register_op, Param, get_op
+from ..util import detached, raw_data
 from .normalization import bn_params
 
 _CONV = get_op("Convolution")
@@ -181,14 +182,13 @@ def _svm_forward(p, xp, x, label):
     return x.copy()
 
 
-@on_ndarrays
 def _svm_grad(p, x, y, gy, need):
     data, label = x
     onehot = nd.one_hot(label, depth=data.shape[1], dtype=data.dtype)
     c = p.regularization_coefficient
     if p.use_linear:        # L1-SVM: the hinge's slope
-        g_true = -(data < p.margin) * c
-        g_other = (-data < p.margin) * c
+        g_true = (data < p.margin).astype(data.dtype) * -c
+        g_other = (-data < p.margin).astype(data.dtype) * c
     else:                   # L2-SVM: twice the squared hinge's slope
         g_true = nd.relu(p.margin - data) * (-2 * c)
         g_other = nd.relu(data + p.margin) * (2 * c)
@@ -215,16 +215,15 @@ def _kl_forward(p, xp, x, moving_avg):
     return x.copy()
 
 
-@on_ndarrays
 def _kl_grad(p, x, y, gy, need):
     data, avg = x
     axes = (0,) + tuple(range(2, data.ndim))
     bc = (1, -1) + (1,) * (data.ndim - 2)
     # As MXNet: the backward pass updates the moving average of the mean activation,
     # then penalises its KL divergence from the target.
-    batch = nd.mean(data.detach(), axis=axes)
-    new = avg.detach() * p.momentum + batch * (1 - p.momentum)
-    avg._data[...] = new._data
+    batch = nd.mean(detached(data), axis=axes)
+    new = detached(avg) * p.momentum + batch * (1 - p.momentum)
+    raw_data(avg)[...] = raw_data(new)
     t = p.sparseness_target
     reg = (-t / new + (1 - t) / (1 - new)) * p.penalty
     return [gy[0] + reg.reshape(bc), None]

@@ -14,7 +14,7 @@ from ...autograd import _state
 from ...engine import parallel
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
 from ...nd.ndarray import NDArray
-from ..registry import register_op, Param, on_ndarrays, OPS, ranks, array_module_of
+from ..registry import register_op, Param, OPS, ranks, array_module_of
 from ..util import fill_missing, norm_axis
 
 
@@ -331,7 +331,6 @@ def _stats(x, axes, eps):
     return mean, nd.rsqrt(nd.mean(xc * xc, axis=axes, keepdims=True) + eps)
 
 
-@on_ndarrays
 def _in_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
     axes = tuple(range(2, data.ndim))
@@ -375,9 +374,9 @@ def _gn_compute(p, xp, x, gamma, beta):
         std.reshape(mshape).astype(dt)
 
 
-@on_ndarrays
 def _gn_grad(p, x, y, gy, need):
     data, gamma = x[0], x[1]
+    gy = fill_missing(gy, y)
     grouped, bc = _gn_shapes(p, data)
     n, g = data.shape[0], p.num_groups
     xg = data.reshape(grouped)
@@ -421,7 +420,6 @@ def _l2_compute(p, xp, x):
     return (xw / n).astype(x.dtype, copy=False)
 
 
-@on_ndarrays
 def _l2_grad(p, x, y, gy, need):
     axes = _l2_axes(p, x[0].ndim)
     data, g = x[0], gy[0]

@@ -17,20 +17,12 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      optional)
-from ...nd.ndarray import _wrap
-from ..registry import register_op, Param, on_ndarrays, invoke, dtypes, ranks
-from ..util import same_dtype
+from ..registry import register_op, Param, apply, array_module_of, dtypes, ranks
+from ..util import same_dtype, const_like, raw_data
 
 _RESIZE_MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down",
                  "to_odd_up")
 _F32 = np.float32
-
-
-def _const(like, arr):
-    """A constant NDArray on ``like``'s context holding NumPy ``arr``."""
-    ctx = like._ctx
-    xp = ctx.xp or ctx.array_module()
-    return _wrap(xp.asarray(arr), ctx)
 
 
 def _check_4d(name, what, shape):
@@ -163,16 +155,14 @@ def _resize_backward(p, xp, gy):
     return _separable(xp, gy, ah.T, aw.T).astype(dtype, copy=False)
 
 
-@on_ndarrays
 def _resize_grad(p, x, y, gy, need):
     data = x[0]
     op = _RESIZE_BWD
-    gx = invoke(op, (gy[0],), op.parse_params({
+    gx = apply(op, (gy[0],), op.parse_params({
         "height": data.shape[2], "width": data.shape[3], "align_corners": p.align_corners}))
     return [gx] + [nd.zeros_like(like) for like in x[1:]]
 
 
-@on_ndarrays
 def _resize_backward_grad(p, x, y, gy, need):
     g = x[0]
     return [nd.contrib.BilinearResize2D(gy[0], height=g.shape[2], width=g.shape[3],
@@ -251,14 +241,12 @@ def _adaptive_pool_backward(p, xp, gy):
     return _separable(xp, gy, ah.T, aw.T).astype(gy.dtype, copy=False)
 
 
-@on_ndarrays
 def _adaptive_pool_grad(p, x, y, gy, need):
     op = _POOL_BWD
-    return [invoke(op, (gy[0],), op.parse_params({"height": x[0].shape[2],
-                                                   "width": x[0].shape[3]}))]
+    return [apply(op, (gy[0],), op.parse_params({"height": x[0].shape[2],
+                                                  "width": x[0].shape[3]}))]
 
 
-@on_ndarrays
 def _adaptive_pool_backward_grad(p, x, y, gy, need):
     return [nd.contrib.AdaptiveAvgPooling2D(gy[0], output_size=tuple(x[0].shape[2:]))]
 
@@ -340,17 +328,16 @@ def _affine_grid_grad(g, target_shape):
     """d loc of an affine grid for grid gradient ``g`` (N, 2, H, W), in mxlite ops."""
     h, w = target_shape
     n = g.shape[0]
-    dst_t = _const(g, np.ascontiguousarray(_affine_dst(h, w, np.dtype(g.dtype)).T))
+    dst_t = const_like(g, np.ascontiguousarray(_affine_dst(h, w, np.dtype(g.dtype)).T))
     return nd.dot(g.reshape((n * 2, h * w)), dst_t).reshape((n, 6))
 
 
-@on_ndarrays
 def _grid_generator_grad(p, x, y, gy, need):
     g = gy[0]
     if p.transform_type == "affine":
         return [_affine_grid_grad(g, p.target_shape)]
     h, w = g.shape[2:]
-    return [nd.broadcast_div(g, _const(g, _warp_scale(h, w, np.dtype(g.dtype))))]
+    return [nd.broadcast_div(g, const_like(g, _warp_scale(h, w, np.dtype(g.dtype))))]
 
 
 register_op(
@@ -437,7 +424,6 @@ def _scatter_add_raw(p, xp, vals, idx):
     return y.astype(vals.dtype, copy=False)
 
 
-@on_ndarrays
 def _scatter_add_grad(p, x, y, gy, need):
     return [nd.take(gy[0], x[1], axis=0, mode="clip"), None]
 
@@ -451,7 +437,7 @@ _SCATTER = register_op(
 
 
 def _scatter_add(vals, idx, size):
-    return invoke(_SCATTER, (vals, idx), _SCATTER.parse_params({"size": size}))
+    return apply(_SCATTER, (vals, idx), _SCATTER.parse_params({"size": size}))
 
 
 def _sampler_grad_nd(data, grid, g):
@@ -462,25 +448,25 @@ def _sampler_grad_nd(data, grid, g):
     """
     n, c, h, w = data.shape
     ho, wo = grid.shape[2:]
-    xp = data._ctx.xp or data._ctx.array_module()
-    graw = grid._data
+    graw = raw_data(grid)
+    xp = array_module_of(graw)
     x0, y0, _, _ = _sample_points(xp, graw, h, w)
     base = (xp.arange(n * c, dtype=np.int64) * (h * w)).reshape(n, c, 1, 1)
     gxr = (nd.slice_axis(grid, axis=1, begin=0, end=1) + 1) * ((w - 1) / 2.0)
     gyr = (nd.slice_axis(grid, axis=1, begin=1, end=2) + 1) * ((h - 1) / 2.0)
-    fx = gxr - _wrap(x0[:, None], data._ctx)
-    fy = gyr - _wrap(y0[:, None], data._ctx)
+    fx = gxr - const_like(data, x0[:, None])
+    fy = gyr - const_like(data, y0[:, None])
     wx, wy = (1 - fx, fx), (1 - fy, fy)
     flat = data.reshape((-1,))
     vals, idxs, v = [], [], {}
     for dy, dx in _CORNERS:
         idx, valid = _corner_index(xp, x0, y0, h, w, dy, dx)
-        full = _wrap(base + idx[:, None], data._ctx)
-        mask = _wrap(valid[:, None].astype(data.dtype), data._ctx)
-        v[dy, dx] = nd.take(flat, full, axis=0, mode="clip") * mask
+        full = base + idx[:, None]
+        mask = const_like(data, valid[:, None].astype(data.dtype))
+        v[dy, dx] = nd.take(flat, const_like(data, full), axis=0, mode="clip") * mask
         vals.append(g * (wy[dy] * wx[dx] * mask))
         idxs.append(full)
-    all_idx = _wrap(xp.concatenate([i._data for i in idxs]), data._ctx)
+    all_idx = const_like(data, xp.concatenate(idxs))
     gdata = _scatter_add(nd.concat(*vals, dim=0), all_idx, data.size).reshape(data.shape)
     # d out / d fx and d fy: the differences between neighbouring corners
     dfx = wy[0] * (v[0, 1] - v[0, 0]) + wy[1] * (v[1, 1] - v[1, 0])
@@ -490,7 +476,6 @@ def _sampler_grad_nd(data, grid, g):
     return [gdata, nd.concat(ggx, ggy, dim=1)]
 
 
-@on_ndarrays
 def _sampler_grad(p, x, y, gy, need):
     return _sampler_grad_nd(x[0], x[1], gy[0])
 
@@ -523,7 +508,6 @@ def _transformer(p, xp, data, loc):
     return _bilinear_sample(xp, data, _affine_grid(xp, loc, p.target_shape))
 
 
-@on_ndarrays
 def _transformer_grad(p, x, y, gy, need):
     data, loc = x
     grid = nd.GridGenerator(loc, transform_type="affine", target_shape=p.target_shape)

@@ -20,7 +20,7 @@ import numpy as onp
 from ... import nd
 from ...base import MXNetError, optional, parse_axis, parse_bool, parse_float, parse_int
 from ...base import parse_shape
-from ..registry import OPS, Param, on_ndarrays, register_op
+from ..registry import OPS, Param, register_op
 from ..util import norm_axis, norm_axes, zeros_grad
 from ..tensor.linalg import _check_matrix, _inv, _mT, _ndT
 from ..tensor.linalg_extra import _check_float, _fix_signs, _sign_flips
@@ -310,7 +310,6 @@ def _norm(p, xp, x):
     return xp.asarray(y).astype(dt, copy=False)
 
 
-@on_ndarrays                # expand_to runs on NDArrays
 def _norm_grad(p, x, y, gy, need):
     a = x[0]
     kind, axes = _norm_kind(p, a.ndim)

@@ -11,7 +11,7 @@ import numpy as onp
 
 from ... import nd
 from ...base import parse_axis, parse_bool, parse_dtype, parse_int, parse_float, optional
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from ..util import norm_axes, nonempty_axes, norm_axis
 from ..tensor.reduce import broadcast_back, reduced_shape
 from .shape import reshape_to
@@ -149,11 +149,11 @@ def _var_grad(p, x, y, gy, root):
 
 _MOMENT_PARAMS = [_AXIS, _DTYPE, Param("ddof", parse_int, 0, "Delta degrees of freedom."), _KEEP]
 register_op("_npi_var", lambda p, xp, x: _moment(p, xp, x, False), inputs=("a",),
-            params=_MOMENT_PARAMS, gradient=on_ndarrays(lambda p, x, y, gy, need: _var_grad(p, x, y, gy, False)),
+            params=_MOMENT_PARAMS, gradient=lambda p, x, y, gy, need: _var_grad(p, x, y, gy, False),
             saves="x", infer_type=lambda p, dt: [_mean_dtype(p, onp.dtype(dt[0]))],
             doc="Variance over ``axis`` (``mx.np.var``).")
 register_op("_npi_std", lambda p, xp, x: _moment(p, xp, x, True), inputs=("a",),
-            params=_MOMENT_PARAMS, gradient=on_ndarrays(lambda p, x, y, gy, need: _var_grad(p, x, y, gy, True)),
+            params=_MOMENT_PARAMS, gradient=lambda p, x, y, gy, need: _var_grad(p, x, y, gy, True),
             saves="xy", infer_type=lambda p, dt: [_mean_dtype(p, onp.dtype(dt[0]))],
             doc="Standard deviation over ``axis`` (``mx.np.std``).")
 

@@ -9,7 +9,7 @@ import numpy as onp
 from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
-from ..registry import register_op, Param, Params, invoke, apply, on_ndarrays, OPS, ranks
+from ..registry import register_op, Param, Params, apply, OPS, ranks
 from ..util import fill_missing, fits_memory, norm_axis, norm_axes, zeros_grad, _size
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
@@ -440,16 +440,14 @@ def _getitem(p, xp, x):
     return xp.asarray(y)
 
 
-@on_ndarrays
 def _getitem_grad(p, x, y, gy, need):
     op = _NP_GETITEM_BWD
-    return [invoke(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
+    return [apply(op, (gy[0],), Params(op, {"key": p.key, "shape": x[0].shape}))]
 
 
-@on_ndarrays
 def _getitem_backward_grad(p, x, y, gy, need):
     op = NP_GETITEM
-    return [reshape_to(invoke(op, (gy[0],), Params(op, {"key": p.key, "view": False})),
+    return [reshape_to(apply(op, (gy[0],), Params(op, {"key": p.key, "view": False})),
                        x[0].shape)]
 
 

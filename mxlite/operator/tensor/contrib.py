@@ -5,8 +5,8 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_int, parse_float, optional
-from ..registry import register_op, Param, on_ndarrays, ranks
-from ..util import norm_axis
+from ..registry import register_op, Param, array_module_of, ranks
+from ..util import const_like, norm_axis, raw_data
 
 
 def _mask_positions(xp, index, n):
@@ -21,11 +21,11 @@ def _boolean_mask(p, xp, x, index):
     return xp.take(x, _mask_positions(xp, index, x.shape[axis]), axis=axis)
 
 
-@on_ndarrays
 def _boolean_mask_grad(p, x, y, gy, need):
     data, index = x
     axis = norm_axis(p.axis, data.ndim)
-    pos = nd.array(np.nonzero(index.asnumpy())[0], ctx=data.context, dtype=np.int64)
+    index = raw_data(index)
+    pos = const_like(data, array_module_of(index).nonzero(index)[0].astype(np.int64))
     return [nd._internal._backward_take(gy[0], pos, axis=axis, mode="clip", shape=data.shape),
             None]
 

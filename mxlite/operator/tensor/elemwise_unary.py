@@ -10,8 +10,8 @@ import numpy as np
 from ... import nd
 from ...base import parse_float, np_dtype
 from ...engine import parallel_parts
-from ..registry import register_op, Param, on_ndarrays, dtypes
-from ..util import zeros_grad
+from ..registry import register_op, Param, dtypes
+from ..util import context_of, zeros_grad
 from . import special
 
 _LN2 = math.log(2.0)
@@ -250,7 +250,9 @@ def _copyto(p, xp, x):
 
 
 def _copyto_grad(p, x, y, gy, need):
-    return [gy[0].as_in_context(x[0].context)]
+    # the head gradient, brought back to the input's context
+    ctx = context_of(x[0])
+    return [gy[0] if context_of(gy[0]) == ctx else nd._internal._copyto(gy[0], ctx=ctx)]
 
 
 def _parse_ctx(v):
@@ -263,6 +265,6 @@ def _parse_ctx(v):
     raise ValueError("expected a Context, got %r" % (v,))
 
 
-register_op("_copyto", _copyto, gradient=on_ndarrays(_copyto_grad), saves="",
+register_op("_copyto", _copyto, gradient=_copyto_grad, saves="",
             params=[Param("ctx", _parse_ctx)], output_ctx=lambda p: p.ctx,
             doc="A copy of the input on context ``ctx``.")

@@ -11,7 +11,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
-from ..registry import register_op, Param, on_ndarrays, Params, apply, ranks
+from ..registry import register_op, Param, Params, apply, ranks
 from ..util import unbroadcast, norm_axis, zeros_grad, fits_memory, _size
 
 
@@ -293,10 +293,9 @@ def _where(p, xp, cond, x, y):
     return xp.where(_cond_for(cond, x) != 0, x, y)
 
 
-@on_ndarrays
 def _where_grad(p, x, y, gy, need):
     cond, a = x[0], x[1]
-    c = cond.reshape(_cond_for(cond._data, a._data).shape) if cond.shape != a.shape else cond
+    c = _cond_for(cond, a)
     c = nd.broadcast_to(c, shape=a.shape) if c.shape != a.shape else c
     zero = nd.zeros_like(gy[0])
     return [None, nd.where(c, gy[0], zero), nd.where(c, zero, gy[0])]

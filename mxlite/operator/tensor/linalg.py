@@ -15,7 +15,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
 from ...util import is_np_shape
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from ..util import norm_axis
 
 _ALPHA = Param("alpha", parse_float, 1.0, "Scale factor of the result.")
@@ -63,14 +63,17 @@ def _ndT(x):
     return nd.transpose(x, axes=perm)
 
 
-def _tri_mask(n, lower, strict=False):
+def _tri_mask(n, lower, strict=False, dtype=np.float64):
+    """A 0/1 NumPy matrix keeping one triangle, in ``dtype`` (a rule's raw arrays would
+    otherwise be promoted by a float64 mask)."""
     k = -1 if strict else 0
-    return np.tril(np.ones((n, n)), k) if lower else np.triu(np.ones((n, n)), -k)
+    ones = np.ones((n, n), dtype)
+    return np.tril(ones, k) if lower else np.triu(ones, -k)
 
 
 def _nd_tri(x, lower):
     """Keep one triangle of an NDArray (a product with a constant mask)."""
-    return x * _tri_mask(x.shape[-1], lower)
+    return x * _tri_mask(x.shape[-1], lower, dtype=x.dtype)
 
 
 def _batch_scalar(gy, mat_shape):
@@ -174,10 +177,9 @@ def _potrf(p, xp, a):
 
 def _copy_lower_to_upper(s):
     n = s.shape[-1]
-    return s * _tri_mask(n, True) + _ndT(s * _tri_mask(n, True, strict=True))
+    return s * _tri_mask(n, True, dtype=s.dtype) + _ndT(s * _tri_mask(n, True, True, s.dtype))
 
 
-@on_ndarrays
 def _potrf_grad(p, x, y, gy, need):
     # dA = 0.5 * L^-T copyLTU(L^T tril(dL)) L^-1 (symmetric, as MXNet gives it).
     L = y[0]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_int
-from ..registry import register_op, Param, on_ndarrays
+from ..registry import register_op, Param
 from ..util import fill_missing
 from .linalg import _check_matrix, _copy_lower_to_upper, _mT, _ndT, _tri, _tri_mask
 
@@ -211,14 +211,13 @@ def _eps(dtype):
     return 1e-30 if np.dtype(dtype).itemsize <= 4 else 1e-100
 
 
-@on_ndarrays
 def _syevd_grad(p, x, y, gy, need):
     # dA = U^T (diag(dlam) + (X - X^T) * S) U,  X = dU U^T, and for i > j
     # S_ij = -S_ji = 1 / (2 max(lam_i - lam_j, eps))   (MXNet's SyevdBackHelper)
     u, lam = y
-    gu, glam = gy
+    gu, glam = fill_missing(gy, y)
     n = u.shape[-1]
-    low = _tri_mask(n, True, strict=True)
+    low = _tri_mask(n, True, strict=True, dtype=lam.dtype)
     gap = nd.expand_dims(lam, axis=-1) - nd.expand_dims(lam, axis=-2)
     # NOTE: off the strict lower triangle divide by 1, so no huge 1/eps enters the
     # graph (its derivative would overflow to inf and give 0 * inf = nan).

@@ -7,8 +7,8 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
-from ..registry import register_op, Param, on_ndarrays, Params, apply, OPS, ranks
-from ..util import norm_axis, norm_axes, fill_missing, fits_memory, _size
+from ..registry import register_op, Param, Params, apply, OPS, ranks
+from ..util import const_like, norm_axis, norm_axes, fill_missing, fits_memory, _size
 
 
 class ReshapeSizeError(MXNetError, ValueError):
@@ -486,7 +486,6 @@ def _pad_source(mode, n, before, after):
     return np.where(i > n - 1, 2 * (n - 1) - i, i)
 
 
-@on_ndarrays
 def _pad_grad(p, x, y, gy, need):
     pairs = _pad_pairs(p, x[0].shape)
     g = gy[0]
@@ -496,7 +495,7 @@ def _pad_grad(p, x, y, gy, need):
     # edge/reflect: the adjoint of a gather along each padded axis is a scatter-add.
     for axis, ((b, a), n) in enumerate(zip(pairs, x[0].shape)):
         if b or a:
-            src = nd.array(_pad_source(p.mode, n, b, a), ctx=g.context, dtype=np.int64)
+            src = const_like(g, _pad_source(p.mode, n, b, a).astype(np.int64))
             shape = g.shape[:axis] + (n,) + g.shape[axis + 1:]
             g = nd._internal._backward_take(g, src, axis=axis, mode="clip", shape=shape)
     return [g]
