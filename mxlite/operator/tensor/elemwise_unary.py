@@ -130,7 +130,8 @@ def _softplus(xp, x):
 def _relu(xp, x):
     """``max(x, 0)`` in ``x``'s dtype, split over the CPU workers."""
     y = xp.empty(x.shape, dtype=x.dtype)
-    parallel_parts(lambda at: xp.maximum(x[at], 0, out=y[at]), x.shape, x.nbytes, xp)
+    zero = x.dtype.type(0)      # keeps bool as bool (a Python 0 would make it int64)
+    parallel_parts(lambda at: xp.maximum(x[at], zero, out=y[at]), x.shape, x.nbytes, xp)
     return y
 
 
