@@ -49,6 +49,11 @@ class Spec:
         The inputs whose gradient is checked against central differences (float64).
     order : int
         2: the gradient of the gradient is checked too.
+    grad2 : tuple of int or None
+        With ``order=2``, the inputs whose second order is checked; None: all of ``grad``.
+    grad_eps, grad_rtol, grad_atol : float
+        The first-order check's difference step and tolerance (a kernel that computes in
+        float32 whatever the input needs a wide step).
     op : str or None
         The registry op the row tests; None: the one op that ``fn`` runs; COMPOSED:
         a Python function of several ops.
@@ -61,6 +66,10 @@ class Spec:
     errors : tuple
         ``(call, match)`` pairs: ``call()`` must raise an MXNet error whose message
         starts with the op's name (or ``match`` when given).
+    raises : tuple
+        ``(call, pattern)`` or ``(call, pattern, error type)``: ``call()`` must raise that
+        type (MXNetError when not given) with a message that the regular expression
+        ``pattern`` matches somewhere.
     moments : tuple or None
         For a sampler (``ref`` None): the ``(mean, variance)`` of the distribution, which
         the mean and variance of the (many) samples ``fn`` draws must meet.
@@ -71,6 +80,10 @@ class Spec:
     inputs: list
     grad: tuple = (0,)
     order: int = 2
+    grad2: Optional[tuple] = None
+    grad_eps: float = 1e-6
+    grad_rtol: float = 1e-6
+    grad_atol: float = 1e-8
     op: Optional[str] = None
     rtol: float = 1e-12
     atol: float = 1e-12
@@ -78,6 +91,7 @@ class Spec:
     atol32: float = 1e-6
     dtypes: tuple = (np.float64, np.float32)
     errors: tuple = ()
+    raises: tuple = ()
     moments: Optional[tuple] = None
 
     def __post_init__(self):
@@ -104,6 +118,12 @@ def errors(id, op, *calls):
     """A row of error calls only: each ``(call, match)`` must raise an MXNet error whose
     message starts with ``match`` (None: the op's name)."""
     return Spec(id, None, None, [], grad=(), op=op, errors=calls)
+
+
+def raising(id, *calls):
+    """A row of error calls only: each ``(call, pattern[, type])`` must raise an error
+    (an MXNetError unless ``type`` is given) whose message matches ``pattern``."""
+    return Spec(id, None, None, [], grad=(), op=COMPOSED, raises=calls)
 
 
 def case(id, fn, ref, inputs, grad=(0,), order=2, **kw):
@@ -244,8 +264,12 @@ def check_forward(c, dtype=np.float64):
         np.testing.assert_allclose(got, r, rtol=rtol, atol=atol, err_msg=c.id)
 
 
-def check_first_order(c, rng, eps=1e-6, rtol=1e-6, atol=1e-8):
-    """Autograd gradient along a random direction vs central differences (float64)."""
+def check_first_order(c, rng, eps=None, rtol=None, atol=None):
+    """Autograd gradient along a random direction vs central differences (float64), with
+    the row's step and tolerance unless given."""
+    eps = c.grad_eps if eps is None else eps
+    rtol = c.grad_rtol if rtol is None else rtol
+    atol = c.grad_atol if atol is None else atol
     xs = to_nd(c.inputs)
     ws = _weights(rng, outputs(c.fn(*xs)))
     for i in c.grad:
@@ -279,7 +303,7 @@ def check_second_order(c, rng, eps=1e-5, rtol=1e-5, atol=1e-7):
     a gradient that depends on the input."""
     xs = to_nd(c.inputs)
     ws = _weights(rng, outputs(c.fn(*xs)))
-    for i in c.grad:
+    for i in c.grad if c.grad2 is None else c.grad2:
         u = rng.standard_normal(c.inputs[i].shape)
         v = rng.standard_normal(c.inputs[i].shape)
         xs = to_nd(c.inputs)
@@ -319,6 +343,13 @@ def check_errors(c):
             "%s: message does not name %s: %s" % (c.id, want, info.value)
 
 
+def check_raises(c):
+    """Each ``(call, pattern[, type])`` of ``c.raises`` raises an error matching ``pattern``."""
+    for call, pattern, *kind in c.raises:
+        with pytest.raises(kind[0] if kind else MXNetError, match=pattern):
+            call()
+
+
 def row_tests(specs):
     """The generic tests of a table, for a test module to take in::
 
@@ -326,8 +357,8 @@ def row_tests(specs):
 
     ``test_forward_float64``/``_float32`` (outputs against the reference),
     ``test_gradient`` and ``test_second_order`` (float64, along random directions),
-    ``test_moments`` (samplers) and ``test_errors`` (error calls name the op), each
-    only when some row asks for it."""
+    ``test_moments`` (samplers), ``test_errors`` (error calls name the op) and
+    ``test_raises`` (error messages match), each only when some row asks for it."""
     ids = [c.id for c in specs]
     assert len(set(ids)) == len(ids), "duplicate row ids: %s" % sorted(
         i for i in set(ids) if ids.count(i) > 1)
@@ -343,6 +374,7 @@ def row_tests(specs):
                               lambda c: check_second_order(c, np.random.RandomState(2))),
         "test_moments": ([c for c in specs if c.moments is not None], check_moments),
         "test_errors": ([c for c in specs if c.errors], check_errors),
+        "test_raises": ([c for c in specs if c.raises], check_raises),
     }
     tests = {}
     for name, (rows, check) in checks.items():

@@ -9,8 +9,8 @@ import pytest
 
 import mxlite as mx
 from mxlite import np, npx
-from optable import case, check_first_order, check_second_order
-from test_np_ops import as_np
+from optable import row_tests
+from test_np_ops import as_np, case
 
 R = onp.random.RandomState(5)
 
@@ -73,15 +73,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
-def test_matrix_op_forward_and_gradients(c):
-    rng = onp.random.RandomState(0)
-    y = c.fn(*[mx.nd.array(a, dtype=a.dtype) for a in c.inputs])
-    onp.testing.assert_allclose(y.asnumpy(), onp.reshape(c.ref(*c.inputs), y.shape),
-                                rtol=1e-10, atol=1e-12)
-    check_first_order(c, rng)
-    if c.order >= 2:
-        check_second_order(c, rng)
+globals().update(row_tests(CASES))
 
 
 # gradient of f(x).sum() at x = [[1, 2], [3, 4]] as MXNet 1.9.1 gives it

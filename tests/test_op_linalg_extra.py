@@ -20,7 +20,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.base import MXNetError
-from optable import case, check_first_order, check_second_order, outputs
+from optable import case, outputs, raising, row_tests
 
 nd = mx.nd
 la = mx.nd.linalg
@@ -125,7 +125,7 @@ def _trian(a, offset=0, lower=True):
 def _np_maketrian(a, offset=0, lower=True):
     t = int(np.sqrt(2 * a.shape[-1]))
     n = t + abs(offset)
-    y = np.zeros(a.shape[:-1] + (n, n))
+    y = np.zeros(a.shape[:-1] + (n, n), a.dtype)
     r, c = np.tril_indices(t)
     r = r + abs(offset)
     upper = offset > 0 or (offset == 0 and not lower)
@@ -176,64 +176,54 @@ def _np_dirichlet(x, a):
     from math import lgamma
     a = a[:, None, :]
     lg = np.vectorize(lgamma)
-    return np.exp(((a - 1) * np.log(x)).sum(-1) + lg(a.sum(-1)) - lg(a).sum(-1))
+    return np.exp(((a - 1) * np.log(x)).sum(-1) + lg(a.sum(-1)) - lg(a).sum(-1)).astype(x.dtype)
 
 
-# (case, which inputs have a complete second derivative: digamma terms have none)
+# grad2: the inputs with a complete second derivative (digamma terms have none)
 PDF = [
-    (case("pdf_uniform", _pdf("uniform", False),
-          lambda x, lo, hi: np.broadcast_to(1 / (hi - lo)[:, None], x.shape),
-          [u(2, 3), _pos(2, lo=-3, hi=-1), _pos(2)], grad=(1, 2)), (1, 2)),
-    (case("pdf_normal", _pdf("normal", False), _np_normal, [u(2, 3), u(2), _pos(2)],
-          grad=(0, 1, 2)), (0, 1, 2)),
-    (case("pdf_normal_log", _pdf("normal", True), lambda x, m, s: np.log(_np_normal(x, m, s)),
-          [u(2, 3), u(2), _pos(2)], grad=(0, 1, 2)), (0, 1, 2)),
-    (case("pdf_gamma", _pdf("gamma", False), None, [_pos(3, 2), _pos(3), _pos(3)],
-          grad=(0, 1, 2)), (0, 2)),
-    (case("pdf_exponential_log", _pdf("exponential", True),
-          lambda x, lam: np.log(lam)[:, None] - lam[:, None] * x, [_pos(2, 3), _pos(2)],
-          grad=(0, 1)), (0, 1)),
-    (case("pdf_poisson", _pdf("poisson", False), None, [_counts(2, 4), _pos(2)], grad=(1,)),
-     (1,)),
-    (case("pdf_negative_binomial", _pdf("negative_binomial", False), None,
-          [_counts(2, 3), _pos(2), _pos(2, lo=0.2, hi=0.8)], grad=(1, 2)), (2,)),
-    (case("pdf_gen_negative_binomial_log", _pdf("generalized_negative_binomial", True), None,
-          [_counts(3, 2), _pos(3), _pos(3, lo=0.2, hi=1.5)], grad=(1, 2)), (1,)),
-    (case("pdf_dirichlet", _pdf("dirichlet", False), _np_dirichlet,
-          [R.dirichlet([1.0, 2.0, 3.0], (2, 4)), _pos(2, 3)], grad=(0, 1)), (0,)),
+    case("pdf_uniform", _pdf("uniform", False),
+         lambda x, lo, hi: np.broadcast_to(1 / (hi - lo)[:, None], x.shape),
+         [u(2, 3), _pos(2, lo=-3, hi=-1), _pos(2)], grad=(1, 2)),
+    case("pdf_normal", _pdf("normal", False), _np_normal, [u(2, 3), u(2), _pos(2)],
+         grad=(0, 1, 2)),
+    case("pdf_normal_log", _pdf("normal", True), lambda x, m, s: np.log(_np_normal(x, m, s)),
+         [u(2, 3), u(2), _pos(2)], grad=(0, 1, 2)),
+    case("pdf_gamma", _pdf("gamma", False), None, [_pos(3, 2), _pos(3), _pos(3)],
+         grad=(0, 1, 2), grad2=(0, 2)),
+    case("pdf_exponential_log", _pdf("exponential", True),
+         lambda x, lam: np.log(lam)[:, None] - lam[:, None] * x, [_pos(2, 3), _pos(2)],
+         grad=(0, 1)),
+    case("pdf_poisson", _pdf("poisson", False), None, [_counts(2, 4), _pos(2)], grad=(1,)),
+    case("pdf_negative_binomial", _pdf("negative_binomial", False), None,
+         [_counts(2, 3), _pos(2), _pos(2, lo=0.2, hi=0.8)], grad=(1, 2), grad2=(2,)),
+    case("pdf_gen_negative_binomial_log", _pdf("generalized_negative_binomial", True), None,
+         [_counts(3, 2), _pos(3), _pos(3, lo=0.2, hi=1.5)], grad=(1, 2), grad2=(1,)),
+    case("pdf_dirichlet", _pdf("dirichlet", False), _np_dirichlet,
+         [R.dirichlet([1.0, 2.0, 3.0], (2, 4)), _pos(2, 3)], grad=(0, 1), grad2=(0,)),
 ]
 
 
-@pytest.mark.parametrize("c", LINALG, ids=[c.id for c in LINALG])
-def test_linalg_forward_matches_numpy(c):
-    for dtype, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
-        ys = outputs(c.fn(*[_nd(a.astype(dtype)) for a in c.inputs]))
-        refs = outputs(c.ref(*c.inputs))
-        assert len(ys) == len(refs)
-        for y, r in zip(ys, refs):
-            assert y.dtype == dtype
-            np.testing.assert_allclose(y.asnumpy(), r, rtol=tol, atol=tol, err_msg=c.id)
+# -- errors --------------------------------------------------------------------------------
+
+ERRORS = raising(
+    "errors name the argument",
+    (lambda: la.extractdiag(nd.zeros((3, 4))), "square"),
+    (lambda: la.extractdiag(nd.zeros((3, 3)), offset=3), "offset 3"),
+    (lambda: la.extractdiag(nd.zeros((3, 3), dtype="int32")), "float32 or float64"),
+    (lambda: la.maketrian(nd.zeros((4,))), "triangular number"),
+    (lambda: la.gelqf(nd.zeros((3, 2))), "at most as many rows"),
+    (lambda: la.syevd(nd.zeros((3, 2))), "square"),
+    (lambda: nd.random_pdf_normal(nd.ones((2, 3)), nd.zeros((3,)), nd.ones((3,))),
+     r"mu has shape \(3,\), expected \(2,\)"),
+    (lambda: nd.random_pdf_normal(nd.ones((2, 3)), nd.zeros((2,)), nd.ones((1,))),
+     r"sigma has shape \(1,\)"),
+    (lambda: nd.random_pdf_exponential(nd.ones((2,)), nd.ones((2, 1))), "at least 2"),
+    (lambda: nd.random_pdf_normal(nd.ones((2,), dtype="float64"), nd.zeros((2,)),
+                                  nd.ones((2,))), "dtype float32, expected float64"),
+    (lambda: nd.random_pdf_dirichlet(nd.ones((2, 3)), nd.ones((2, 4))), "vector sample"))
 
 
-@pytest.mark.parametrize("c", LINALG + [c for c, _ in PDF], ids=[c.id for c in LINALG] +
-                         [c.id for c, _ in PDF])
-def test_gradient_numeric(c):
-    check_first_order(c, np.random.RandomState(1))
-
-
-SECOND = LINALG + [c._replace(grad=g) for c, g in PDF]
-
-
-@pytest.mark.parametrize("c", SECOND, ids=[c.id for c in SECOND])
-def test_second_order_gradient(c):
-    check_second_order(c, np.random.RandomState(2))
-
-
-@pytest.mark.parametrize("c", [c for c, _ in PDF if c.ref is not None],
-                         ids=[c.id for c, _ in PDF if c.ref is not None])
-def test_pdf_forward_matches_numpy(c):
-    y = c.fn(*[_nd(a) for a in c.inputs]).asnumpy()
-    np.testing.assert_allclose(y, c.ref(*c.inputs), rtol=1e-10, err_msg=c.id)
+globals().update(row_tests(LINALG + PDF + [ERRORS]))
 
 
 # -- identities ----------------------------------------------------------------------------
@@ -276,29 +266,6 @@ def test_pdf_param_gradient_sums_over_samples():
     np.testing.assert_allclose(xs[1].grad.asnumpy(),
                                ((x - m[..., None]) / s[..., None] ** 2).sum(-1), rtol=1e-12)
     assert xs[0].grad.shape == x.shape
-
-
-# -- errors --------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("fn, match", [
-    (lambda: la.extractdiag(nd.zeros((3, 4))), "square"),
-    (lambda: la.extractdiag(nd.zeros((3, 3)), offset=3), "offset 3"),
-    (lambda: la.extractdiag(nd.zeros((3, 3), dtype="int32")), "float32 or float64"),
-    (lambda: la.maketrian(nd.zeros((4,))), "triangular number"),
-    (lambda: la.gelqf(nd.zeros((3, 2))), "at most as many rows"),
-    (lambda: la.syevd(nd.zeros((3, 2))), "square"),
-    (lambda: nd.random_pdf_normal(nd.ones((2, 3)), nd.zeros((3,)), nd.ones((3,))),
-     r"mu has shape \(3,\), expected \(2,\)"),
-    (lambda: nd.random_pdf_normal(nd.ones((2, 3)), nd.zeros((2,)), nd.ones((1,))),
-     r"sigma has shape \(1,\)"),
-    (lambda: nd.random_pdf_exponential(nd.ones((2,)), nd.ones((2, 1))), "at least 2"),
-    (lambda: nd.random_pdf_normal(nd.ones((2,), dtype="float64"), nd.zeros((2,)),
-                                  nd.ones((2,))), "dtype float32, expected float64"),
-    (lambda: nd.random_pdf_dirichlet(nd.ones((2, 3)), nd.ones((2, 4))), "vector sample"),
-])
-def test_errors_name_the_argument(fn, match):
-    with pytest.raises(MXNetError, match=match):
-        fn()
 
 
 # -- mx.sym and hybridized blocks ----------------------------------------------------------

@@ -18,7 +18,7 @@ import threading
 import warnings
 from collections import OrderedDict
 
-from .. import initializer
+from .. import initializer, nd
 from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
@@ -29,17 +29,6 @@ from .parameter import Parameter, ParameterDict, DeferredInitializationError, lo
 from .utils import _indent, HookHandle
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
-
-
-def _nd():
-    global _ND
-    if _ND is None:
-        from .. import nd
-        _ND = nd
-    return _ND
-
-
-_ND = None          # mx.nd, imported on first use (it imports this module's package)
 
 
 def _symbol_type():
@@ -276,7 +265,7 @@ class Block:
         if deduplicate:
             reverse = {id(v): (k, v) for k, v in params.items()}
             params = dict(reverse.values())
-        _nd().save(filename, {key: val._reduce() for key, val in params.items()})
+        nd.save(filename, {key: val._reduce() for key, val in params.items()})
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source="current"):
@@ -299,7 +288,7 @@ class Block:
         dtype_source : {'current', 'saved'}, default 'current'
             With ``cast_dtype``, which dtype wins.
         """
-        loaded = _nd().io._load_either(filename)
+        loaded = nd.io._load_either(filename)
         if not isinstance(loaded, dict):
             raise ValueError("load_parameters: file '%s' holds a list of %d arrays without "
                              "names, not saved parameters" % (filename, len(loaded)))
@@ -739,8 +728,7 @@ class HybridBlock(Block):
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
             return self._first_forward(ctx, x, args)
-        F = _ND or _nd()
-        return self.hybrid_forward(face_of(F) if _np_state.array else F, x, *args, **params)
+        return self.hybrid_forward(face_of(nd) if _np_state.array else nd, x, *args, **params)
 
     def _initialized_for(self, ctx):
         """Whether every parameter of the tree has data (deferred ones resolved); until
@@ -757,7 +745,7 @@ class HybridBlock(Block):
         """Forward with deferred parameters created as the ops meet them."""
         self._infer_param_shapes(x, *args)
         params = first_forward_params(self._reg_params, ctx)
-        return self.hybrid_forward(_DeferredF(face_of(_nd())), x, *args, **params)
+        return self.hybrid_forward(_DeferredF(face_of(nd)), x, *args, **params)
 
     def _infer_param_shapes(self, x, *args):
         """Fill unknown parameter shapes from the inputs before the first forward.

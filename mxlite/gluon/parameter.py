@@ -16,7 +16,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..util import _state as _np_state
-from .. import autograd, initializer
+from .. import autograd, initializer, nd
 from ..base import MXNetError, np_dtype
 from ..context import Context, cpu, current_context
 from .utils import _indent, _brief_print_list, shape_is_known
@@ -32,11 +32,6 @@ class DeferredInitializationError(MXNetError):
 class _AssertError(AssertionError, ValueError):
     """Raised where MXNet asserts (an ``AssertionError``); a ``ValueError`` as well, so that
     code written for either catches it."""
-
-
-def _nd():
-    from .. import nd
-    return nd
 
 
 def _tensor_types():
@@ -327,7 +322,7 @@ class Parameter:
         self._deferred_init = ()
         with autograd.pause():
             if data is None:
-                data = _nd().zeros(self.shape, dtype=np_dtype(self.dtype), ctx=cpu())
+                data = nd.zeros(self.shape, dtype=np_dtype(self.dtype), ctx=cpu())
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {"__init__": init}), data)
             self._init_impl(data, ctx)
@@ -360,7 +355,6 @@ class Parameter:
         with autograd.pause():
             if len(arrays) == 1:
                 return arrays[0].copyto(cpu())
-            nd = _nd()
             return nd.add_n(*[a.copyto(cpu()).as_nd_ndarray() for a in arrays]) / len(arrays)
 
     def reset_ctx(self, ctx):
@@ -490,7 +484,6 @@ class Constant(Parameter):
     """
 
     def __init__(self, name, value):
-        nd = _nd()
         if not isinstance(value, nd.NDArray):
             value = nd.array(value)
         self.value = value
@@ -689,7 +682,7 @@ class ParameterDict:
                     "other Blocks or you forgot to use 'with name_scope()' when creating child "
                     "blocks." % (strip_prefix, param.name, strip_prefix))
             arg_dict[param.name[len(strip_prefix):]] = param._reduce()
-        _nd().save(filename, arg_dict)
+        nd.save(filename, arg_dict)
 
     def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
              restore_prefix="", cast_dtype=False, dtype_source="current"):
@@ -703,7 +696,7 @@ class ParameterDict:
                 if not name.startswith(restore_prefix):
                     raise _AssertError("restore_prefix is '%s' but Parameters name '%s' does not "
                                        "start with '%s'" % (restore_prefix, name, restore_prefix))
-        self.load_dict(_nd().io._load_either(filename), ctx, allow_missing, ignore_extra, restore_prefix,
+        self.load_dict(nd.io._load_either(filename), ctx, allow_missing, ignore_extra, restore_prefix,
                        filename, cast_dtype, dtype_source)
 
     def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,

@@ -14,14 +14,10 @@ import weakref
 import numpy as np
 
 from ..util import _state as _np_state
+from .. import nd
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
            "replace_file", "HookHandle", "shape_is_known"]
-
-
-def _nd():
-    from .. import nd
-    return nd
 
 
 def split_data(data, num_slice, batch_axis=0, even_split=True):
@@ -51,7 +47,6 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     points = np.cumsum(sizes)
     if batch_axis == 0:
         return [data[int(points[i]):int(points[i + 1])] for i in range(num_slice)]
-    nd = _nd()
     legacy = data.as_nd_ndarray()       # np arrays too: sliced as legacy views, retyped
     return [_same_class(nd.slice_axis(legacy, axis=batch_axis, begin=int(points[i]),
                                       end=int(points[i + 1])), data)
@@ -79,7 +74,6 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     -------
     list of NDArray
     """
-    nd = _nd()
     if not isinstance(data, nd.NDArray):
         data = nd.array(data, ctx=ctx_list[0])
         if _np_state.array:     # under npx.set_np() the slices are np arrays
@@ -102,7 +96,6 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
         Warn when the norm is NaN or infinite, and return a Python float; else
         return the norm as an NDArray (no host synchronisation).
     """
-    nd = _nd()
     if not arrays:
         raise ValueError("clip_global_norm: arrays is empty")
     first = arrays[0]

@@ -51,15 +51,17 @@ def make(name, array_type, apply, is_array=None):
             return isinstance(a, array_type)
 
     def fn(lhs, rhs):
-        la, ra = is_array(lhs), is_array(rhs)
-        if la and ra:
-            return apply(both, [lhs, rhs], {})
-        if la and isinstance(rhs, numbers.Number):
-            return apply(right, [lhs], {"scalar": rhs})
-        if ra and isinstance(lhs, numbers.Number):
-            return apply(left, [rhs], {"scalar": lhs})
-        if isinstance(lhs, numbers.Number) and isinstance(rhs, numbers.Number):
+        # NOTE: numbers first: a NumPy scalar is a scalar operand, even where raw arrays
+        # count as arrays (a gradient rule's).
+        ln, rn = isinstance(lhs, numbers.Number), isinstance(rhs, numbers.Number)
+        if ln and rn:
             return scalars(lhs, rhs)
+        if rn and is_array(lhs):
+            return apply(right, [lhs], {"scalar": rhs})
+        if ln and is_array(rhs):
+            return apply(left, [rhs], {"scalar": lhs})
+        if is_array(lhs) and is_array(rhs):
+            return apply(both, [lhs, rhs], {})
         raise TypeError("%s: expected %ss or scalars, got %s and %s"
                         % (name, array_type.__name__, type(lhs).__name__, type(rhs).__name__))
     fn.__name__ = fn.__qualname__ = name

@@ -24,22 +24,15 @@ import numpy as np
 
 from .. import autograd
 from ..base import MXNetError, parse_int, parse_shape
-from .registry import REQUIRED as _REQUIRED, Param, on_ndarrays, register_op
+from .registry import REQUIRED as _REQUIRED, Param, context_of_raw, on_ndarrays, register_op
 
 # Ops whose results depend on the random state when training.
 _RANDOM_HINTS = ("random", "sample", "Dropout", "shuffle", "RNN")
 
 
-def _ctx_of(xp, arr):
-    from ..context import cpu, gpu
-    if xp is np:
-        return cpu()
-    return gpu(arr.device.id)
-
-
-def _wrap_all(xp, xs):
+def _wrap_all(xs):
     from ..nd.ndarray import _wrap
-    ctx = _ctx_of(xp, xs[0])
+    ctx = context_of_raw(xs[0])
     return [_wrap(a, ctx) for a in xs]
 
 
@@ -93,7 +86,7 @@ def _run_raw(nd_fn):
     def compute(p, xp, *xs):
         training = autograd.is_training()
         with autograd.pause(train_mode=training):
-            outs = nd_fn(p, _wrap_all(xp, xs))
+            outs = nd_fn(p, _wrap_all(xs))
         return tuple(o._data for o in outs) + (xp.full(_MODE_SHAPE, training, _MODE_TYPE),)
     return compute
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..base import MXNetError, DTYPE_TO_FLAG, np_dtype, parse_str
 from ..context import current_context, _state as _ctx_state
-from ..autograd import _state as _ag_state, in_graph, record_node
+from ..autograd import in_graph, is_recording, is_training, record_node, set_recording
 from ..nd.ndarray import NDArray, _wrap, _write_into
 from .registry import Param, Params, on_ndarrays, register_op
 
@@ -435,9 +435,7 @@ def _as_shape(entry, s):
 def _run_user(op, entry, method, slots, kwargs, ctx):
     """Call ``op.forward``/``op.backward`` inside ``with ctx:`` and with recording
     paused, as MXNet does; errors name the op type and the method."""
-    st = _ag_state
-    rec = st.recording
-    st.recording = False
+    rec = set_recording(False)
     op._mx_where = (entry.op_type, method, slots)
     ctx_prev = _ctx_state.ctx
     _ctx_state.ctx = ctx
@@ -446,7 +444,7 @@ def _run_user(op, entry, method, slots, kwargs, ctx):
     except Exception as e:
         raise _user_error(entry.op_type, method, e) from e
     finally:
-        st.recording = rec
+        set_recording(rec)
         _ctx_state.ctx = ctx_prev
         op._mx_where = None     # the slots hold the call's buffers: let them go
 
@@ -485,7 +483,7 @@ def _forward(plan, inputs, op):
     # raises half-way cannot leave them half-updated.
     aux_tmp = [_wrap(a._data.copy(), ctx) for a in aux] if aux else []
     _run_user(op, entry, "forward", (("out_data", outs), ("aux", aux_tmp)),
-              {"is_train": _ag_state.training, "req": ["write"] * entry.n_out,
+              {"is_train": is_training(), "req": ["write"] * entry.n_out,
                "in_data": in_data, "out_data": outs, "aux": aux_tmp}, ctx)
     _check_written(entry, "forward", "out_data", outs, ["write"] * entry.n_out)
     for a, t in zip(aux, aux_tmp):
@@ -623,7 +621,7 @@ def Custom(*inputs, op_type=None, name=None, out=None, **kwargs):
     plan = entry.plan(ctx, sig, inputs)
     op = plan.take()
     args = inputs[:entry.n_args]
-    record = _ag_state.recording and any(in_graph(x) for x in args)
+    record = is_recording() and any(in_graph(x) for x in args)
     try:
         outs = _forward(plan, inputs, op)
     except BaseException:

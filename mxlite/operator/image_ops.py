@@ -27,6 +27,7 @@ augmentation); ``to_tensor`` and ``resize`` are not differentiable.
 """
 import numpy as np
 
+from .. import nd
 from ..base import MXNetError, parse_int, parse_bool, parse_float, parse_float_tuple, parse_shape
 from .registry import register_op, Param, context_of_raw
 from .util import const_like
@@ -36,11 +37,6 @@ _F32 = np.float32
 
 
 # -- shared helpers ------------------------------------------------------------
-
-def _nd():
-    from .. import nd
-    return nd
-
 
 def _generator(xp, x):
     from .. import random
@@ -130,7 +126,6 @@ def _normalize(p, xp, x):
 
 
 def _normalize_grad(p, x, y, gy, need):
-    nd = _nd()
     _, std = _norm_stats(p, x[0], np)
     # NOTE: MXNet multiplies by 1.0 / std in double; float32 rounding may differ by 1 ulp.
     inv = const_like(gy[0], (1.0 / std).astype(gy[0].dtype))
@@ -329,7 +324,7 @@ _CROP_PARAMS = [Param("x", parse_int, doc="Left edge of the window."),
                 Param("height", parse_int, doc="Height of the window.")]
 
 def _crop_grad(p, x, y, gy, need):
-    return [_nd()._internal._backward_image_crop(gy[0], x[0], **dict(p.items()))]
+    return [nd._internal._backward_image_crop(gy[0], x[0], **dict(p.items()))]
 
 
 register_op("_image_crop", _crop, saves="x", gradient=_crop_grad,
@@ -337,8 +332,8 @@ register_op("_image_crop", _crop, saves="x", gradient=_crop_grad,
             doc="Crop the window (x, y, width, height) of an HWC image or NHWC batch.")
 
 register_op("_backward_image_crop", _crop_backward, inputs=("ograd", "data"), saves="",
-            gradient=lambda p, x, y, gy, need: [_nd().image.crop(gy[0], **dict(p.items())),
-                                          _nd().zeros_like(x[1])],
+            gradient=lambda p, x, y, gy, need: [nd.image.crop(gy[0], **dict(p.items())),
+                                                nd.zeros_like(x[1])],
             params=_CROP_PARAMS, no_grad_inputs=(1,),
             doc="Gradient of ``image.crop``: ``ograd`` placed in the window, zeros elsewhere.")
 
@@ -349,7 +344,7 @@ def _flip_op(name, axis):
         return xp.flip(x, axis=axis).copy()
 
     register_op("_image_" + name, compute, saves="",
-                gradient=lambda p, x, y, gy, need: [_nd().reverse(gy[0], axis=axis)],
+                gradient=lambda p, x, y, gy, need: [nd.reverse(gy[0], axis=axis)],
                 doc="Reverse an HWC image along its %s axis. MXNet's gradient is the head "
                     "gradient unflipped; mxlite's is the true one."
                     % ("width", "height")[axis == 0],
@@ -366,7 +361,7 @@ def _random_flip_op(name, axis):
 
     def gradient(p, x, y, gy, need):
         if y[1].item():
-            return [_nd().reverse(gy[0], axis=axis)]
+            return [nd.reverse(gy[0], axis=axis)]
         return [gy[0] * 1]
 
     register_op("_image_random_" + name, compute, gradient=gradient, saves="y",
@@ -445,7 +440,7 @@ def _brightness_grad(p, x, y, gy, need):
 
 def _contrast_grad(p, x, y, gy, need):
     # y = a x + (1 - a) mean(gray(x)): the mean spreads sum(gy) back over the pixels.
-    nd, g = _nd(), gy[0]
+    g = gy[0]
     a = y[1].item()
     h, w, c = x[0].shape
     coef = _GRAY if c > 1 else (1.0,)
@@ -459,7 +454,6 @@ def _saturation_grad(p, x, y, gy, need):
     a = y[1].item()
     if x[0].shape[2] == 1:
         return [g * 1]
-    nd = _nd()
     # y_c = a x_c + (1 - a) gray, gray = sum_k w_k x_k over R, G, B (_adjust_saturation)
     c = x[0].shape[2]
     weights = const_like(g, (np.array(_GRAY + (0.0,) * (c - 3)).reshape(1, 1, c)

@@ -32,7 +32,7 @@ import functools
 import numpy as np
 
 from ..base import MXNetError, DTYPE_TO_FLAG
-from ..autograd import _state as _ag_state, in_graph, record_node
+from ..autograd import in_graph, record_node, set_recording
 from ..nd.ndarray import NDArray, _wrap
 from .registry import on_ndarrays
 
@@ -92,13 +92,11 @@ class CustomFunction:
         fargs = [a.asnumpy() if numpy_kind and isinstance(a, NDArray) else a for a in args]
         if numpy_kind:
             kwargs = {k: v.asnumpy() if isinstance(v, NDArray) else v for k, v in kwargs.items()}
-        st = _ag_state
-        rec = st.recording
-        st.recording = False
+        rec = set_recording(False)
         try:
             ans = self._fn(*fargs, **kwargs)
         finally:
-            st.recording = rec
+            set_recording(rec)
         many = isinstance(ans, (tuple, list))
         dtype = args[pos[0]]._data.dtype
         outs = [self._to_nd(a, ctx, dtype, "result") for a in (ans if many else (ans,))]
@@ -162,7 +160,6 @@ class _CustomFunctionOp:
             g = list(gy)
         g = tuple(g) if saved.many else g[0]
         gxs = []
-        st = _ag_state
         for xi, argnum, want in zip(x, saved.pos, need):
             if not want:
                 gxs.append(None)
@@ -172,8 +169,7 @@ class _CustomFunctionOp:
                 raise MXNetError("customop %s: no gradient for argument %d; declare one with "
                                  "%s.def_grad(fn, argnum=%d)"
                                  % (func.__name__, argnum, func.__name__, argnum))
-            rec = st.recording
-            st.recording = False
+            rec = set_recording(False)
             try:
                 gx = gfn(saved.ans, *saved.args)(g)
             except MXNetError:
@@ -182,7 +178,7 @@ class _CustomFunctionOp:
                 raise MXNetError("customop %s: the gradient for argument %d raised %s: %s"
                                  % (func.__name__, argnum, type(e).__name__, e)) from e
             finally:
-                st.recording = rec
+                set_recording(rec)
             gx = func._to_nd(gx, xi._ctx, xi._data.dtype, "gradient")
             if gx.shape != xi.shape:
                 raise MXNetError("customop %s: the gradient for argument %d has shape %s, "

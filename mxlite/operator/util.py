@@ -1,8 +1,6 @@
 """Small helpers shared by op declarations."""
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..base import MXNetError, check_nbytes
 
 
@@ -122,18 +120,6 @@ def zeros_grad(p, x, y, gy, need):
     """Gradient rule of piecewise-constant ops (floor, sign, ...): zero for every input."""
     from .. import nd
     return [nd.zeros_like(xi) for xi in x]
-
-
-def as_dtype(xp, y, dtype):
-    """Cast a compute result to ``dtype`` without a copy when it already matches."""
-    return y if y.dtype == dtype else y.astype(dtype)
-
-
-FLOAT_KINDS = "fc"
-
-
-def is_float(dtype):
-    return np.dtype(dtype).kind in FLOAT_KINDS
 
 
 def no_second_order(name):

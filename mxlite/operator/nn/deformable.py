@@ -30,47 +30,69 @@ _NAME = "DeformableConvolution"
 
 # -- geometry and checks --------------------------------------------------------------
 
-def _geometry(p, data_shape):
+# The inputs after data: DCNv1's, and DCNv2's (deformable_modulated.py), which adds a mask.
+_INPUTS = ("offset", "weight", "bias")
+
+
+def _geometry(p, data_shape, name=_NAME):
+    """(kernel, stride, dilate, pad, out) of 4-D data of shape ``data_shape``."""
     if len(data_shape) != 4:
         raise MXNetError("%s: data must be 4-D (batch, channel, height, width), got shape %s"
-                         % (_NAME, tuple(data_shape)))
-    if p.layout not in (None, "NCHW"):
-        raise MXNetError("%s: layout=%r is not supported; only NCHW (MXNet's kernel is 2-D "
-                         "channels-first)" % (_NAME, p.layout))
-    kernel, stride, dilate, pad = geometry(p, 2, _NAME)
-    out = conv_out_size(_NAME, data_shape[2:], kernel, stride, dilate, pad)
+                         % (name, tuple(data_shape)))
+    kernel, stride, dilate, pad = geometry(p, 2, name)
+    out = tuple(conv_out_size(name, data_shape[2:], kernel, stride, dilate, pad))
     return kernel, stride, dilate, pad, out
 
 
-def _check_groups(p, channels):
+def _check_groups(p, channels, name):
     g, dg = p.num_group, p.num_deformable_group
     if g <= 0 or channels % g or p.num_filter % g:
         raise MXNetError("%s: num_group=%d must divide the input channels (%d) and num_filter "
-                         "(%d)" % (_NAME, g, channels, p.num_filter))
+                         "(%d)" % (name, g, channels, p.num_filter))
     if dg <= 0 or channels % dg:
         raise MXNetError("%s: num_deformable_group=%d must divide the input channels (%d)"
-                         % (_NAME, dg, channels))
+                         % (name, dg, channels))
 
 
-def _shapes(p, dshape):
-    """(offset, weight, bias) shapes MXNet expects for data of shape ``dshape``."""
-    kernel, _, _, _, out = _geometry(p, dshape)
-    _check_groups(p, dshape[1])
-    k = kernel[0] * kernel[1]
-    offset = (dshape[0], 2 * k * p.num_deformable_group) + tuple(out)
-    weight = (p.num_filter, dshape[1] // p.num_group) + tuple(kernel)
-    return offset, weight, (p.num_filter,)
+def _shapes(p, dshape, inputs=_INPUTS, name=_NAME):
+    """The shapes MXNet expects for ``inputs`` (offset, [mask,] weight, bias) with data of
+    shape ``dshape``."""
+    kernel, _, _, _, out = _geometry(p, dshape, name)
+    _check_groups(p, dshape[1], name)
+    taps = kernel[0] * kernel[1] * p.num_deformable_group
+    shapes = {"offset": (dshape[0], 2 * taps) + out, "mask": (dshape[0], taps) + out,
+              "weight": (p.num_filter, dshape[1] // p.num_group) + tuple(kernel),
+              "bias": (p.num_filter,)}
+    return [shapes[i] for i in inputs]
 
 
-def _check_inputs(p, data, offset, weight, bias):
-    want = _shapes(p, data.shape)
-    for name, a, shape in zip(("offset", "weight", "bias"), (offset, weight, bias), want):
+def _check_inputs(p, data, others, inputs=_INPUTS, name=_NAME):
+    """Raise unless ``others`` (the arrays of ``inputs``; None where absent) fit data."""
+    for what, a, shape in zip(inputs, others, _shapes(p, data.shape, inputs, name)):
         if a is not None and tuple(a.shape) != shape:
             raise MXNetError("%s: %s has shape %s, expected %s for data of shape %s, kernel=%s, "
                              "num_filter=%d, num_group=%d and num_deformable_group=%d"
-                             % (_NAME, name, tuple(a.shape), shape, tuple(data.shape),
+                             % (name, what, tuple(a.shape), shape, tuple(data.shape),
                                 tuple(p.kernel), p.num_filter, p.num_group,
                                 p.num_deformable_group))
+
+
+def infer_shapes(inputs=_INPUTS, name=_NAME):
+    """The ``infer_shape`` rule of a deformable convolution taking data then ``inputs``."""
+    def rule(p, shapes):
+        shapes = list(shapes)
+        d = shapes[0]
+        if d is None or len(d) != 4 or 0 in d:
+            return shapes
+        for i, want in enumerate(_shapes(p, d, inputs, name)[:len(shapes) - 1], 1):
+            got = shapes[i]
+            if got is None or len(got) == 0 or 0 in got:
+                shapes[i] = want
+            elif tuple(got) != want:
+                raise MXNetError("%s: %s has shape %s, expected %s for data of shape %s"
+                                 % (name, inputs[i - 1], tuple(got), want, tuple(d)))
+        return shapes
+    return rule
 
 
 # -- the sampling plan -----------------------------------------------------------------
@@ -157,7 +179,7 @@ def _columns(p, xp, data, offset):
 # -- forward ---------------------------------------------------------------------------
 
 def _deform_conv(p, xp, data, offset, weight, bias=None):
-    _check_inputs(p, data, offset, weight, bias)
+    _check_inputs(p, data, (offset, weight, bias))
     cols, _, kernel, out = _columns(p, xp, data, offset)
     n, c = data.shape[:2]
     g, f = p.num_group, p.num_filter
@@ -241,7 +263,7 @@ def _grad(p, x, y, gy, need):
 
 def _backward_rule(p, gy, data, offset, weight):
     """The forward's rule (:func:`_check_inputs`), and ``gy`` of the output's shape."""
-    _check_inputs(p, data, offset, weight, None)
+    _check_inputs(p, data, (offset, weight, None))
     want = (data.shape[0], p.num_filter) + tuple(offset.shape[2:])
     if gy.shape != want:
         raise MXNetError("grad has shape %s, expected %s (the output's)" % (gy.shape, want))
@@ -249,24 +271,6 @@ def _backward_rule(p, gy, data, offset, weight):
 
 def _backward_compute(p, xp, gy, data, offset, weight):
     return _backward(p, xp, gy, data, offset, weight)
-
-
-def _infer_shape(p, shapes):
-    shapes = list(shapes)
-    d = shapes[0]
-    if d is None or len(d) != 4 or 0 in d:
-        return shapes
-    for i, want in enumerate(_shapes(p, d), 1):
-        if i >= len(shapes):
-            break
-        got = shapes[i]
-        if got is None or len(got) == 0 or 0 in got:
-            shapes[i] = want
-        elif tuple(got) != want:
-            names = ("offset", "weight", "bias")
-            raise MXNetError("%s: %s has shape %s, expected %s for data of shape %s"
-                             % (_NAME, names[i - 1], tuple(got), want, tuple(d)))
-    return shapes
 
 
 _PARAMS = [
@@ -277,7 +281,7 @@ _PARAMS = [
     Param("num_filter", parse_int, doc="Number of output channels."),
     Param("num_group", parse_int, 1, "Number of groups (channels split evenly)."),
     Param("num_deformable_group", parse_int, 1,
-          "Number of offset groups; the input channels split evenly among them."),
+          "Number of offset (and mask) groups; the input channels split evenly among them."),
     Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB)."),
     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
     Param("layout", None, None, "NCHW only (as MXNet runs it).", choices=(None, "NCHW")),
@@ -287,7 +291,7 @@ register_op("_contrib_DeformableConvolution", _deform_conv,
             inputs=lambda p: ("data", "offset", "weight") if p.no_bias
             else ("data", "offset", "weight", "bias"),
             params=_PARAMS, gradient=_grad, saves="x",
-            infer_shape=_infer_shape,
+            infer_shape=infer_shapes(),
             doc="2-D deformable convolution: a convolution whose every kernel tap samples "
                 "the input bilinearly at its place plus a learned offset. offset: (N, "
                 "num_deformable_group * 2 * kh * kw, out_h, out_w), (dy, dx) per tap; weight: "

@@ -8,57 +8,28 @@ gradients are not supported (MXNet has none either).
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_shape, parse_int, parse_bool
+from ...base import MXNetError, parse_int
 from ..registry import register_op, Param
 from ..util import no_second_order as _no_second_order
-from .convolution import geometry, conv_out_size
 # NOTE: private helpers of the DCNv1 op, reused on purpose: ``_gather`` reads
 # (N, dg, Cg, H*W) maps at flat indices and ``_scatter`` adds column gradients back at
-# (index, weight) corners; both are independent of DCNv1's border rule.
-from .deformable import _gather, _scatter
-
+# (index, weight) corners; both are independent of DCNv1's border rule. The shape rules
+# and params are DCNv1's with the mask input (and im2col_step) added.
+from .deformable import (_PARAMS, _check_inputs, _gather, _geometry, _scatter,
+                         infer_shapes)
 
 _MDCN = "ModulatedDeformableConvolution"
-
-
-def _mdcn_shapes(p, dshape):
-    """(offset, mask, weight, bias) shapes and (kernel, stride, dilate, pad, out)."""
-    if len(dshape) != 4:
-        raise MXNetError("%s: data must be 4-D (batch, channel, height, width), got shape %s"
-                         % (_MDCN, tuple(dshape)))
-    if p.layout not in (None, "NCHW"):
-        raise MXNetError("%s: layout=%r is not supported; only NCHW" % (_MDCN, p.layout))
-    kernel, stride, dilate, pad = geometry(p, 2, _MDCN)
-    out = tuple(conv_out_size(_MDCN, dshape[2:], kernel, stride, dilate, pad))
-    c, g, dg, f = dshape[1], p.num_group, p.num_deformable_group, p.num_filter
-    if g <= 0 or c % g or f % g:
-        raise MXNetError("%s: num_group=%d must divide the input channels (%d) and num_filter "
-                         "(%d)" % (_MDCN, g, c, f))
-    if dg <= 0 or c % dg:
-        raise MXNetError("%s: num_deformable_group=%d must divide the input channels (%d)"
-                         % (_MDCN, dg, c))
-    k = kernel[0] * kernel[1]
-    n = dshape[0]
-    shapes = ((n, 2 * k * dg) + out, (n, k * dg) + out,
-              (f, c // g) + tuple(kernel), (f,))
-    return shapes, (kernel, stride, dilate, pad, out)
+_MDCN_INPUTS = ("offset", "mask", "weight", "bias")
 
 
 def _mdcn_check(p, data, others):
-    shapes, geo = _mdcn_shapes(p, data.shape)
-    names = ("offset", "mask", "weight", "bias")
-    for name, a, want in zip(names, others, shapes):
-        if a is not None and tuple(a.shape) != want:
-            raise MXNetError("%s: %s has shape %s, expected %s for data of shape %s, kernel=%s, "
-                             "num_filter=%d, num_group=%d and num_deformable_group=%d"
-                             % (_MDCN, name, tuple(a.shape), want, tuple(data.shape),
-                                tuple(p.kernel), p.num_filter, p.num_group,
-                                p.num_deformable_group))
+    """Check the inputs; returns (kernel, stride, dilate, pad, out)."""
+    _check_inputs(p, data, others, _MDCN_INPUTS, _MDCN)
     n, step = data.shape[0], min(p.im2col_step, data.shape[0])
     if step <= 0 or n % step:
         raise MXNetError("%s: the batch size (%d) must be divisible by im2col_step=%d (or "
                          "smaller than it)" % (_MDCN, n, p.im2col_step))
-    return geo
+    return _geometry(p, data.shape, _MDCN)
 
 
 class _ModPlan:
@@ -194,43 +165,17 @@ def _mdcn_grad(p, x, y, gy, need):
     return gx
 
 
-def _mdcn_infer_shape(p, shapes):
-    shapes = list(shapes)
-    d = shapes[0]
-    if d is None or len(d) != 4 or 0 in d:
-        return shapes
-    want, _ = _mdcn_shapes(p, d)
-    names = ("offset", "mask", "weight", "bias")
-    for i in range(1, len(shapes)):
-        got = shapes[i]
-        if got is None or len(got) == 0 or 0 in got:
-            shapes[i] = want[i - 1]
-        elif tuple(got) != want[i - 1]:
-            raise MXNetError("%s: %s has shape %s, expected %s for data of shape %s"
-                             % (_MDCN, names[i - 1], tuple(got), want[i - 1], tuple(d)))
-    return shapes
-
-
-_MDCN_PARAMS = [
-    Param("kernel", parse_shape, doc="Kernel size (h, w)."),
-    Param("stride", parse_shape, (), "Stride (h, w); 1 if empty."),
-    Param("dilate", parse_shape, (), "Dilation (h, w); 1 if empty."),
-    Param("pad", parse_shape, (), "Zero padding (h, w); 0 if empty."),
-    Param("num_filter", parse_int, doc="Number of output channels."),
-    Param("num_group", parse_int, 1, "Number of groups."),
-    Param("num_deformable_group", parse_int, 1, "Number of offset/mask groups."),
-    Param("workspace", parse_int, 1024, "Ignored (MXNet's scratch size in MB)."),
-    Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
+# DCNv1's params (its order: MXNet's positional order), with im2col_step before layout
+_MDCN_PARAMS = _PARAMS[:-1] + [
     Param("im2col_step", parse_int, 64, "Images per im2col in MXNet; the batch must be "
                                         "divisible by it or smaller (checked, else unused)."),
-    Param("layout", None, None, "NCHW only (as MXNet runs it).", choices=(None, "NCHW")),
-]
+    _PARAMS[-1]]
 
 register_op("_contrib_ModulatedDeformableConvolution", _mdcn_forward,
             inputs=lambda p: ("data", "offset", "mask", "weight") if p.no_bias
             else ("data", "offset", "mask", "weight", "bias"),
             params=_MDCN_PARAMS, gradient=_mdcn_grad, saves="x",
-            infer_shape=_mdcn_infer_shape,
+            infer_shape=infer_shapes(_MDCN_INPUTS, _MDCN),
             doc="2-D modulated deformable convolution (DCNv2): every kernel tap samples the "
                 "input bilinearly (zero outside the map) at its place plus a learned offset and "
                 "scales it by a learned mask. offset: (N, dg * 2 * kh * kw, out_h, out_w), "

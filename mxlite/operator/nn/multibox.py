@@ -44,14 +44,6 @@ def _variances(name, p):
     return [_F32(v) for v in p.variances]
 
 
-def _expf(xp, v):
-    return libm.expf(xp, v)
-
-
-def _logf(xp, v):
-    return libm.logf(xp, v)
-
-
 def _expf_fast(xp, v):
     """float64 exp rounded to float32: within an ulp of ``expf``, vectorised."""
     return xp.exp(v.astype(np.float64)).astype(_F32)
@@ -160,7 +152,7 @@ def _hardest(xp, logits, n):
     tol = _F32(2.0 ** -20 * (logits.shape[0] + 8)) * abs(cut) + _F32(2.0 ** -140)
     sure = xp.nonzero(prob < cut - tol)[0]
     band = xp.nonzero(abs(prob - cut) <= tol)[0]
-    exact = _background_prob(xp, logits[:, band], _expf)
+    exact = _background_prob(xp, logits[:, band], libm.expf)
     pick = band[xp.argsort(exact, kind="stable")[:n - len(sure)]]
     return xp.sort(xp.concatenate([sure, pick]))
 
@@ -199,7 +191,7 @@ def _loc_targets(xp, anchors, boxes, var):
     gy = (boxes[:, 1] + boxes[:, 3]) * _F32(0.5)
     with np.errstate(divide="ignore", invalid="ignore"):
         return xp.stack([(gx - ax) / aw / var[0], (gy - ay) / ah / var[1],
-                         _logf(xp, gw / aw) / var[2], _logf(xp, gh / ah) / var[3]], axis=1)
+                         libm.logf(xp, gw / aw) / var[2], libm.logf(xp, gh / ah) / var[3]], axis=1)
 
 
 def _target_image(p, xp, anchors, label, logits, var):
@@ -307,8 +299,8 @@ def _decode(p, xp, anchors, loc, var):
     ax, ay = (al + ar) / _F32(2), (at + ab) / _F32(2)
     ox = loc[:, 0] * var[0] * aw + ax
     oy = loc[:, 1] * var[1] * ah + ay
-    ow = _expf(xp, loc[:, 2] * var[2]) * aw / _F32(2)
-    oh = _expf(xp, loc[:, 3] * var[3]) * ah / _F32(2)
+    ow = libm.expf(xp, loc[:, 2] * var[2]) * aw / _F32(2)
+    oh = libm.expf(xp, loc[:, 3] * var[3]) * ah / _F32(2)
     box = xp.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=1)
     if p.clip:
         box = xp.maximum(_F32(0), xp.minimum(_F32(1), box))

@@ -35,11 +35,6 @@ from .detection import _host, _c_round, _check_rois, _batch_index
 _F32 = np.float32
 
 
-def _expf(v):
-    """float32 ``exp`` with MXNet's bits (see :mod:`mxlite.operator.libm`)."""
-    return libm.expf(np, v)
-
-
 # -- Proposal ---------------------------------------------------------------------------
 
 def _anchors(p):
@@ -93,8 +88,8 @@ def _transform(p, anchors, deltas, im_h, im_w):
         cy = (y1.astype(d) + 0.5 * (height.astype(d) - 1.0)).astype(f)
         px = dx * width + cx
         py = dy * height + cy
-        pw = _expf(dw) * width
-        ph = _expf(dh) * height
+        pw = libm.expf(np, dw) * width
+        ph = libm.expf(np, dh) * height
         hw = 0.5 * (pw.astype(d) - 1.0)
         hh = 0.5 * (ph.astype(d) - 1.0)
         box = [(px.astype(d) - hw).astype(f), (py.astype(d) - hh).astype(f),

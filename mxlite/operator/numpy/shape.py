@@ -10,7 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
 from ..registry import register_op, Param, Params, apply, OPS, ranks
-from ..util import fill_missing, fits_memory, norm_axis, norm_axes, zeros_grad, _size
+from ..util import fill_missing, fits_memory, norm_axis, norm_axes, unbroadcast, zeros_grad, _size
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -85,15 +85,8 @@ register_op("_np_transpose", _transpose, inputs=("a",), gradient=_transpose_grad
             doc="Permute the axes (``mx.np.transpose``).")
 
 
-def _swapaxes(p, xp, x):
-    return xp.swapaxes(x, norm_axis(p.dim1, x.ndim, "dim1"),
-                       norm_axis(p.dim2, x.ndim, "dim2")).copy()
-
-
-register_op("_npi_swapaxes", _swapaxes, inputs=("a",), saves="", check=ranks(a=1),
-            gradient=lambda p, x, y, gy, need: [nd.swapaxes(gy[0], dim1=p.dim1, dim2=p.dim2)],
-            params=[Param("dim1", parse_int, 0), Param("dim2", parse_int, 0)],
-            doc="Swap two axes.")
+derive("_npi_swapaxes", "SwapAxis", OPS["SwapAxis"].compute, inputs=("a",), check=ranks(a=1),
+       doc="Swap two axes.")
 
 
 def _squeeze(p, xp, x):
@@ -132,13 +125,8 @@ def _broadcast_rule(p, x):
 register_op("_np_broadcast_to", lambda p, xp, x: xp.broadcast_to(x, p.shape).copy(),
             inputs=("array",), params=[Param("shape", parse_shape, low=0)], saves="",
             check=_broadcast_rule,
-            gradient=lambda p, x, y, gy, need: [_unbroadcast(gy[0], x[0].shape)],
+            gradient=lambda p, x, y, gy, need: [unbroadcast(gy[0], x[0].shape)],
             doc="Broadcast to ``shape`` with NumPy's rules.")
-
-
-def _unbroadcast(g, shape):
-    from ..util import unbroadcast
-    return unbroadcast(g, tuple(shape))
 
 
 register_op("_np_copy", lambda p, xp, x: x.copy(), inputs=("a",), saves="",
@@ -244,7 +232,7 @@ def _hsplit_axis(ndim):
 
 
 def _hsplit_grad(p, x, y, gy, need):
-    gy = [nd.zeros_like(b) if g is None else g for g, b in zip(gy, y)]
+    gy = fill_missing(gy, y)
     return [nd.concat(*gy, dim=_hsplit_axis(x[0].ndim))]
 
 
@@ -261,24 +249,9 @@ derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(
     x, p.axis if p.axis is None else norm_axes(p.axis, x.ndim)).copy())
 
 
-def _repeat(p, xp, x):
-    if p.axis is None:
-        return xp.repeat(x.reshape(-1), p.repeats)
-    return xp.repeat(x, p.repeats, axis=norm_axis(p.axis, x.ndim))
-
-
-def _repeat_grad(p, x, y, gy, need):
-    if p.axis is None:
-        return [nd.sum(gy[0].reshape((-1, p.repeats)), axis=1).reshape(x[0].shape)]
-    axis = norm_axis(p.axis, x[0].ndim)
-    shp = x[0].shape[:axis] + (x[0].shape[axis], p.repeats) + x[0].shape[axis + 1:]
-    return [nd.sum(gy[0].reshape(shp), axis=axis + 1)]
-
-
-register_op("_np_repeat", _repeat, inputs=("data",), gradient=_repeat_grad, saves="",
-            check=fits_memory("repeats", lambda p, x: x.nbytes * p.repeats),
-            params=[Param("repeats", parse_int, low=0), Param("axis", optional(parse_int), None)],
-            doc="Repeat each element ``repeats`` times.")
+derive("_np_repeat", "repeat", OPS["repeat"].compute,
+       check=fits_memory("repeats", lambda p, x: x.nbytes * p.repeats),
+       doc="Repeat each element ``repeats`` times.")
 
 
 def _clip(p, xp, x):
@@ -309,8 +282,8 @@ def _where(p, xp, c, a, b):
 def _where_grad(p, x, y, gy, need):
     c = nd.broadcast_to(x[0], shape=y[0].shape) if x[0].shape != y[0].shape else x[0]
     c = (c != 0).astype(gy[0].dtype)
-    ga = _unbroadcast(gy[0] * c, x[1].shape)
-    gb = _unbroadcast(gy[0] * (1 - c), x[2].shape)
+    ga = unbroadcast(gy[0] * c, x[1].shape)
+    gb = unbroadcast(gy[0] * (1 - c), x[2].shape)
     return [nd.zeros_like(x[0]), ga, gb]
 
 
@@ -336,8 +309,8 @@ def _dot_grad(p, x, y, gy, need):
     a, b = x
     g = gy[0]
     if a.ndim == 0 or b.ndim == 0:
-        ga = _unbroadcast(g * b, a.shape) if a.ndim == 0 else g * b
-        gb = _unbroadcast(g * a, b.shape) if b.ndim == 0 else g * a
+        ga = unbroadcast(g * b, a.shape) if a.ndim == 0 else g * b
+        gb = unbroadcast(g * a, b.shape) if b.ndim == 0 else g * a
         return [nd.sum(ga).reshape(()) if a.ndim == 0 else ga,
                 nd.sum(gb).reshape(()) if b.ndim == 0 else gb]
     if b.ndim > 2:
@@ -423,7 +396,7 @@ def _matmul_grad(p, x, y, gy, need):
     gg = g3.reshape((-1,) + g3.shape[-2:])
     ga = nd.batch_dot(gg, bb, transpose_b=True).reshape(batch + a3.shape[-2:])
     gb = nd.batch_dot(ab, gg, transpose_a=True).reshape(batch + b3.shape[-2:])
-    return [_unbroadcast(ga, a3.shape).reshape(a.shape), _unbroadcast(gb, b3.shape).reshape(b.shape)]
+    return [unbroadcast(ga, a3.shape).reshape(a.shape), unbroadcast(gb, b3.shape).reshape(b.shape)]
 
 
 register_op("_npi_matmul", _matmul, inputs=("a", "b"), gradient=_matmul_grad, saves="x",

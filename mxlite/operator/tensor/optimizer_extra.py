@@ -19,7 +19,7 @@ from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, pars
     parse_shape
 from ..registry import register_op, Param, ranks
 from ..util import per_item_names
-from .optimizer_ops import update_rules, sgd_mom_kernel, _scalars, _rescaled
+from .optimizer_ops import MULTI_SGD_INPUTS, update_rules, multi_sgd, _scalars, _rescaled
 
 _F32 = np.dtype(np.float32)
 
@@ -271,34 +271,15 @@ register_op("_contrib_group_adagrad_update", _group_adagrad,
 # ----------------------------------------------------------------------------------------
 # preloaded_multi_[mp_]sgd[_mom]_update: lrs and wds come as the last two arrays.
 
-_PRELOADED = {(False, False): ("weight", "grad"), (True, False): ("weight", "grad", "mom"),
-              (False, True): ("weight", "grad", "weight32"),
-              (True, True): ("weight", "grad", "mom", "weight32")}
-
-
 def _preloaded(has_mom, mp):
-    names = _PRELOADED[has_mom, mp]
-    stride = len(names)
+    names = MULTI_SGD_INPUTS[has_mom, mp]
 
     def compute(p, xp, *x):
         n = p.num_weights
-        _check_count(x, stride, n, names, extra=2)
+        _check_count(x, len(names), n, names, extra=2)
         lrs, wds = (a.reshape(-1) for a in x[-2:])
         _check_len(n, lrs=lrs, wds=wds)
-        outs = []
-        for i in range(n):
-            w, g, *rest = x[i * stride:(i + 1) * stride]
-            w32 = rest.pop() if mp else w
-            # NOTE: as multi_sgd_update, a zero momentum still runs the momentum kernel.
-            mom = rest[0] if has_mom else xp.zeros(w32.shape, w32.dtype)
-            new = sgd_mom_kernel(xp, w32, g.astype(w32.dtype, copy=False), mom,
-                                 float(lrs[i]), p.momentum if has_mom else 0.0,
-                                 float(wds[i]), p.rescale_grad, p.clip_gradient)
-            if mp:
-                w32[...] = new
-                new = new.astype(w.dtype)
-            outs.append(new)
-        return tuple(outs)
+        return multi_sgd(p, xp, x, has_mom, mp, lrs, wds)
 
     return compute, per_item_names(names, "num_weights", ("lrs", "wds"))
 
@@ -313,13 +294,13 @@ def _register_preloaded(has_mom, mp):
     name = "preloaded_multi_%ssgd_%supdate" % ("mp_" if mp else "", "mom_" if has_mom else "")
     register_op(name, compute, inputs=inputs, params=params,
                 num_outputs=lambda p: p.num_weights,
-                check=update_rules(_PRELOADED[has_mom, mp], count="num_weights"),
+                check=update_rules(MULTI_SGD_INPUTS[has_mom, mp], count="num_weights"),
                 infer_type=lambda p, dtypes: [dtypes[0]] * p.num_weights,
                 doc="``multi_%ssgd_%supdate`` with the learning rates and weight decays "
                     "given as the last two arrays (num_weights,) instead of params: inputs "
                     "(%s) per weight, then lrs, wds."
                     % ("mp_" if mp else "", "mom_" if has_mom else "",
-                       ", ".join(_PRELOADED[has_mom, mp])))
+                       ", ".join(MULTI_SGD_INPUTS[has_mom, mp])))
 
 
 for _mom in (False, True):

@@ -607,39 +607,47 @@ _update_op("_mp_adamw_update", _mp_adamw,
 # ----------------------------------------------------------------------------------------
 # multi_*: several weights in one call (MXNet's aggregated SGD).
 
-_MULTI = {(False, False): ("weight", "grad"), (True, False): ("weight", "grad", "mom"),
-          (False, True): ("weight", "grad", "weight32"),
-          (True, True): ("weight", "grad", "mom", "weight32")}
+# The inputs of each weight of multi_[mp_]sgd_[mom_]update, by (momentum, multi-precision)
+MULTI_SGD_INPUTS = {(False, False): ("weight", "grad"), (True, False): ("weight", "grad", "mom"),
+                    (False, True): ("weight", "grad", "weight32"),
+                    (True, True): ("weight", "grad", "mom", "weight32")}
+
+
+def multi_sgd(p, xp, x, has_mom, mp, lrs, wds):
+    """The new weights of ``multi_[mp_]sgd_[mom_]update`` for inputs ``x`` (those of
+    :data:`MULTI_SGD_INPUTS` per weight) and per-weight ``lrs`` and ``wds``; momenta and
+    float32 masters are updated in place."""
+    stride = len(MULTI_SGD_INPUTS[has_mom, mp])
+    outs = []
+    for i in range(p.num_weights):
+        w, g, *rest = x[i * stride:(i + 1) * stride]
+        w32 = rest.pop() if mp else w
+        # NOTE: without momentum MXNet still runs the momentum kernel with a zero
+        # momentum (``w + (0 - lr*wd*w - step)``), which rounds unlike sgd_update.
+        mom = rest[0] if has_mom else xp.zeros(w32.shape, w32.dtype)
+        new = sgd_mom_kernel(xp, w32, g.astype(w32.dtype, copy=False), mom, float(lrs[i]),
+                             p.momentum if has_mom else 0.0, float(wds[i]), p.rescale_grad,
+                             p.clip_gradient)
+        if mp:
+            w32[...] = new
+            new = new.astype(w.dtype)
+        outs.append(new)
+    return tuple(outs)
 
 
 def _multi_compute(has_mom, mp):
-    names = _MULTI[has_mom, mp]
-    stride = len(names)
+    names = MULTI_SGD_INPUTS[has_mom, mp]
 
     def compute(p, xp, *x):
-        if len(x) != stride * p.num_weights:
+        if len(x) != len(names) * p.num_weights:
             raise ValueError("expected %d inputs (%s for each of num_weights=%d), got %d"
-                             % (stride * p.num_weights, ", ".join(names), p.num_weights,
+                             % (len(names) * p.num_weights, ", ".join(names), p.num_weights,
                                 len(x)))
         for k, v in (("lrs", p.lrs), ("wds", p.wds)):
             if len(v) != p.num_weights:
                 raise ValueError("%s has %d value(s), expected num_weights=%d"
                                  % (k, len(v), p.num_weights))
-        outs = []
-        for i in range(p.num_weights):
-            w, g, *rest = x[i * stride:(i + 1) * stride]
-            w32 = rest.pop() if mp else w
-            # NOTE: without momentum MXNet still runs the momentum kernel with a zero
-            # momentum (``w + (0 - lr*wd*w - step)``), which rounds unlike sgd_update.
-            mom = rest[0] if has_mom else xp.zeros(w32.shape, w32.dtype)
-            new = sgd_mom_kernel(xp, w32, g.astype(w32.dtype, copy=False), mom, p.lrs[i],
-                                 p.momentum if has_mom else 0.0, p.wds[i], p.rescale_grad,
-                                 p.clip_gradient)
-            if mp:
-                w32[...] = new
-                new = new.astype(w.dtype)
-            outs.append(new)
-        return tuple(outs)
+        return multi_sgd(p, xp, x, has_mom, mp, p.lrs, p.wds)
     return compute, names
 
 
