@@ -21,7 +21,7 @@ from ... import nd
 from ...base import MXNetError, optional, parse_axis, parse_bool, parse_float, parse_int
 from ...base import parse_shape
 from ..registry import OPS, Param, register_op
-from ..util import norm_axis, norm_axes, zeros_grad
+from ..util import fill_missing, norm_axis, norm_axes, zeros_grad
 from ..tensor.linalg import _check_matrix, _inv, _mT, _ndT
 from ..tensor.linalg_extra import _check_float, _fix_signs, _sign_flips
 from .reduce import expand_to
@@ -48,10 +48,6 @@ def _finite(xp, what, a):
                          "got %s" % (what, "NaN" if bool(xp.isnan(a).any()) else "inf"))
 
 
-def _or_zeros(g, like):
-    return nd.zeros_like(like) if g is None else g
-
-
 # -- svd ---------------------------------------------------------------------------------
 
 def _svd(p, xp, a):
@@ -71,7 +67,7 @@ def _svd_grad(p, x, y, gy, need):
     # diagonal): ga = U [(skew(U^T gU) s_k + s_j skew(V^T gV)) / E + diag(gs)] v
     #                 + U S^-1 (gv - gv v^T v)
     ut, s, v = y
-    gut, gs, gv = (_or_zeros(g, b) for g, b in zip(gy, y))
+    gut, gs, gv = fill_missing(gy, y)
     j = nd.linalg_gemm2(ut, gut, transpose_a=True)
     k = nd.linalg_gemm2(v, gv, transpose_b=True)
     sk = nd.expand_dims(s, axis=-2)
