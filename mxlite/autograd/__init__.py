@@ -24,6 +24,10 @@ class _State(threading.local):
         self.recording = False
         self.training = False
         self.raw = False        # gradient rules run on raw arrays (see node_backward)
+        # the backward running frees each node's saved values once its rule ran
+        # (retain_graph=False): a rule that saves a whole graph (a hybridized block's)
+        # may drop each step's values as it goes
+        self.freeing = False
 
 
 _state = _State()
@@ -283,11 +287,14 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         raise ValueError("backward: got %d head gradients for %d heads"
                          % (len(head_grads), len(heads)))
     st = _state
-    prev = (st.recording, st.training, st.raw)
+    prev = (st.recording, st.training, st.raw, st.freeing)
     st.recording = create_graph
     st.training = train_mode
-    st.raw = not create_graph and RAW_RULES
+    st.raw = raw = not create_graph and RAW_RULES
+    st.freeing = not retain_graph
     try:
+        # Output gradients by node: raw arrays when the rules run on them (wrapped as
+        # NDArrays only where they leave: .grad buffers, grad()'s results), else NDArrays.
         table = {}
         pending = ([], [])      # (heap of op nodes by decreasing seq, variable nodes)
         for h, g in zip(heads, head_grads):
@@ -306,14 +313,17 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                 g = nd.ones_like(h.as_nd_ndarray() if h._np else h)
             elif g is None:
                 ctx = h._ctx
-                g = nd.ndarray._wrap((ctx.xp or ctx.array_module()).ones(h.shape, h._data.dtype),
-                                     ctx)
+                g = (ctx.xp or ctx.array_module()).ones(h.shape, h._data.dtype)
+                if not raw:
+                    g = nd.ndarray._wrap(g, ctx)
             elif not isinstance(g, NDArray):
                 raise TypeError("backward: head gradients must be NDArrays, got %s"
                                 % type(g).__name__)
             elif g.shape != h.shape:
                 raise ValueError("backward: head gradient has shape %s, expected %s (the head's "
                                  "shape)" % (g.shape, h.shape))
+            elif raw:
+                g = g._data
             _accumulate(table, pending, node, i, g)
         wanted = None
         results = None
@@ -332,14 +342,16 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
             node = _heappop(heap)[1]
             gl = table.pop(node)
             if wanted is not None:
-                _collect_wanted(wanted, results, node, gl)
+                _collect_wanted(wanted, results, node, gl, raw)
             _push(table, pending, node, _node_gradient(node, gl, create_graph, retain_graph))
         # The variables' buffers are written last, when no rule can fail any more.
         for node in var_nodes:
             gl = table.pop(node)
             if wanted is not None:
-                _collect_wanted(wanted, results, node, gl)
+                _collect_wanted(wanted, results, node, gl, raw)
             else:
+                if raw:
+                    gl[0] = nd.ndarray._wrap(gl[0], node.var._ctx)
                 _write_var_grad(node, gl[0])
         if results is not None:
             for k, r in enumerate(results):
@@ -351,19 +363,22 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                                      "computation leads from it to them)" % k)
         return results
     finally:
-        st.recording, st.training, st.raw = prev
+        st.recording, st.training, st.raw, st.freeing = prev
 
 
-def _collect_wanted(wanted, results, node, gl):
+def _collect_wanted(wanted, results, node, gl, raw):
     for i, g in enumerate(gl):
         for k in wanted.get((id(node), i), ()):
+            if raw and g is not None:
+                g = _nd.ndarray._wrap(g, node.var._ctx if node.op is None else node.yctx)
             results[k] = g
 
 
 def _node_gradient(node, gl, create_graph, retain_graph):
     """The input gradients of a recorded ``node`` for its output gradients ``gl`` (None
     where none came): checks that the node can run, then :func:`node_backward` on raw
-    arrays, or on NDArrays carrying the graph's entries when the backward is recorded."""
+    arrays (``gl`` and the result raw too), or on NDArrays carrying the graph's entries
+    when the backward is recorded."""
     op = node.op
     if node.freed:
         raise MXNetError(
@@ -388,11 +403,8 @@ def _node_gradient(node, gl, create_graph, retain_graph):
             for i, y in enumerate(ys):
                 y._entry = (node, i)
         gxs = node_backward(op, node.p, xs, ys, gl, need, ctx)
-    else:
-        gys = [None if g is None else g._data for g in gl]
-        gxs = node_backward(op, node.p, node.xdata, node.ydata, gys, need, ctx)
-        _wrap = _nd.ndarray._wrap
-        gxs = [None if g is None else _wrap(g, ctx) for g in gxs]
+    else:       # raw arrays in and out
+        gxs = node_backward(op, node.p, node.xdata, node.ydata, gl, need, ctx)
     if not retain_graph:
         _free(node)
     return gxs

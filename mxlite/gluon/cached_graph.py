@@ -11,6 +11,7 @@ steps in reverse through :func:`~mxlite.autograd.node_backward`, so results and
 gradients are those of the imperative run. Graphs with unusual ops (an
 ``output_ctx``) or outputs that are not plain step results replay op by op.
 """
+from ..base import MXNetError
 from ..autograd import _state as _ag_state, record_node, node_backward, _node_gradient
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
@@ -351,20 +352,34 @@ class CachedGraph:
 
     def _gradient(self, tape, xs, gys):
         """Gradients of the graph inputs/params (in ``leaf_slots`` order), on raw arrays
-        or, when the backward runs on NDArrays (recorded), on NDArrays."""
+        or, when the backward runs on NDArrays (recorded), on NDArrays.
+
+        Walking the steps in reverse, a step's output gradients are dropped once its rule
+        ran, and, in a backward that frees the graph (``retain_graph=False``), its saved
+        outputs too: the tape shrinks as the gradients grow, as the imperative tape does
+        node by node, instead of holding every value until the walk ends."""
+        raw, need, full, ctx, used = tape.raw, tape.need, tape.full, tape.ctx, tape.used
+        if raw is None:     # a freeing backward failed half way through this tape
+            raise MXNetError("backward: the graph through a hybridized block has already been "
+                             "freed by an earlier backward; pass retain_graph=True to the "
+                             "first backward to run backward on it again")
         if type(xs[0]) is NDArray:
             return self._gradient_recorded(tape, xs, gys)
+        free = _ag_state.freeing
+        if free:
+            tape.raw = tape.full = None
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
-        raw, need, full, ctx, used = tape.raw, tape.need, tape.full, tape.ctx, tape.used
         for k, op, ins, first, nvis in self._backward_order:
-            if not need[first]:
-                continue
             gvis = g[first:first + nvis]
-            if all(gv is None for gv in gvis):
-                continue
+            g[first:first + nvis] = (None,) * nvis
             y = full[k]
+            if free:
+                full[k] = None
+                raw[first:first + nvis] = (None,) * nvis
+            if not need[first] or _all_none(gvis):
+                continue
             ys = y if type(y) is tuple else (y,)
             gys_k = gvis + [None] * (len(ys) - nvis) if len(ys) > nvis else gvis
             need_k = [need[i] for i in ins]
@@ -396,13 +411,14 @@ class CachedGraph:
             nodes.append(node)
             vals[first:first + nvis] = outs[:nvis]
         g = [None] * self.n_slots
-        for s, gy in zip(self.out_slots, gys):
-            g[s] = gy
+        for s, gy in zip(self.out_slots, gys):     # raw output gradients taken as NDArrays
+            g[s] = gy if gy is None or isinstance(gy, NDArray) else _wrap(gy, ctx)
         for k in range(len(self._plan) - 1, -1, -1):
             node = nodes[k]
             op, _, ins, first, multi, nid, nvis, extra = self._plan[k]
             gl = g[first:first + nvis]
-            if node is None or gl.count(None) == nvis:
+            g[first:first + nvis] = (None,) * nvis
+            if node is None or _all_none(gl):
                 continue
             gl.extend([None] * (node.nout - nvis))
             gxs = _node_gradient(node, gl, True, True)
@@ -410,6 +426,15 @@ class CachedGraph:
                 if gx is not None and vals[i]._entry is not None:
                     g[i] = gx if g[i] is None else g[i] + gx
         return [g[s] for s in self.leaf_slots]
+
+
+def _all_none(values):
+    """Whether every one of ``values`` is None (``list.count(None)`` would compare raw
+    arrays with None elementwise)."""
+    for v in values:
+        if v is not None:
+            return False
+    return True
 
 
 class _Tape:
