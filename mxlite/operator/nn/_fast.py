@@ -371,18 +371,18 @@ def _channel_affine(x, mean, scale, shift, y):
                 y[n, c, i] = (x[n, c, i] - m) * s + b
 
 
-def batch_norm_infer(x, mean, scale, shift):
-    """``(x - mean) * scale + shift`` with per-channel (axis 1) vectors, in one pass;
-    None where the kernel does not apply (numba off, not float data of one dtype)."""
-    arrays = (x, mean, scale, shift)
-    if (x.ndim < 2 or x.dtype not in _DTYPES or x.shape[0] * x.shape[1] == 0
+def batch_norm_infer(x, mean, scale, shift, y):
+    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, in one pass;
+    False (``y`` untouched) where the kernel does not apply (numba off, not float data
+    of one dtype, or ``y`` not viewable as (N, C, L))."""
+    arrays = (x, mean, scale, shift, y)
+    if (x.ndim < 2 or x.dtype not in _DTYPES or x.shape != y.shape or 0 in x.shape
             or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays)):
-        return None
+        return False
     jit = kernels()
-    if jit is None:
-        return None
     shape3 = x.shape[:2] + (-1,)
-    y = np.empty(x.shape, dtype=x.dtype)
-    jit.channel_affine(np.ascontiguousarray(x).reshape(shape3), mean, scale, shift,
-                       y.reshape(shape3))
-    return y
+    y3 = y.reshape(shape3)
+    if jit is None or y3.ctypes.data != y.ctypes.data:     # a reshaped copy: no view
+        return False
+    jit.channel_affine(x.reshape(shape3), mean, scale, shift, y3)
+    return True
