@@ -186,6 +186,39 @@ def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monk
     np.testing.assert_array_equal(y, x)
 
 
+@needs_numba
+def test_kernels_split_over_the_cpu_workers_give_the_serial_bits(monkeypatch):
+    from mxlite import engine
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((3, 10, 9, 11)), rng.standard_normal((7, 10, 3, 3))
+    pool = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+
+    def run():
+        xn, wn = mx.nd.array(x, dtype="float32"), mx.nd.array(w, dtype="float32")
+        xn.attach_grad()
+        wn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xn, wn, kernel=(3, 3), pad=(1, 1), num_filter=7, no_bias=True)
+            z = mx.nd.Pooling(y, **pool)
+        z.backward(mx.nd.array(rng.standard_normal(z.shape), dtype="float32"))
+        y2 = mx.nd.Convolution(xn, wn, kernel=(3, 3), pad=(1, 1), num_filter=7, no_bias=True)
+        bn = mx.nd.BatchNorm(y2, *[mx.nd.array(rng.random(7) + 0.5) for _ in range(4)])
+        return [a.asnumpy() for a in (y, z, xn.grad, wn.grad, y2, bn)]
+
+    outs = []
+    for threads in (1, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            rng = np.random.default_rng(6)
+            outs.append(run())
+        finally:
+            engine.set_num_threads(prev)
+    for serial, split in zip(*outs):
+        np.testing.assert_array_equal(serial, split)
+
+
 def test_mxlite_numba_0_turns_the_kernels_off():
     code = ("from mxlite.operator.nn import _fast; import numpy as np; "
             "x = np.ones((4, 16, 24, 24), np.float32); w = np.ones((8, 16, 3, 3), np.float32); "

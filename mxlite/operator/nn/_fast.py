@@ -26,6 +26,8 @@ import types
 
 import numpy as np
 
+from ...engine import parallel, parallel_parts
+
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
 # 0.5x at 16 tiles of 512 channels, 1.1x at 128; 0.4x with 3 channels, 1.6x with 8).
@@ -175,6 +177,12 @@ def _filter_grads(du, gw):
                 gw[f, c, 2, j] = 0.5 * (r[1, j] + r[2, j]) + r[3, j]
 
 
+def _split(fn, n, nbytes):
+    """``fn(lo, hi)`` over parts of ``range(n)`` (channels or filters) on the CPU
+    workers: the kernels release the GIL."""
+    parallel(fn, n, nbytes, np)
+
+
 def _planes(rows, cols, dtype):
     """An empty (16, rows, cols) array whose 16 planes do not start 4 KiB apart.
 
@@ -220,7 +228,9 @@ def _winograd(x, other, kernel, stride, dilate, groups, out):
 
 def _input(jit, x, pad, th, tw):
     v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype)
-    jit.input_tiles(_tiled(x, pad, th, tw), th, tw, v)
+    xt = _tiled(x, pad, th, tw)
+    _split(lambda lo, hi: jit.input_tiles(xt[:, lo:hi], th, tw, v[:, lo:hi]), xt.shape[1],
+           v.nbytes)
     return v
 
 
@@ -236,10 +246,11 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
     n, f = x.shape[0], w.shape[0]
     v = _input(jit, x, pad, th, tw)
     u = _planes(f, x.shape[1], x.dtype)
-    jit.filter_tiles(np.ascontiguousarray(w), u)
+    w = np.ascontiguousarray(w)
+    _split(lambda lo, hi: jit.filter_tiles(w[lo:hi], u[:, lo:hi]), f, u.nbytes)
     m = np.matmul(u, v, out=_planes(f, v.shape[2], x.dtype))        # (16, F, tiles)
     y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
-    jit.output_tiles(m, th, tw, y)
+    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
     if tuple(out) != y.shape[2:]:
         y = np.ascontiguousarray(y[:, :, :out[0], :out[1]])
     return y, (v if keep_tiles else None)
@@ -265,10 +276,11 @@ def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
     if tuple(out) != (2 * th, 2 * tw):
         gy = _tiled(gy, (0, 0), th - 1, tw - 1)
     dm = _planes(f, n * th * tw, x.dtype)
-    jit.grad_tiles(np.ascontiguousarray(gy), th, tw, dm)
+    gy = np.ascontiguousarray(gy)
+    _split(lambda lo, hi: jit.grad_tiles(gy[:, lo:hi], th, tw, dm[:, lo:hi]), f, dm.nbytes)
     du = np.matmul(dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))   # (16, F, C)
     gw = np.empty((f, c, 3, 3), dtype=x.dtype)
-    jit.filter_grads(du, gw)
+    _split(lambda lo, hi: jit.filter_grads(du[:, lo:hi], gw[lo:hi]), f, du.nbytes)
     return gw
 
 
@@ -342,7 +354,9 @@ def max_pool2d(x, kernel, stride, before, out):
     if jit is None:
         return None
     y = np.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
-    jit.max_pool(np.ascontiguousarray(x), *kernel, *stride, *before, y)
+    x = np.ascontiguousarray(x)
+    parallel_parts(lambda at: jit.max_pool(x[at], *kernel, *stride, *before, y[at]), y.shape[:2],
+                   x.nbytes, np)
     return y
 
 
@@ -353,8 +367,9 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
     if jit is None:
         return None
     gx = np.zeros(x.shape, dtype=x.dtype)
-    jit.max_pool_grad(*[np.ascontiguousarray(a) for a in (x, gy, y)], *kernel, *stride,
-                      *before, gx)
+    x, gy, y = (np.ascontiguousarray(a) for a in (x, gy, y))
+    parallel_parts(lambda at: jit.max_pool_grad(x[at], gy[at], y[at], *kernel, *stride, *before,
+                                                gx[at]), y.shape[:2], x.nbytes, np)
     return gx
 
 
