@@ -5,12 +5,18 @@ synchronisation point on GPUs (it syncs the CuPy stream).
 Fork safety: ``os.fork()`` is always safe. mxlite has no engine threads (custom
 operators run in the caller's thread, unlike MXNet, whose documented fork
 deadlock came from them), and an at-fork handler drains pending GPU work
-(:func:`waitall`) before the process forks.
+(:func:`waitall`) before the process forks. The only threads are the CPU workers
+that split one large pass of a kernel (:func:`parallel`); they are idle between
+passes and joined before a fork.
 """
 import os
+import queue
 import sys
+import threading
 
-__all__ = ["waitall", "set_bulk_size", "bulk"]
+import numpy as np
+
+__all__ = ["waitall", "set_bulk_size", "bulk", "num_threads", "set_num_threads"]
 
 
 def waitall():
@@ -84,3 +90,165 @@ from ._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
     "check_call": "mxlite.base",
 })
+
+
+# -- CPU worker threads -------------------------------------------------------------
+# NumPy's BLAS runs its products on several threads, but every other pass (im2col
+# copies, padding, BatchNorm, ReLU, pooling) runs on one. NumPy's ufuncs and copies
+# release the GIL, so a large pass split along an axis that no reduction crosses
+# (the batch, the channels) runs on a few threads with the same result, bit for bit.
+# mxlite's kernels do that through :func:`parallel`.
+
+# Bytes a pass must touch before it is split: below this the hand-off to a worker
+# (~20 us on a busy 2-core machine) costs more than half the pass saves.
+PARALLEL_MIN_BYTES = 1 << 19
+
+
+def _threads_from_env():
+    """MXLITE_NUM_THREADS, else OMP_NUM_THREADS (MXNet's threads per operator), else
+    MXNET_CPU_WORKER_NTHREADS, else the BLAS's own setting, else the usable cores."""
+    for var in ("MXLITE_NUM_THREADS", "OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS",
+                "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        v = os.environ.get(var, "").strip()
+        if v:
+            try:
+                return max(int(v.split(",")[0]), 1)
+            except ValueError:
+                continue
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:      # not Linux
+        return os.cpu_count() or 1
+
+
+class _Workers(threading.local):
+    inside = False          # True in a worker thread: work it gives runs serially
+
+
+def _work(tasks):
+    _here.inside = True
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        fn, lo, hi, i, done = task
+        try:
+            done.put((i, True, fn(lo, hi)))
+        except BaseException as e:      # handed to the caller, raised there
+            done.put((i, False, e))
+
+
+class _Pool:
+    """Daemon threads taking ``(fn, lo, hi, i, done)`` tasks from one queue.
+
+    NOTE: a bare queue, not ``concurrent.futures``: a hand-off to a sleeping thread
+    measured 40 us on a busy 2-core machine against 95 us through an executor."""
+
+    def __init__(self, n):
+        self.tasks = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=_work, args=(self.tasks,), daemon=True,
+                                         name="mxlite-cpu-%d" % i) for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        for _ in self.threads:
+            self.tasks.put(None)
+        for t in self.threads:
+            t.join()
+
+
+_threads = _threads_from_env()
+_pool = None
+_pool_lock = threading.Lock()
+_here = _Workers()
+
+
+def num_threads():
+    """How many threads mxlite's kernels split a large non-BLAS pass over (1: none)."""
+    return _threads
+
+
+def set_num_threads(n):
+    """Set the threads of :func:`num_threads`; returns the previous count. 1 runs every
+    kernel serially, with no pool. BLAS keeps its own setting (OMP_NUM_THREADS)."""
+    global _threads
+    n = int(n)
+    if n < 1:
+        raise ValueError("set_num_threads: n must be at least 1, got %d" % n)
+    prev, _threads = _threads, n
+    _stop_pool()
+    return prev
+
+
+def _stop_pool():
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+        if pool is not None:
+            pool.stop()
+
+
+def _get_pool():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = _Pool(_threads - 1)
+        return _pool
+
+
+def parallel(fn, n, nbytes, xp=None):
+    """``fn(lo, hi)`` over contiguous parts of ``range(n)`` covering it, on up to
+    :func:`num_threads` threads (the caller runs the first part); the parts' results
+    in order. One part, ``fn(0, n)`` in the caller, where there is one thread, the
+    pass is small (``nbytes`` below ``PARALLEL_MIN_BYTES``) or the caller is itself a
+    worker. ``fn`` must write disjoint places and read only what no part writes.
+    ``xp``: the kernel's array module; one part for any but NumPy (a GPU array's
+    kernels run on the device)."""
+    k = min(_threads, n)
+    if k <= 1 or nbytes < PARALLEL_MIN_BYTES or _here.inside or (xp is not None and xp is not np):
+        return [fn(0, n)]
+    bounds = [n * i // k for i in range(k + 1)]
+    done = queue.SimpleQueue()
+    tasks = _get_pool().tasks
+    for i in range(1, k):
+        tasks.put((fn, bounds[i], bounds[i + 1], i, done))
+    out = [None] * k
+    error = None
+    try:
+        out[0] = fn(bounds[0], bounds[1])
+    except BaseException as e:
+        error = e
+    for _ in range(1, k):       # every part has finished before anything is raised
+        i, ok, r = done.get()
+        if ok:
+            out[i] = r
+        elif error is None:
+            error = r
+    if error is not None:
+        raise error
+    return out
+
+
+def parallel_parts(fn, shape, nbytes, xp=None):
+    """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
+    first axis of at least :func:`num_threads` entries (the batch, else the channels),
+    by :func:`parallel`; their results in order."""
+    if not shape:
+        return [fn((Ellipsis,))]     # x[...] of a 0-d array is a view, x[()] a scalar
+    axis = next((i for i, m in enumerate(shape) if m >= _threads), 0)
+    lead = (slice(None),) * axis
+    return parallel(lambda lo, hi: fn(lead + (slice(lo, hi),)), shape[axis], nbytes, xp)
+
+
+def parallel_copy(xp, dst, src):
+    """``dst[...] = src`` (the same shape) by :func:`parallel_parts`."""
+    parallel_parts(lambda at: xp.copyto(dst[at], src[at]), dst.shape, dst.nbytes, xp)
+    return dst
+
+
+if hasattr(os, "register_at_fork"):
+    # The idle workers are joined before a fork (a child never inherits a pool it
+    # cannot run, and Python 3.12 has no threads to warn about); the next pass
+    # starts them again.
+    os.register_at_fork(before=_stop_pool)

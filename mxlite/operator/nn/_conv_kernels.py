@@ -6,6 +6,8 @@ Every function takes ``xp``, the array module, and channels-first data.
 """
 import numpy as np
 
+from ...engine import parallel_copy
+
 
 def prod(shape):
     return int(np.prod(shape, dtype=np.int64))
@@ -29,8 +31,9 @@ def pad_spatial(xp, x, before, after=None, value=0):
     # np.pad, which fills the borders side by side.
     shape = x.shape[:2] + tuple(n + b + a for n, b, a in zip(x.shape[2:], before, after))
     y = xp.zeros(shape, dtype=x.dtype) if value == 0 else xp.full(shape, value, dtype=x.dtype)
-    y[(slice(None), slice(None)) + tuple(slice(b, b + n)
-                                         for b, n in zip(before, x.shape[2:]))] = x
+    inner = (slice(None), slice(None)) + tuple(slice(b, b + n)
+                                               for b, n in zip(before, x.shape[2:]))
+    parallel_copy(xp, y[inner], x)
     return y
 
 
@@ -78,10 +81,14 @@ def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None):
     ks = tuple(range(3 + nsp, 3 + 2 * nsp))
     os_ = tuple(range(3, 3 + nsp))
     if per_sample(groups, out):     # (N, 1, C, *out, *k) -> (N, C, *k, *out)
-        return xp.transpose(v, (0, 1, 2) + ks + os_).reshape(n, cg * prod(kernel), prod(out))
-    # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
-    perm = (1, 2) + ks + (0,) + os_
-    return xp.transpose(v, perm).reshape(groups, cg * prod(kernel), n * prod(out))
+        v = xp.transpose(v[:, 0], (0, 1) + tuple(i - 1 for i in ks + os_))
+        shape = (n, cg * prod(kernel), prod(out))
+    else:                           # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
+        v = xp.transpose(v, (1, 2) + ks + (0,) + os_)
+        shape = (groups, cg * prod(kernel), n * prod(out))
+    cols = xp.empty(shape, dtype=x.dtype)
+    parallel_copy(xp, cols.reshape(v.shape), v)
+    return cols
 
 
 def cols_product(xp, cols, w, n, out, groups):
@@ -91,8 +98,9 @@ def cols_product(xp, cols, w, n, out, groups):
     if per_sample(groups, out):
         return xp.matmul(w.reshape(f, -1), cols).reshape((n, f) + tuple(out))
     y = xp.matmul(w.reshape(groups, f // groups, -1), cols)            # (G, Fg, N*L)
-    y = xp.ascontiguousarray(xp.swapaxes(y.reshape(f, n, -1), 0, 1))    # (N, F, L)
-    return y.reshape((n, f) + tuple(out))
+    z = xp.empty((n, f) + tuple(out), dtype=y.dtype)
+    parallel_copy(xp, z.reshape(n, f, -1), xp.swapaxes(y.reshape(f, n, -1), 0, 1))
+    return z
 
 
 def cols_weight_grad(xp, cols, gy, groups):

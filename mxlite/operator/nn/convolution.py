@@ -22,6 +22,7 @@ import weakref
 from ... import nd
 from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
+from ...engine import parallel_copy, parallel_parts
 from ..registry import register_op, Param
 from . import _conv_kernels as kern
 from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
@@ -164,7 +165,8 @@ def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     else:
         y = _col2im(xp, x, w, kernel, stride, dilate, groups, full)
     crop = tuple(slice(q, q + o) for q, o in zip(pad, out))
-    return xp.ascontiguousarray(y[(slice(None), slice(None)) + crop])
+    return parallel_copy(xp, xp.empty(y.shape[:2] + tuple(out), dtype=y.dtype),
+                         y[(slice(None), slice(None)) + crop])
 
 
 def _row2im(xp, x, w, kernel, stride, dilate, full):
@@ -181,8 +183,14 @@ def _row2im(xp, x, w, kernel, stride, dilate, full):
     for i, off in _offsets(kernel):
         dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
                     for o, d, s, m in zip(off, dilate, stride, size))
-        y[(slice(None),) + dst] += xp.matmul(xt, wk[:, i]).reshape((n,) + size + (f,))
+        _add_split(xp, y[(slice(None),) + dst],
+                   xp.matmul(xt, wk[:, i]).reshape((n,) + size + (f,)))
     return xp.moveaxis(y, -1, 1)
+
+
+def _add_split(xp, dst, src):
+    """``dst += src`` (the same shape), by :func:`parallel_parts`."""
+    parallel_parts(lambda at: xp.add(dst[at], src[at], out=dst[at]), dst.shape, dst.nbytes, xp)
 
 
 def _col2im(xp, x, w, kernel, stride, dilate, groups, full):
@@ -207,7 +215,7 @@ def _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, f, full):
     for i, off in _offsets(kernel):
         dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
                     for o, d, s, m in zip(off, dilate, stride, size))
-        y[(slice(None), slice(None)) + dst] += cols[:, :, i]
+        _add_split(xp, y[(slice(None), slice(None)) + dst], cols[:, :, i])
     return y
 
 

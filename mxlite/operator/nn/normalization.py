@@ -11,8 +11,10 @@ import numpy as np
 
 from ... import nd
 from ...autograd import _state
+from ...engine import parallel
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
-from ..registry import register_op, Param, OPS, ranks
+from ...nd.ndarray import NDArray
+from ..registry import register_op, Param, OPS, ranks, array_module_of
 from ..util import fill_missing, norm_axis
 
 
@@ -66,61 +68,126 @@ def _bn_axes(p, ndim):
 
 
 def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
-    c, axes, bc = _bn_axes(p, x.ndim)
+    c, axes, _ = _bn_axes(p, x.ndim)
     for arg, a in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean),
                    ("moving_var", moving_var)):
         _check_param("BatchNorm", arg, a.shape, (x.shape[c],), x.shape)
     xw = _work(x)
-    if _state.training and not p.use_global_stats:
-        mean = xw.mean(axis=axes, keepdims=True)
-        y = xw - mean
-        var = (y * y).mean(axis=axes).reshape(-1)
-        mean = mean.reshape(-1)
+    batch = _state.training and not p.use_global_stats
+    y, mean, var, inv = _bn_normalize(p, xp, xw, c, axes, gamma, beta, moving_mean, moving_var,
+                                      batch)
+    if batch:
         # The moving statistics are updated in place (declared by mutate=(3, 4)).
         m = p.momentum
         moving_mean[...] = moving_mean * m + mean.astype(moving_mean.dtype) * (1 - m)
         moving_var[...] = moving_var * m + var.astype(moving_var.dtype) * (1 - m)
-    else:
-        mean, var = moving_mean.astype(xw.dtype), moving_var.astype(xw.dtype)
-        y = xw - mean.reshape(bc)
-    inv = 1 / xp.sqrt(var + p.eps)
-    scale = inv if p.fix_gamma else inv * gamma.astype(xw.dtype)
-    # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
-    y *= scale.reshape(bc)
-    y += beta.astype(xw.dtype).reshape(bc)
     dt = x.dtype
     return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
+
+
+def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch):
+    """``(x - mean) * inv * gamma + beta`` with the batch (``batch``) or the moving
+    statistics, and (mean, var, inv) per channel: the passes of each channel
+    together, the channels split over the CPU workers (each channel's reductions
+    run as they would over the whole array)."""
+    nc = x.shape[c]
+    y = xp.empty(x.shape, dtype=x.dtype)
+    if batch:
+        mean, var = xp.empty(nc, dtype=x.dtype), xp.empty(nc, dtype=x.dtype)
+    else:
+        mean, var = moving_mean.astype(x.dtype), moving_var.astype(x.dtype)
+    inv = xp.empty(nc, dtype=x.dtype)
+    bc = (1,) * c + (-1,) + (1,) * (x.ndim - c - 1)
+
+    def part(lo, hi):
+        at = (slice(None),) * c + (slice(lo, hi),)
+        xs, ys = x[at], y[at]
+        if batch:
+            m = xs.mean(axis=axes, keepdims=True)
+            xp.subtract(xs, m, out=ys)
+            mean[lo:hi] = m.reshape(-1)
+            var[lo:hi] = (ys * ys).mean(axis=axes)
+        else:
+            xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
+        inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
+        scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
+        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
+        ys *= scale.reshape(bc)
+        ys += beta[lo:hi].astype(x.dtype).reshape(bc)
+    parallel(part, nc, x.nbytes, xp)
+    return y, mean, var, inv
 
 
 def _bn_grad(p, x, y, gy, need):
     """BatchNorm's gradient from ``sum(g)`` and ``dotp = sum((x - mean) * g)`` per
     channel, as MXNet's CPU kernel: with ``a = gamma * inv``, the data gradient is
     ``a * g - (a * inv^2 * dotp / n) * (x - mean) - a * sum(g) / n`` (the formula of
-    ``norm_backward``, regrouped), plus what reaches the mean and inv outputs."""
+    ``norm_backward``, regrouped), plus what reaches the mean and inv outputs.
+    Unrecorded, the same formula runs on the channels split over the CPU workers."""
     data, gamma = x[0], x[1]
     if gy[0] is None:
         gy = fill_missing(gy, y)
     c, axes, bc = _bn_axes(p, data.ndim)
-    g, inv = gy[0], y[2]
+    inv = y[2]
     a = inv if p.fix_gamma else gamma * inv
-    gbeta = nd.sum(g, axis=axes)
-    xc = data - y[1].reshape(bc)
-    dotp = nd.sum(xc * g, axis=axes)
+    # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
+    batch = _state.training and not p.use_global_stats
+    n = _count(data.shape, axes)
+
+    def channels(at=None, sl=None):
+        def take(v, i):
+            return v if v is None or i is None else v[i]
+        return _bn_grad_channels(take(data, at), take(y[1], sl), take(gy[0], at), take(a, sl),
+                                 take(inv, sl), take(gy[1], sl), take(gy[2], sl), n, batch,
+                                 axes, bc, need[0])
+    if isinstance(data, NDArray):
+        gbeta, dotp, gx = channels()
+    else:
+        dtype = np.result_type(data, gy[0], a, *[v for v in gy[1:] if v is not None])
+        gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c,
+                                          dtype if need[0] else None)
     ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
+    return [gx, ggamma, gbeta, None, None]
+
+
+def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc, want_x):
+    """(sum(g), dotp, gx) of :func:`_bn_grad` for the channels given (gx None unless
+    ``want_x``). NOTE: methods and operators only, which a CPU worker can run on raw
+    arrays (``nd`` functions take raw arrays only in the thread running the rule)."""
+    gbeta = g.sum(axis=axes)
+    xc = data - mean.reshape(bc)
+    dotp = (xc * g).sum(axis=axes)
     gx = None
-    if need[0]:
+    if want_x:
         gx = g * a.reshape(bc)
-        # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
-        if _state.training and not p.use_global_stats:
-            n = _count(data.shape, axes)
+        if batch:
             gx = gx - xc * (a * (inv * inv) * (dotp / n)).reshape(bc)
             gx = gx - (a * (gbeta / n)).reshape(bc)
             # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
-            if gy[1] is not None:
-                gx = gx + gy[1].reshape(bc) / n
-            if gy[2] is not None:
-                gx = gx - xc * (gy[2] * (inv * inv * inv) / n).reshape(bc)
-    return [gx, ggamma, gbeta, None, None]
+            if gy_mean is not None:
+                gx = gx + gy_mean.reshape(bc) / n
+            if gy_inv is not None:
+                gx = gx - xc * (gy_inv * (inv * inv * inv) / n).reshape(bc)
+    return gbeta, dotp, gx
+
+
+def _split_channels(xp, channels, data, c, dtype):
+    """``channels(at, sl)`` -> (per channel, per channel, array of ``data``'s shape and
+    ``dtype``, or None where ``dtype`` is) over parts of the channels (axis ``c``) on
+    the CPU workers, assembled; one part is used as it is."""
+    shape = data.shape
+    gx = None if dtype is None else xp.empty(shape, dtype=dtype)
+
+    def part(lo, hi):
+        at = (slice(None),) * c + (slice(lo, hi),)
+        r = channels(at, slice(lo, hi))
+        if gx is not None and hi - lo < shape[c]:
+            gx[at] = r[2]
+        return r
+    parts = parallel(part, shape[c], data.nbytes, xp)
+    if len(parts) == 1:
+        return parts[0]
+    return xp.concatenate([r[0] for r in parts]), xp.concatenate([r[1] for r in parts]), gx
 
 
 def _bn_infer_shape(p, shapes):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_shape, parse_int, parse_bool, optional
+from ...engine import parallel_parts, parallel_copy
 from ..registry import register_op, Param
 from .convolution import LAYOUTS, check_layout, pad_spatial, windows
 
@@ -85,13 +86,17 @@ def _window_max(xp, planes, kernel, stride, out):
     the (N, C, *out, *kernel) window view, whose inner loops are k long. The maximum
     does not depend on the order, so the result is the same.
     """
-    y = None
-    for off in _offsets(kernel):
-        v = _phase_view(planes, off, stride, out)
-        if y is None:
-            y = v.copy()
-        else:
-            xp.maximum(y, v, out=y)
+    y = xp.empty(planes.shape[:2] + tuple(out), dtype=planes.dtype)
+
+    def part(at):
+        ys, pl = y[at], planes[at]
+        for i, off in enumerate(_offsets(kernel)):
+            v = _phase_view(pl, off, stride, out)
+            if i:
+                xp.maximum(ys, v, out=ys)
+            else:
+                xp.copyto(ys, v)
+    parallel_parts(part, y.shape[:2], planes.nbytes, xp)
     return y
 
 
@@ -279,11 +284,15 @@ def _tiled_max_scatter(xp, x, gy, y, kernel, out):
     g = xp.empty((n, c) + covered, dtype=gy.dtype)
     g6 = g.reshape(split)
     hits = xp.zeros(y.shape, dtype=np.uint8 if math.prod(kernel) < 255 else np.int32)
-    for off in _offsets(kernel):
-        at = (slice(None), slice(None)) + tuple(v for a in off for v in (slice(None), a))
-        hit = x6[at] == y
-        hits += hit
-        xp.multiply(hit, gy, out=g6[at])
+
+    def part(nc):
+        xs, gs, ys, gys, hs = x6[nc], g6[nc], y[nc], gy[nc], hits[nc]
+        for off in _offsets(kernel):
+            at = (slice(None), slice(None)) + tuple(v for a in off for v in (slice(None), a))
+            hit = xs[at] == ys
+            hs += hit
+            xp.multiply(hit, gys, out=gs[at])
+    parallel_parts(part, y.shape[:2], g.nbytes, xp)
     if bool((hits != 1).any()):
         return None
     if full:
@@ -313,22 +322,26 @@ def _max_scatter(p, xp, x, gy, y):
     nan = x.dtype.kind == "f" and bool(xp.isnan(y).any())
     masked = bool(xp.isfinite(gy).all())        # else 0 * inf would leak NaN: use where
     g = xp.zeros(planes.shape, dtype=gy.dtype)
-    hit = xp.empty(y.shape, dtype=bool)
-    taken = xp.zeros(y.shape, dtype=bool)
-    routed = xp.empty(y.shape, dtype=gy.dtype)
-    for off in _offsets(kernel):
-        v = _phase_view(planes, off, stride, out)
-        xp.equal(v, y, out=hit)
-        if nan:
-            hit |= v != v
-        xp.greater(hit, taken, out=hit)         # hit and not taken
-        xp.logical_or(taken, hit, out=taken)
-        if masked:
-            xp.multiply(gy, hit, out=routed)
-        else:
-            routed = xp.where(hit, gy, 0)
-        dst = _phase_view(g, off, stride, out)
-        xp.add(dst, routed, out=dst)
+
+    def part(nc):
+        pl, gs, ys, gys = planes[nc], g[nc], y[nc], gy[nc]
+        hit = xp.empty(ys.shape, dtype=bool)
+        taken = xp.zeros(ys.shape, dtype=bool)
+        routed = xp.empty(ys.shape, dtype=gy.dtype)
+        for off in _offsets(kernel):
+            v = _phase_view(pl, off, stride, out)
+            xp.equal(v, ys, out=hit)
+            if nan:
+                hit |= v != v
+            xp.greater(hit, taken, out=hit)         # hit and not taken
+            xp.logical_or(taken, hit, out=taken)
+            if masked:
+                xp.multiply(gys, hit, out=routed)
+            else:
+                routed = xp.where(hit, gys, 0)
+            dst = _phase_view(gs, off, stride, out)
+            xp.add(dst, routed, out=dst)
+    parallel_parts(part, y.shape[:2], g.nbytes, xp)
     return _from_phase_planes(xp, g, x.shape, before, stride)
 
 
@@ -346,20 +359,29 @@ def _phase_planes(xp, x, kernel, stride, before, after, fill):
         return pad_spatial(xp, x, before, after, fill)
     size = x.shape[2:]
     planes = tuple(-(-(b + m + a) // s) for b, m, a, s in zip(before, size, after, stride))
-    out = xp.full(x.shape[:2] + tuple(stride) + planes, fill, dtype=x.dtype)
-    for phase, src, dst in _phase_copies(before, size, stride):
-        out[(slice(None), slice(None)) + phase + dst] = x[(slice(None), slice(None)) + src]
+    out = xp.empty(x.shape[:2] + tuple(stride) + planes, dtype=x.dtype)
+
+    def part(nc):
+        o, xs = out[nc], x[nc]
+        o.fill(fill)
+        for phase, src, dst in _phase_copies(before, size, stride):
+            o[(slice(None), slice(None)) + phase + dst] = xs[(slice(None), slice(None)) + src]
+    parallel_parts(part, x.shape[:2], out.nbytes, xp)
     return out
 
 
 def _from_phase_planes(xp, planes, shape, before, stride):
     """The (N, C, *S) array of ``shape`` inside :func:`_phase_planes` (padding left out)."""
+    x = xp.empty(shape, dtype=planes.dtype)
     if planes.ndim == len(shape):
         crop = tuple(slice(b, b + m) for b, m in zip(before, shape[2:]))
-        return xp.ascontiguousarray(planes[(slice(None), slice(None)) + crop])
-    x = xp.empty(shape, dtype=planes.dtype)
-    for phase, src, dst in _phase_copies(before, shape[2:], stride):
-        x[(slice(None), slice(None)) + src] = planes[(slice(None), slice(None)) + phase + dst]
+        return parallel_copy(xp, x, planes[(slice(None), slice(None)) + crop])
+
+    def part(nc):
+        xs, pl = x[nc], planes[nc]
+        for phase, src, dst in _phase_copies(before, shape[2:], stride):
+            xs[(slice(None), slice(None)) + src] = pl[(slice(None), slice(None)) + phase + dst]
+    parallel_parts(part, shape[:2], x.nbytes, xp)
     return x
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import parse_float, np_dtype
+from ...engine import parallel_parts
 from ..registry import register_op, Param, dtypes
 from ..util import context_of, zeros_grad
 from . import special
@@ -84,7 +85,7 @@ _TABLE = [
     ("log_sigmoid", lambda xp, x: -_softplus(xp, -x), lambda x, y, gy: gy * nd.sigmoid(-x), "x"),
     ("softsign", lambda xp, x: x / (1 + xp.abs(x)),
      lambda x, y, gy: gy / nd.square(1 + nd.abs(x)), "x"),
-    ("relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
+    ("relu", lambda xp, x: _relu(xp, x),
      lambda x, y, gy: nd._internal._backward_relu(gy, y), "y"),
     ("erf", special.erf, lambda x, y, gy: gy * (2 / _SQRT_PI) * nd.exp(-x * x), "x"),
     ("erfinv", special.erfinv, lambda x, y, gy: gy * (_SQRT_PI / 2) * nd.exp(y * y), "y"),
@@ -126,9 +127,22 @@ def _softplus(xp, x):
     return (xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
 
 
+def _relu(xp, x):
+    """``max(x, 0)`` in ``x``'s dtype, split over the CPU workers."""
+    y = xp.empty(x.shape, dtype=x.dtype)
+    zero = x.dtype.type(0)      # keeps bool as bool (a Python 0 would make it int64)
+    parallel_parts(lambda at: xp.maximum(x[at], zero, out=y[at]), x.shape, x.nbytes, xp)
+    return y
+
+
 def _relu_backward(p, xp, gy, x):
     # NOTE: gy times exactly 0 or 1, the same numbers as ``gy * (x > 0)`` in two ops.
-    return gy * (x > 0)
+    if gy.shape != x.shape:
+        return gy * (x > 0)
+    gx = xp.empty(gy.shape, dtype=gy.dtype)
+    parallel_parts(lambda at: xp.multiply(gy[at], x[at] > 0, out=gx[at]), gy.shape, gy.nbytes,
+                   xp)
+    return gx
 
 
 def _relu_backward_grad(p, x, y, gy, need):

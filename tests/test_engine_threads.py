@@ -1,0 +1,236 @@
+"""The CPU workers (mx.engine.parallel): kernels split over threads give the serial
+results bit for bit, the pool behaves (order, errors, nesting, fork), and the thread
+count follows the environment."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite import engine
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+    """Split every pass, however small, over 3 threads (uneven parts); 1 thread after."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    prev = engine.set_num_threads(3)
+    yield
+    engine.set_num_threads(prev)
+
+
+def _run(fn, threads):
+    prev = engine.set_num_threads(threads)
+    try:
+        return [np.asarray(a) for a in fn()]
+    finally:
+        engine.set_num_threads(prev)
+
+
+def _same_bits(fn):
+    serial, split = _run(fn, 1), _run(fn, 3)
+    assert len(serial) == len(split)
+    for a, b in zip(serial, split):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _grads(op, shapes, dtype="float32", seed=0, **kw):
+    """Forward outputs and the gradients of every input of ``op`` for a random head."""
+    def run():
+        rng = np.random.RandomState(seed)
+        xs = [mx.nd.array(rng.randn(*s), dtype=dtype) for s in shapes]
+        for x in xs:
+            x.attach_grad()
+        with mx.autograd.record():
+            y = op(*xs, **kw)
+        ys = y if isinstance(y, (list, tuple)) else [y]
+        head = mx.nd.array(np.random.RandomState(seed + 1).randn(*ys[0].shape), dtype=dtype)
+        ys[0].backward(head)
+        return [v.asnumpy() for v in ys] + [x.grad.asnumpy() for x in xs]
+    return run
+
+
+CONVS = [
+    # data, weight, params: per-sample columns (28x28 out), the block layout (small
+    # map, groups), strided, dilated, 1-D and 3-D
+    ((3, 4, 30, 30), (5, 4, 3, 3), dict(kernel=(3, 3), num_filter=5, no_bias=True)),
+    ((5, 6, 7, 7), (6, 3, 3, 3), dict(kernel=(3, 3), num_filter=6, num_group=2, pad=(1, 1))),
+    ((4, 3, 12, 12), (8, 3, 3, 3), dict(kernel=(3, 3), num_filter=8, stride=(2, 2),
+                                        pad=(1, 1), dilate=(2, 2), no_bias=True)),
+    ((3, 2, 40), (4, 2, 5), dict(kernel=(5,), num_filter=4, pad=(2,), no_bias=True)),
+    ((2, 2, 5, 6, 7), (3, 2, 2, 3, 2), dict(kernel=(2, 3, 2), num_filter=3, no_bias=True)),
+]
+
+
+@pytest.mark.parametrize("dshape,wshape,kw", CONVS)
+def test_convolution_split_is_bit_identical(split_everything, dshape, wshape, kw):
+    shapes = [dshape, wshape] + ([] if kw.get("no_bias") else [(kw["num_filter"],)])
+    _same_bits(_grads(mx.nd.Convolution, shapes, **kw))
+
+
+def test_deconvolution_split_is_bit_identical(split_everything):
+    kw = dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1), adj=(1, 1))
+    _same_bits(_grads(mx.nd.Deconvolution, [(3, 5, 6, 6), (5, 4, 3, 3)], **kw))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("axis,shape", [(1, (4, 7, 5, 6)), (-1, (3, 5, 8)), (1, (2, 9))])
+@pytest.mark.parametrize("fix_gamma", [True, False])
+def test_batchnorm_split_is_bit_identical(split_everything, dtype, axis, shape, fix_gamma):
+    c = shape[axis]
+
+    def run(training):
+        def go():
+            rng = np.random.RandomState(0)
+            x = mx.nd.array(rng.randn(*shape) * 3 + 1, dtype=dtype)
+            gamma, beta = (mx.nd.array(rng.rand(c) + 0.5, dtype=dtype) for _ in range(2))
+            mm, mv = mx.nd.zeros(c, dtype=dtype), mx.nd.ones(c, dtype=dtype)
+            for a in (x, gamma, beta):
+                a.attach_grad()
+            with mx.autograd.record(train_mode=training):
+                y, mean, inv = mx.nd.BatchNorm(x, gamma, beta, mm, mv, axis=axis,
+                                               fix_gamma=fix_gamma, output_mean_var=True)
+            heads = [mx.nd.array(rng.randn(*a.shape), dtype=dtype) for a in (y, mean, inv)]
+            mx.autograd.backward([y, mean, inv], heads, train_mode=training)
+            return [y, mean, inv, mm, mv, x.grad, gamma.grad, beta.grad]
+        return go
+    _same_bits(run(True))
+    _same_bits(run(False))
+
+
+@pytest.mark.parametrize("kw", [
+    dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max"),     # phase planes
+    dict(kernel=(2, 2), stride=(2, 2), pool_type="max"),                 # tiling windows
+    dict(kernel=(3, 3), stride=(1, 1), pool_type="max"),
+    dict(kernel=(3, 3), stride=(2, 2), pool_type="avg", pad=(1, 1)),
+])
+def test_pooling_split_is_bit_identical(split_everything, kw):
+    _same_bits(_grads(mx.nd.Pooling, [(3, 4, 11, 12)], **kw))
+
+
+def test_max_pooling_ties_and_nan_split_is_bit_identical(split_everything):
+    def run():
+        x = mx.nd.array(np.round(np.random.RandomState(0).randn(3, 4, 9, 9)))
+        x[0, 1, 2, 3] = np.nan
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x, kernel=(3, 3), stride=(2, 2), pool_type="max")
+        y.backward(mx.nd.ones_like(y))
+        return [y, x.grad]
+    _same_bits(run)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "bool"])
+def test_relu_split_is_bit_identical(split_everything, dtype):
+    def run():
+        x = mx.nd.array(np.random.RandomState(0).randn(5, 3, 4), dtype=dtype)
+        if dtype[0] == "f":
+            x.attach_grad()
+            with mx.autograd.record():
+                y = mx.nd.Activation(x, act_type="relu")
+            y.backward(mx.nd.array(np.random.RandomState(1).randn(5, 3, 4), dtype=dtype))
+            return [y, x.grad, mx.nd.relu(x[0, 0, 0])]
+        return [mx.nd.Activation(x, act_type="relu")]
+    _same_bits(run)
+
+
+def test_resnet_block_training_split_is_bit_identical(split_everything):
+    """A ResNet basic block (conv, BN, relu, pooling), hybridized, one SGD step."""
+    def run():
+        mx.random.seed(3)
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Conv2D(8, 3, padding=1, use_bias=False), mx.gluon.nn.BatchNorm(),
+                mx.gluon.nn.Activation("relu"), mx.gluon.nn.MaxPool2D(3, 2, 1),
+                mx.gluon.nn.Conv2D(4, 3, strides=2), mx.gluon.nn.GlobalAvgPool2D(),
+                mx.gluon.nn.Dense(3))
+        net.initialize(mx.init.Xavier())
+        net.hybridize()
+        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 16, 16))
+        with mx.autograd.record():
+            loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()(net(x), mx.nd.array([0, 1, 2, 0]))
+        loss.backward()
+        trainer.step(4)
+        return [loss] + [p.data() for p in net.collect_params().values()]
+    _same_bits(run)
+
+
+# -- the pool ---------------------------------------------------------------------------
+
+def test_parallel_covers_the_range_in_order(split_everything):
+    parts = engine.parallel(lambda lo, hi: (lo, hi), 10, 1)
+    assert parts == [(0, 3), (3, 6), (6, 10)]
+    assert engine.parallel(lambda lo, hi: (lo, hi), 2, 1) == [(0, 1), (1, 2)]
+
+
+def test_parallel_runs_small_passes_and_one_thread_in_the_caller(monkeypatch):
+    prev = engine.set_num_threads(2)
+    try:
+        assert engine.parallel(lambda lo, hi: (lo, hi), 8, 10) == [(0, 8)]
+        engine.set_num_threads(1)
+        assert engine.parallel(lambda lo, hi: (lo, hi), 8, 1 << 40) == [(0, 8)]
+        assert engine._pool is None
+    finally:
+        engine.set_num_threads(prev)
+
+
+def test_parallel_raises_a_part_error_after_every_part_ends(split_everything):
+    done = []
+
+    def fn(lo, hi):
+        if lo == 3:
+            raise ValueError("part at %d" % lo)
+        done.append(lo)
+        return lo
+    with pytest.raises(ValueError, match="part at 3"):
+        engine.parallel(fn, 9, 1)
+    assert sorted(done) == [0, 6]
+    assert engine.parallel(lambda lo, hi: hi - lo, 9, 1) == [3, 3, 3]    # still works
+
+
+def test_parallel_inside_a_worker_runs_serially(split_everything):
+    inner = engine.parallel(lambda lo, hi: engine.parallel(lambda a, b: (a, b), 6, 1), 6, 1)
+    assert inner[0] == [(0, 2), (2, 4), (4, 6)]          # the caller's part splits
+    assert inner[1] == [(0, 6)] and inner[2] == [(0, 6)]
+
+
+def test_set_num_threads_checks_its_argument():
+    with pytest.raises(ValueError, match="at least 1, got 0"):
+        engine.set_num_threads(0)
+    assert engine.num_threads() >= 1
+
+
+@pytest.mark.parametrize("env,want", [
+    ({"MXLITE_NUM_THREADS": "3", "OMP_NUM_THREADS": "1"}, 3),
+    ({"OMP_NUM_THREADS": "1", "MXNET_CPU_WORKER_NTHREADS": "4"}, 1),
+    ({"MXNET_CPU_WORKER_NTHREADS": "4"}, 4),
+    ({"OPENBLAS_NUM_THREADS": "5"}, 5),
+    ({"OMP_NUM_THREADS": "2,1", "OPENBLAS_NUM_THREADS": "5"}, 2),
+])
+def test_thread_count_follows_the_environment(env, want):
+    keys = ("MXLITE_NUM_THREADS", "OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS",
+            "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    full = {k: v for k, v in os.environ.items() if k not in keys}
+    full.update(env)
+    full["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__))]
+                                         + [full.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", "import mxlite; print(mxlite.engine.num_threads())"],
+                         env=full, capture_output=True, text=True, check=True)
+    assert int(out.stdout) == want
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_fork_after_a_split_pass_is_safe(split_everything):
+    x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 8, 8))
+    want = mx.nd.relu(x).asnumpy()
+    assert engine._pool is not None
+    pid = os.fork()
+    if pid == 0:        # the child: a fresh pool, the same numbers
+        ok = np.array_equal(mx.nd.relu(x).asnumpy(), want) and engine._pool is not None
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    np.testing.assert_array_equal(mx.nd.relu(x).asnumpy(), want)
