@@ -247,6 +247,13 @@ def parallel_copy(xp, dst, src):
     return dst
 
 
+def contiguous(xp, a):
+    """``a`` as a C-contiguous array: itself, or a copy by :func:`parallel_copy`."""
+    if a.flags.c_contiguous:
+        return a
+    return parallel_copy(xp, xp.empty(a.shape, dtype=a.dtype), a)
+
+
 if hasattr(os, "register_at_fork"):
     # The idle workers are joined before a fork (a child never inherits a pool it
     # cannot run, and Python 3.12 has no threads to warn about); the next pass

@@ -62,6 +62,9 @@ CONVS = [
                                         pad=(1, 1), dilate=(2, 2), no_bias=True)),
     ((3, 2, 40), (4, 2, 5), dict(kernel=(5,), num_filter=4, pad=(2,), no_bias=True)),
     ((2, 2, 5, 6, 7), (3, 2, 2, 3, 2), dict(kernel=(2, 3, 2), num_filter=3, no_bias=True)),
+    # 1x1: strided (a downsampling shortcut), small maps (one product over the batch)
+    ((4, 6, 9, 9), (5, 6, 1, 1), dict(kernel=(1, 1), num_filter=5, stride=(2, 2))),
+    ((3, 6, 8, 8), (5, 6, 1, 1), dict(kernel=(1, 1), num_filter=5, no_bias=True)),
 ]
 
 
@@ -71,9 +74,10 @@ def test_convolution_split_is_bit_identical(split_everything, dshape, wshape, kw
     _same_bits(_grads(mx.nd.Convolution, shapes, **kw))
 
 
-def test_deconvolution_split_is_bit_identical(split_everything):
-    kw = dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1), adj=(1, 1))
-    _same_bits(_grads(mx.nd.Deconvolution, [(3, 5, 6, 6), (5, 4, 3, 3)], **kw))
+@pytest.mark.parametrize("kernel,stride", [((3, 3), (2, 2)), ((1, 1), (2, 2))])
+def test_deconvolution_split_is_bit_identical(split_everything, kernel, stride):
+    kw = dict(kernel=kernel, num_filter=4, stride=stride, adj=(1, 1))
+    _same_bits(_grads(mx.nd.Deconvolution, [(3, 5, 6, 6), (5, 4) + kernel], **kw))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
