@@ -249,18 +249,20 @@ class CachedGraph:
         return [tuple(f) for f in frees]
 
     def _need_for(self, mask):
-        """Per slot: whether its value depends on a graph input/param needing a gradient."""
-        need = self._need.get(mask)
-        if need is None:
+        """Per slot: whether its value depends on a graph input/param needing a gradient;
+        and per step, that of each of its inputs (the ``need`` of its rule)."""
+        found = self._need.get(mask)
+        if found is None:
             need = [False] * self.n_slots
             for s, m in zip(self.leaf_slots, mask):
                 need[s] = m
             for op, p, ins, first, multi, nid, nvis, extra in self._plan:
                 if op.gradient is not None and any(need[i] for i in ins):
                     need[first:first + nvis] = [True] * nvis
+            found = need, [[need[i] for i in st[2]] for st in self._plan]
             if len(self._need) < 64:
-                self._need[mask] = need
-        return need
+                self._need[mask] = found
+        return found
 
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
@@ -281,7 +283,7 @@ class CachedGraph:
         if _ag_state.recording:
             mask = tuple([nda[s]._entry is not None for s in self.leaf_slots])
             if True in mask:
-                need = self._need_for(mask)
+                need, need_ins = self._need_for(mask)
             else:
                 mask = None
         xp = ctx.xp or ctx.array_module()
@@ -291,7 +293,7 @@ class CachedGraph:
         used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
         outs = [nda[s] for s in self.out_slots]
         if record and any(need[s] for s in self.out_slots):
-            tape = _Tape(raw, full, used, need, ctx, mask)
+            tape = _Tape(raw, full, used, need, need_ins, ctx, mask)
             record_node(self._gop, tape, [nda[s] for s in self.leaf_slots], outs, checks)
             for o, s in zip(outs, self.out_slots):
                 if not need[s]:
@@ -302,11 +304,14 @@ class CachedGraph:
         """Run the steps on raw arrays; returns the params each step ran with."""
         override = self._overrides(inputs) if self._open else None
         record = need is not None
-        used = [None] * len(self._plan)
+        # the params each step ran with: the plan's own unless a shape overrides them
+        used = [None] * len(self._plan) if override else self._params_used
         frees = None if record else self._frees
         for k, (op, p, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
-            if override and nid in override:
-                p = override[nid]
+            if override:
+                if nid in override:
+                    p = override[nid]
+                used[k] = p
             ys = run_step(op, p, xp, [raw[i] for i in ins])
             if type(ys) is tuple:
                 if multi:
@@ -317,7 +322,6 @@ class CachedGraph:
                 raw[first] = ys
             if record:
                 full[k] = ys
-            used[k] = p
             if extra is not None:
                 self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
             if frees is not None:
@@ -359,6 +363,7 @@ class CachedGraph:
         outputs too: the tape shrinks as the gradients grow, as the imperative tape does
         node by node, instead of holding every value until the walk ends."""
         raw, need, full, ctx, used = tape.raw, tape.need, tape.full, tape.ctx, tape.used
+        need_ins = tape.need_ins
         if raw is None:     # a freeing backward failed half way through this tape
             raise MXNetError("backward: the graph through a hybridized block has already been "
                              "freed by an earlier backward; pass retain_graph=True to the "
@@ -372,18 +377,32 @@ class CachedGraph:
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
         for k, op, ins, first, nvis in self._backward_order:
-            gvis = g[first:first + nvis]
-            g[first:first + nvis] = (None,) * nvis
+            if nvis == 1:
+                gv = g[first]
+                g[first] = None
+                if free:
+                    raw[first] = None
+                gvis = None if gv is None else [gv]
+            else:
+                gvis = g[first:first + nvis]
+                g[first:first + nvis] = (None,) * nvis
+                if free:
+                    raw[first:first + nvis] = (None,) * nvis
+                if _all_none(gvis):
+                    gvis = None
             y = full[k]
             if free:
                 full[k] = None
-                raw[first:first + nvis] = (None,) * nvis
-            if not need[first] or _all_none(gvis):
+            if gvis is None or not need[first]:
                 continue
-            ys = y if type(y) is tuple else (y,)
-            gys_k = gvis + [None] * (len(ys) - nvis) if len(ys) > nvis else gvis
-            need_k = [need[i] for i in ins]
-            gxs = node_backward(op, used[k], [raw[i] for i in ins], ys, gys_k, need_k, ctx)
+            if type(y) is tuple:
+                ys = y
+                if len(y) > nvis:       # no gradient for the hidden outputs
+                    gvis += [None] * (len(y) - nvis)
+            else:
+                ys = (y,)
+            need_k = need_ins[k]
+            gxs = node_backward(op, used[k], [raw[i] for i in ins], ys, gvis, need_k, ctx)
             for i, gx, want in zip(ins, gxs, need_k):
                 if gx is not None and want:
                     gi = g[i]
@@ -441,13 +460,14 @@ class _Tape:
     """What one recorded replay keeps for its backward: every slot's raw value, each
     step's full output (hidden outputs included) and params, and which slots need
     gradients."""
-    __slots__ = ("raw", "full", "used", "need", "ctx", "mask")
+    __slots__ = ("raw", "full", "used", "need", "need_ins", "ctx", "mask")
 
-    def __init__(self, raw, full, used, need, ctx, mask):
+    def __init__(self, raw, full, used, need, need_ins, ctx, mask):
         self.raw = raw
         self.full = full
         self.used = used
         self.need = need
+        self.need_ins = need_ins    # per step, whether each of its inputs needs a gradient
         self.ctx = ctx
         self.mask = mask        # which graph inputs/params needed gradients
 
