@@ -9,6 +9,7 @@ deadlock came from them), and an at-fork handler drains pending GPU work
 that split one large pass of a kernel (:func:`parallel`); they are idle between
 passes and joined before a fork.
 """
+import itertools
 import os
 import queue
 import sys
@@ -102,6 +103,10 @@ __getattr__, __dir__ = _exports(__name__, {
 # Bytes a pass must touch before it is split: below this the hand-off to a worker
 # (~20 us on a busy 2-core machine) costs more than half the pass saves.
 PARALLEL_MIN_BYTES = 1 << 19
+# Parts per thread a pass is cut into (claimed by whichever thread is free).
+PARTS_PER_THREAD = 4
+# Parts of a pass whose parts reduce (see :func:`parallel`), whatever the threads.
+FIXED_PARTS = 8
 
 
 def _threads_from_env():
@@ -128,18 +133,43 @@ class _Workers(threading.local):
 def _work(tasks):
     _here.inside = True
     while True:
-        task = tasks.get()
-        if task is None:
+        job = tasks.get()
+        if job is None:
             return
-        fn, lo, hi, i, done = task
-        try:
-            done.put((i, True, fn(lo, hi)))
-        except BaseException as e:      # handed to the caller, raised there
-            done.put((i, False, e))
+        job.run()
+
+
+class _Job:
+    """One split pass: its parts are claimed one at a time by whichever thread comes
+    (the caller first), so a worker that the OS does not schedule soon leaves its
+    parts to the others instead of holding the caller up."""
+
+    def __init__(self, fn, bounds):
+        self.fn, self.bounds = fn, bounds
+        self.out = [None] * (len(bounds) - 1)
+        self.claim = itertools.count().__next__     # atomic in CPython
+        self.left = len(self.out)
+        self.lock = threading.Lock()
+        self.finished = threading.Event()
+        self.error = None
+
+    def run(self):
+        while True:
+            i = self.claim()
+            if i >= len(self.out):
+                return
+            try:
+                self.out[i] = self.fn(self.bounds[i], self.bounds[i + 1])
+            except BaseException as e:      # raised in the caller once every part ended
+                self.error = self.error or e
+            with self.lock:
+                self.left -= 1
+                if not self.left:
+                    self.finished.set()
 
 
 class _Pool:
-    """Daemon threads taking ``(fn, lo, hi, i, done)`` tasks from one queue.
+    """Daemon threads running the :class:`_Job` s put on one queue.
 
     NOTE: a bare queue, not ``concurrent.futures``: a hand-off to a sleeping thread
     measured 40 us on a busy 2-core machine against 95 us through an executor."""
@@ -197,44 +227,42 @@ def _get_pool():
         return _pool
 
 
-def parallel(fn, n, nbytes, xp=None):
-    """``fn(lo, hi)`` over contiguous parts of ``range(n)`` covering it, on up to
-    :func:`num_threads` threads (the caller runs the first part); the parts' results
-    in order. One part, ``fn(0, n)`` in the caller, where there is one thread, the
-    pass is small (``nbytes`` below ``PARALLEL_MIN_BYTES``) or the caller is itself a
-    worker. ``fn`` must write disjoint places and read only what no part writes.
-    ``xp``: the kernel's array module; one part for any but NumPy (a GPU array's
-    kernels run on the device)."""
+def parallel(fn, n, nbytes, xp=None, fixed=False):
+    """``fn(lo, hi)`` over contiguous parts of ``range(n)`` covering it, in order, on up
+    to :func:`num_threads` threads (the caller among them); the parts' results in
+    order. ``fn`` must write disjoint places and read only what no part writes.
+
+    One part, ``fn(0, n)`` in the caller, where the pass is small (``nbytes`` below
+    ``PARALLEL_MIN_BYTES``), or, unless ``fixed``, where there is one thread, the
+    caller is itself a worker or ``xp`` (the kernel's array module) is not NumPy (a
+    GPU array's kernels run on the device). ``fixed``: the parts depend on ``n`` and
+    ``nbytes`` alone (``FIXED_PARTS`` of them), never on the threads, for passes whose
+    parts reduce (a part's sum is rounded as its part was cut); without threads they
+    run one after another in the caller."""
     k = min(_threads, n)
-    if k <= 1 or nbytes < PARALLEL_MIN_BYTES or _here.inside or (xp is not None and xp is not np):
+    serial = k <= 1 or _here.inside or (xp is not None and xp is not np)
+    if nbytes < PARALLEL_MIN_BYTES or (serial and not fixed):
         return [fn(0, n)]
-    bounds = [n * i // k for i in range(k + 1)]
-    done = queue.SimpleQueue()
-    tasks = _get_pool().tasks
-    for i in range(1, k):
-        tasks.put((fn, bounds[i], bounds[i + 1], i, done))
-    out = [None] * k
-    error = None
-    try:
-        out[0] = fn(bounds[0], bounds[1])
-    except BaseException as e:
-        error = e
-    for _ in range(1, k):       # every part has finished before anything is raised
-        i, ok, r = done.get()
-        if ok:
-            out[i] = r
-        elif error is None:
-            error = r
-    if error is not None:
-        raise error
-    return out
+    m = min(n, FIXED_PARTS if fixed else PARTS_PER_THREAD * k)
+    job = _Job(fn, [n * i // m for i in range(m + 1)])
+    if not serial:
+        tasks = _get_pool().tasks
+        for _ in range(min(k, m) - 1):
+            tasks.put(job)
+    job.run()
+    job.finished.wait()
+    if job.error is not None:
+        raise job.error
+    return job.out
 
 
 def parallel_parts(fn, shape, nbytes, xp=None):
     """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
     first axis of at least :func:`num_threads` entries (the batch, else the channels),
     by :func:`parallel`; their results in order."""
-    if not shape:
+    if not shape or _threads <= 1 or nbytes < PARALLEL_MIN_BYTES:
+        # one part (as parallel would run it), without building the split: this is
+        # the path of every small array
         return [fn((Ellipsis,))]     # x[...] of a 0-d array is a view, x[()] a scalar
     axis = next((i for i, m in enumerate(shape) if m >= _threads), 0)
     lead = (slice(None),) * axis
@@ -245,6 +273,13 @@ def parallel_copy(xp, dst, src):
     """``dst[...] = src`` (the same shape) by :func:`parallel_parts`."""
     parallel_parts(lambda at: xp.copyto(dst[at], src[at]), dst.shape, dst.nbytes, xp)
     return dst
+
+
+def contiguous(xp, a):
+    """``a`` as a C-contiguous array: itself, or a copy by :func:`parallel_copy`."""
+    if a.flags.c_contiguous:
+        return a
+    return parallel_copy(xp, xp.empty(a.shape, dtype=a.dtype), a)
 
 
 if hasattr(os, "register_at_fork"):

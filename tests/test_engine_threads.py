@@ -62,6 +62,9 @@ CONVS = [
                                         pad=(1, 1), dilate=(2, 2), no_bias=True)),
     ((3, 2, 40), (4, 2, 5), dict(kernel=(5,), num_filter=4, pad=(2,), no_bias=True)),
     ((2, 2, 5, 6, 7), (3, 2, 2, 3, 2), dict(kernel=(2, 3, 2), num_filter=3, no_bias=True)),
+    # 1x1: strided (a downsampling shortcut), small maps (one product over the batch)
+    ((4, 6, 9, 9), (5, 6, 1, 1), dict(kernel=(1, 1), num_filter=5, stride=(2, 2))),
+    ((3, 6, 8, 8), (5, 6, 1, 1), dict(kernel=(1, 1), num_filter=5, no_bias=True)),
 ]
 
 
@@ -71,9 +74,10 @@ def test_convolution_split_is_bit_identical(split_everything, dshape, wshape, kw
     _same_bits(_grads(mx.nd.Convolution, shapes, **kw))
 
 
-def test_deconvolution_split_is_bit_identical(split_everything):
-    kw = dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1), adj=(1, 1))
-    _same_bits(_grads(mx.nd.Deconvolution, [(3, 5, 6, 6), (5, 4, 3, 3)], **kw))
+@pytest.mark.parametrize("kernel,stride", [((3, 3), (2, 2)), ((1, 1), (2, 2))])
+def test_deconvolution_split_is_bit_identical(split_everything, kernel, stride):
+    kw = dict(kernel=kernel, num_filter=4, stride=stride, adj=(1, 1))
+    _same_bits(_grads(mx.nd.Deconvolution, [(3, 5, 6, 6), (5, 4) + kernel], **kw))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
@@ -161,9 +165,18 @@ def test_resnet_block_training_split_is_bit_identical(split_everything):
 # -- the pool ---------------------------------------------------------------------------
 
 def test_parallel_covers_the_range_in_order(split_everything):
-    parts = engine.parallel(lambda lo, hi: (lo, hi), 10, 1)
-    assert parts == [(0, 3), (3, 6), (6, 10)]
+    parts = engine.parallel(lambda lo, hi: (lo, hi), 40, 1)
+    assert len(parts) == 3 * engine.PARTS_PER_THREAD
+    assert parts[0][0] == 0 and parts[-1][1] == 40
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(parts, parts[1:]))
     assert engine.parallel(lambda lo, hi: (lo, hi), 2, 1) == [(0, 1), (1, 2)]
+
+
+def test_fixed_parts_do_not_depend_on_the_threads(split_everything):
+    split = engine.parallel(lambda lo, hi: (lo, hi), 20, 1, fixed=True)
+    assert len(split) == engine.FIXED_PARTS
+    engine.set_num_threads(1)
+    assert engine.parallel(lambda lo, hi: (lo, hi), 20, 1, fixed=True) == split
 
 
 def test_parallel_runs_small_passes_and_one_thread_in_the_caller(monkeypatch):
@@ -187,14 +200,15 @@ def test_parallel_raises_a_part_error_after_every_part_ends(split_everything):
         return lo
     with pytest.raises(ValueError, match="part at 3"):
         engine.parallel(fn, 9, 1)
-    assert sorted(done) == [0, 6]
-    assert engine.parallel(lambda lo, hi: hi - lo, 9, 1) == [3, 3, 3]    # still works
+    assert sorted(done) == [0, 1, 2, 4, 5, 6, 7, 8]
+    assert engine.parallel(lambda lo, hi: hi - lo, 9, 1) == [1] * 9      # still works
 
 
-def test_parallel_inside_a_worker_runs_serially(split_everything):
+def test_parallel_inside_a_part_does_not_wait_on_itself(split_everything):
     inner = engine.parallel(lambda lo, hi: engine.parallel(lambda a, b: (a, b), 6, 1), 6, 1)
-    assert inner[0] == [(0, 2), (2, 4), (4, 6)]          # the caller's part splits
-    assert inner[1] == [(0, 6)] and inner[2] == [(0, 6)]
+    assert len(inner) == 6
+    for parts in inner:     # split where the caller ran it, whole in a worker
+        assert parts[0][0] == 0 and parts[-1][1] == 6 and len(parts) in (1, 6)
 
 
 def test_set_num_threads_checks_its_argument():

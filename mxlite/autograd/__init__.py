@@ -190,23 +190,23 @@ def record_node(op, p, inputs, outs, checks=None):
         checks = []
     else:
         saves = ""
-    if "x" in saves:
-        for x in inputs:
+    check_x = "x" in saves
+    parents = []
+    xdata = []
+    for x in inputs:
+        if check_x:
             v = x._version
             if v is None:
                 v = x._version = [0]
             checks.append((v, v[0], x))
+        # As MXNet: an array whose graph a backward has freed is a constant to new records.
+        e = x._entry
+        parents.append(None if e is not None and e[0].freed else e)
+        xdata.append(x._data)
     if "y" in saves:
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    # As MXNet: an array whose graph a backward has freed is a constant to new records.
-    parents = []
-    xdata = []
-    for x in inputs:
-        e = x._entry
-        parents.append(None if e is not None and e[0].freed else e)
-        xdata.append(x._data)
     node = Node(op, p, parents, xdata, [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx,
                 checks)
     for i, y in enumerate(outs):

@@ -6,7 +6,7 @@ Every function takes ``xp``, the array module, and channels-first data.
 """
 import numpy as np
 
-from ...engine import parallel_copy
+from ...engine import parallel_copy, contiguous
 from . import _fast
 
 
@@ -123,8 +123,8 @@ def cols_weight_grad(xp, cols, gy, groups):
     n, f = gy.shape[:2]
     if per_sample(groups, gy.shape[2:]):
         return xp.matmul(gy.reshape(n, f, -1), xp.swapaxes(cols, 1, 2)).sum(axis=0)
-    g = xp.swapaxes(gy.reshape(n, f, -1), 0, 1).reshape(groups, f // groups, -1)
-    return xp.matmul(g, xp.swapaxes(cols, 1, 2))
+    g = contiguous(xp, xp.swapaxes(gy.reshape(n, f, -1), 0, 1))
+    return xp.matmul(g.reshape(groups, f // groups, -1), xp.swapaxes(cols, 1, 2))
 
 
 def is_pointwise(kernel, pad, dilate, groups):
@@ -154,17 +154,17 @@ def pointwise(xp, x, w, stride):
     f = w.shape[0]
     size = xs.shape[2:]
     if n > 1 and prod(size) < POINTWISE_BLOCK_POSITIONS:
-        xb = xp.ascontiguousarray(xp.swapaxes(xs, 0, 1)).reshape(c, -1)     # (C, N*L)
+        xb = contiguous(xp, xp.swapaxes(xs, 0, 1)).reshape(c, -1)         # (C, N*L)
         y = xp.matmul(w.reshape(f, c), xb).reshape(f, n, -1)
-        return xp.ascontiguousarray(xp.swapaxes(y, 0, 1)).reshape((n, f) + size)
-    xs = xp.ascontiguousarray(xs)
+        return contiguous(xp, xp.swapaxes(y, 0, 1)).reshape((n, f) + size)
+    xs = contiguous(xp, xs)
     y = xp.matmul(w.reshape(f, c), xs.reshape(n, c, -1))
     return y.reshape((n, f) + size)
 
 
 def pointwise_weight_grad(xp, x, gy, stride):
     """The weight gradient (F, C, 1...) of a 1x1 convolution: ``sum_n gy[n] @ x[n]^T``."""
-    xs = _subsample(x, stride)
+    xs = contiguous(xp, _subsample(x, stride))
     n, c, f = x.shape[0], x.shape[1], gy.shape[1]
     gw = xp.matmul(gy.reshape(n, f, -1), xp.swapaxes(xs.reshape(n, c, -1), 1, 2)).sum(axis=0)
     return gw.reshape((f, c) + (1,) * (x.ndim - 2))
@@ -179,8 +179,8 @@ def transposed_pointwise(xp, x, w, stride, out):
     if all(s == 1 for s in stride) and tuple(out) == tuple(x.shape[2:]):
         return z
     y = xp.zeros((n, f) + tuple(out), dtype=z.dtype)
-    y[(slice(None), slice(None)) + tuple(slice(0, s * (m - 1) + 1, s)
-                                         for s, m in zip(stride, x.shape[2:]))] = z
+    parallel_copy(xp, y[(slice(None), slice(None)) + tuple(
+        slice(0, s * (m - 1) + 1, s) for s, m in zip(stride, x.shape[2:]))], z)
     return y
 
 

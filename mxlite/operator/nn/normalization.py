@@ -89,8 +89,8 @@ def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
 def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch):
     """``(x - mean) * inv * gamma + beta`` with the batch (``batch``) or the moving
     statistics, and (mean, var, inv) per channel: the passes of each channel
-    together, the channels split over the CPU workers (each channel's reductions
-    run as they would over the whole array)."""
+    together, the channels of a large ``x`` cut into a fixed number of parts (a
+    reduction's rounding depends on the shape it runs over) run by the CPU workers."""
     nc = x.shape[c]
     y = xp.empty(x.shape, dtype=x.dtype)
     if batch:
@@ -119,7 +119,7 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
         # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
         ys *= scale.reshape(bc)
         ys += shift.reshape(bc)
-    parallel(part, nc, x.nbytes, xp)
+    parallel(part, nc, x.nbytes, xp, fixed=True)
     return y, mean, var, inv
 
 
@@ -139,57 +139,66 @@ def _bn_grad(p, x, y, gy, need):
     batch = _state.training and not p.use_global_stats
     n = _count(data.shape, axes)
 
-    def channels(at=None, sl=None):
+    def channels(at=None, sl=None, out=None):
         def take(v, i):
             return v if v is None or i is None else v[i]
         return _bn_grad_channels(take(data, at), take(y[1], sl), take(gy[0], at), take(a, sl),
                                  take(inv, sl), take(gy[1], sl), take(gy[2], sl), n, batch,
-                                 axes, bc, need[0])
-    if isinstance(data, NDArray):
+                                 axes, bc, need[0], out)
+    arrays = [data, gy[0], a] + list(y[1:]) + [v for v in gy[1:] if v is not None]
+    if isinstance(data, NDArray) or len({v.dtype for v in arrays}) > 1:
         gbeta, dotp, gx = channels()
     else:
-        dtype = np.result_type(data, gy[0], a, *[v for v in gy[1:] if v is not None])
-        gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c,
-                                          dtype if need[0] else None)
+        gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c, need[0])
     ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
     return [gx, ggamma, gbeta, None, None]
 
 
-def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc, want_x):
+def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc, want_x,
+                      out=None):
     """(sum(g), dotp, gx) of :func:`_bn_grad` for the channels given (gx None unless
-    ``want_x``). NOTE: methods and operators only, which a CPU worker can run on raw
-    arrays (``nd`` functions take raw arrays only in the thread running the rule)."""
+    ``want_x``); ``out``: a raw array of one dtype with the inputs for gx, which is
+    then computed in it (in place: the same numbers).
+
+    NOTE: methods and operators only, which a CPU worker can run on raw arrays
+    (``nd`` functions take raw arrays only in the thread running the rule)."""
+    def minus(v, t):
+        if out is None:
+            return v - t
+        v -= t
+        return v
     gbeta = g.sum(axis=axes)
     xc = data - mean.reshape(bc)
     dotp = (xc * g).sum(axis=axes)
     gx = None
     if want_x:
-        gx = g * a.reshape(bc)
+        if out is None:
+            gx = g * a.reshape(bc)
+        else:
+            gx = array_module_of(g).multiply(g, a.reshape(bc), out=out)
         if batch:
-            gx = gx - xc * (a * (inv * inv) * (dotp / n)).reshape(bc)
-            gx = gx - (a * (gbeta / n)).reshape(bc)
+            gx = minus(gx, xc * (a * (inv * inv) * (dotp / n)).reshape(bc))
+            gx = minus(gx, (a * (gbeta / n)).reshape(bc))
             # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
             if gy_mean is not None:
-                gx = gx + gy_mean.reshape(bc) / n
+                gx = minus(gx, -(gy_mean.reshape(bc) / n))     # x - (-t) is x + t exactly
             if gy_inv is not None:
-                gx = gx - xc * (gy_inv * (inv * inv * inv) / n).reshape(bc)
+                gx = minus(gx, xc * (gy_inv * (inv * inv * inv) / n).reshape(bc))
     return gbeta, dotp, gx
 
 
-def _split_channels(xp, channels, data, c, dtype):
-    """``channels(at, sl)`` -> (per channel, per channel, array of ``data``'s shape and
-    ``dtype``, or None where ``dtype`` is) over parts of the channels (axis ``c``) on
-    the CPU workers, assembled; one part is used as it is."""
+def _split_channels(xp, channels, data, c, want_x):
+    """``channels(at, sl, out)`` -> (per channel, per channel, array of ``data``'s
+    shape or None) over fixed parts of the channels (axis ``c``, as
+    :func:`_bn_normalize`) run by the CPU workers, each part writing its share of
+    the array (unless ``want_x`` is false)."""
     shape = data.shape
-    gx = None if dtype is None else xp.empty(shape, dtype=dtype)
+    gx = xp.empty(shape, dtype=data.dtype) if want_x else None
 
     def part(lo, hi):
         at = (slice(None),) * c + (slice(lo, hi),)
-        r = channels(at, slice(lo, hi))
-        if gx is not None and hi - lo < shape[c]:
-            gx[at] = r[2]
-        return r
-    parts = parallel(part, shape[c], data.nbytes, xp)
+        return channels(at, slice(lo, hi), None if gx is None else gx[at])
+    parts = parallel(part, shape[c], data.nbytes, xp, fixed=True)
     if len(parts) == 1:
         return parts[0]
     return xp.concatenate([r[0] for r in parts]), xp.concatenate([r[1] for r in parts]), gx
