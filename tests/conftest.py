@@ -39,3 +39,19 @@ def _fresh_state():
     if OPS != ops:
         OPS.clear()
         OPS.update(ops)
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def fast_kernels(request, monkeypatch):
+    """Runs a test twice: on the pure NumPy kernels, and (where numba, the extra
+    ``fast``, is installed) with the numba ones, Winograd on every 3x3 convolution it
+    can run however small (its size thresholds lowered to zero)."""
+    from mxlite.operator.nn import _fast
+    if request.param == "numpy":
+        monkeypatch.setattr(_fast, "kernels", lambda: None)
+    elif _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    else:
+        monkeypatch.setattr(_fast, "MIN_TILES", 0)
+        monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
+    return request.param
