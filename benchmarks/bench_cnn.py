@@ -20,7 +20,9 @@ then again), each timing at least ``--seconds`` per round, and keeps each one's 
 round: the machine may be shared, so only ratios from one run mean anything. MXNet
 runs hybridized Gluon (its oneDNN kernels), PyTorch eager modules written here
 to match the Gluon models layer for layer. ``MXLITE_BASE=<another mxlite checkout>``
-adds that version, hybridized, as ``base-hyb``: before and after in one run.
+adds that version, hybridized, as ``base-hyb``: before and after in one run. Where
+numba (the extra ``fast``) is installed, ``nonumba-hyb`` is mxlite hybridized with
+``MXLITE_NUMBA=0``: its pure NumPy path, in the same run.
 
 Also printed: the FLOP rate each run reaches (2 * multiply-adds of the convolutions and
 dense layers per image; a training step counted as 3x the forward) against the
@@ -28,6 +30,7 @@ measured float32 GEMM rate of NumPy's BLAS (the ceiling for im2col convolution),
 the peak RSS of a fresh process doing ResNet-18 training steps, per framework.
 """
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -343,8 +346,10 @@ class Proc:
             root = os.environ["MXLITE_BASE"] if kind == "mxlite-base" else os.path.dirname(here)
             env["PYTHONPATH"] = os.pathsep.join(
                 [root] + [p for p in [env.get("PYTHONPATH")] if p])
+        if kind == "mxlite-nonumba":
+            env["MXLITE_NUMBA"] = "0"
         self.p = subprocess.Popen([python, os.path.abspath(__file__), "--worker",
-                                   kind.replace("-base", "")],
+                                   kind.split("-")[0]],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                   text=True)
         self._read()
@@ -376,6 +381,8 @@ def _contestants():
            ("mxlite-hyb", "mxlite", True, sys.executable)]
     if os.environ.get("MXLITE_BASE"):
         out.append(("base-hyb", "mxlite-base", True, sys.executable))
+    if importlib.util.find_spec("numba") is not None:
+        out.append(("nonumba-hyb", "mxlite-nonumba", True, sys.executable))
     if os.environ.get("MXNET_PYTHON"):
         out.append(("mxnet", "mxnet", True, os.environ["MXNET_PYTHON"]))
     if os.environ.get("TORCH_PYTHON"):
@@ -422,7 +429,7 @@ def main():
         print("\nPeak RSS of a fresh process doing 3 ResNet-18 training steps (batch 8), MB:")
         rss = {}
         for label, kind, hyb, python in contestants:
-            if kind in rss or kind == "mxlite-base":
+            if kind in rss or kind in ("mxlite-base", "mxlite-nonumba"):
                 continue
             p = Proc(kind, python, args.threads, args.clock)
             rss[kind] = p.call("rss", steps=3)

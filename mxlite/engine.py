@@ -260,7 +260,9 @@ def parallel_parts(fn, shape, nbytes, xp=None):
     """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
     first axis of at least :func:`num_threads` entries (the batch, else the channels),
     by :func:`parallel`; their results in order."""
-    if not shape:
+    if not shape or _threads <= 1 or nbytes < PARALLEL_MIN_BYTES:
+        # one part (as parallel would run it), without building the split: this is
+        # the path of every small array
         return [fn((Ellipsis,))]     # x[...] of a 0-d array is a view, x[()] a scalar
     axis = next((i for i, m in enumerate(shape) if m >= _threads), 0)
     lead = (slice(None),) * axis

@@ -121,7 +121,7 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                              r[0][1]))
 @pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
-def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
+def test_convolution_forward_and_grad(row, per_sample, monkeypatch, fast_kernels):
     # per_sample: the columns laid out per sample, as on large maps, and 1x1
     # convolutions as per-sample products (see _conv_kernels)
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
@@ -138,7 +138,7 @@ def test_convolution_forward_and_grad(row, per_sample, monkeypatch):
 
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "deconv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                                r[0][1]))
-def test_deconvolution_is_the_adjoint_of_convolution(row):
+def test_deconvolution_is_the_adjoint_of_convolution(row, fast_kernels):
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
     w = _rand(nf, shape[1] // ng, *kernel)
@@ -204,7 +204,7 @@ POOL_ROWS = [  # shape, kernel, stride, pad, pool_type
 
 
 @pytest.mark.parametrize("row", POOL_ROWS, ids=lambda r: "%s%dd" % (r[4], len(r[1])))
-def test_pooling(row):
+def test_pooling(row, fast_kernels):
     shape, kernel, stride, pad, kind = row
     x = _rand(*shape)
     kw = dict(kernel=kernel, stride=stride, pad=pad, pool_type=kind)
@@ -247,7 +247,7 @@ def test_max_pooling_gradient_of_tiling_windows_goes_to_the_first_maximum(shape,
     ((2, 2, 7, 8), (3, 2), (2, 3), (0, 1))])
 @pytest.mark.parametrize("data", ["distinct", "ties", "nan", "inf_head"])
 def test_max_pooling_gradient_of_overlapping_windows_goes_to_the_first_maximum(
-        shape, kernel, stride, pad, data):
+        shape, kernel, stride, pad, data, fast_kernels):
     # Overlapping, padded, strided windows (the general path): each window's
     # gradient goes to its first maximum in row-major order, or its first NaN.
     got, want = _max_pooling_gradient(shape, kernel, stride, pad, data, seed=1)
@@ -428,7 +428,7 @@ def test_batchnorm_training_updates_moving_stats_predict_does_not():
 
 @pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(fix_gamma=True),
                                 dict(fix_gamma=False, axis=-1)])
-def test_batchnorm_gradients(kw):
+def test_batchnorm_gradients(kw, fast_kernels):
     x, gamma, beta, mm, mv = _bn_inputs()
     if kw.get("axis") == -1:
         gamma, beta, mm, mv = [np.resize(a, 3) for a in (gamma, beta, mm, mv)]

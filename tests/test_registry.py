@@ -199,6 +199,26 @@ def test_declared_rank_rules_run_before_the_kernel():
         mx.nd._internal._split_v2(mx.nd.ones((2, 3)))
 
 
+def test_dtype_rules_remember_passing_dtypes_only():
+    # run_step admits a dtype a rule has seen pass without calling the rule again; any
+    # other dtype still meets the rule, first input or second, before or after.
+    from mxlite.operator.registry import dtypes
+    op = register_op("_test_numeric_add", lambda p, xp, a, b: a + b, inputs=("lhs", "rhs"),
+                     check=dtypes(inputs="fiu"))
+    f = mx.nd.ones((2,))
+    i = mx.nd.ones((2,), dtype="int32")
+    b = mx.nd.array(np.array([True, False]), dtype="bool")
+    for _ in range(2):
+        assert mx.nd._internal._test_numeric_add(f, f).asnumpy().tolist() == [2, 2]
+        assert mx.nd._internal._test_numeric_add(i, i).dtype == np.int32
+        with pytest.raises(MXNetError, match=r"^_test_numeric_add: rhs expected a numeric "
+                                             r"dtype \(not bool\), got bool$"):
+            mx.nd._internal._test_numeric_add(f, b)
+        with pytest.raises(MXNetError, match=r"^_test_numeric_add: lhs expected a numeric"):
+            mx.nd._internal._test_numeric_add(b, f)
+    assert op.admitted == {np.dtype("float32"), np.dtype("int32")}
+
+
 def test_raw_numpy_errors_name_the_op_inputs_and_params():
     # A raw NumPy error ("tuple index out of range" alone says nothing) that escapes an
     # op's rules becomes an MXNetError saying what the op got

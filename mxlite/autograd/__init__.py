@@ -190,23 +190,23 @@ def record_node(op, p, inputs, outs, checks=None):
         checks = []
     else:
         saves = ""
-    if "x" in saves:
-        for x in inputs:
+    check_x = "x" in saves
+    parents = []
+    xdata = []
+    for x in inputs:
+        if check_x:
             v = x._version
             if v is None:
                 v = x._version = [0]
             checks.append((v, v[0], x))
+        # As MXNet: an array whose graph a backward has freed is a constant to new records.
+        e = x._entry
+        parents.append(None if e is not None and e[0].freed else e)
+        xdata.append(x._data)
     if "y" in saves:
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    # As MXNet: an array whose graph a backward has freed is a constant to new records.
-    parents = []
-    xdata = []
-    for x in inputs:
-        e = x._entry
-        parents.append(None if e is not None and e[0].freed else e)
-        xdata.append(x._data)
     node = Node(op, p, parents, xdata, [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx,
                 checks)
     for i, y in enumerate(outs):
@@ -235,34 +235,32 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._entry = None if req == "null" else (VarNode(v, req), 0)
 
 
-def _accumulate(table, pending, node, index, g):
-    """Add ``g`` to output ``index`` of ``node`` in ``table``; a node's first gradient
-    queues it: op nodes on the heap ``pending`` by decreasing ``seq``, variables last."""
-    gl = table.get(node)
-    if gl is None:
-        gl = table[node] = [None] * node.nout
-        if node.op is None:
-            pending[1].append(node)
-        else:
-            _heappush(pending[0], (-node.seq, node))
-    if gl[index] is None:
-        gl[index] = g
-    else:
-        gl[index] = gl[index] + g
-
-
 _nd = None
 
 
-def _push(table, pending, node, gxs):
-    """Add ``node``'s input gradients to its parents' entries in ``table``.
+def _push(table, pending, entries, gs):
+    """Add gradients ``gs`` to the graph ``entries`` ((node, output index), or None) in
+    ``table``; a node's first gradient queues it: op nodes on the heap ``pending[0]``
+    by decreasing ``seq``, variables last (``pending[1]``).
 
     NOTE: a function of its own, so that no local name of the backward loop keeps a
     gradient alive: one referenced only by the table can become its variable's
     ``.grad`` buffer without a copy (see :func:`_write_var_grad`)."""
-    for entry, gx in zip(node.parents, gxs):
-        if entry is not None and gx is not None:
-            _accumulate(table, pending, entry[0], entry[1], gx)
+    for entry, g in zip(entries, gs):
+        if entry is None or g is None:
+            continue
+        node, index = entry
+        gl = table.get(node)
+        if gl is None:
+            gl = table[node] = [None] * node.nout
+            if node.op is None:
+                pending[1].append(node)
+            else:
+                _heappush(pending[0], (-node.seq, node))
+        if gl[index] is None:
+            gl[index] = g
+        else:
+            gl[index] = gl[index] + g
 
 
 def _nd_module():
@@ -305,7 +303,6 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                     "backward: cannot differentiate an NDArray that is not in a recorded graph; "
                     "run the computation inside `with autograd.record():` and call "
                     "attach_grad() on the inputs you want gradients for")
-            node, i = h._entry
             if g is not None and getattr(g, "_np", False):
                 g = g.as_nd_ndarray()   # rules run on legacy arrays (same data and graph slot)
             if g is None and create_graph:
@@ -324,7 +321,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                                  "shape)" % (g.shape, h.shape))
             elif raw:
                 g = g._data
-            _accumulate(table, pending, node, i, g)
+            _push(table, pending, (h._entry,), (g,))
         wanted = None
         results = None
         if variables is not None:
@@ -343,7 +340,8 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
             gl = table.pop(node)
             if wanted is not None:
                 _collect_wanted(wanted, results, node, gl, raw)
-            _push(table, pending, node, _node_gradient(node, gl, create_graph, retain_graph))
+            _push(table, pending, node.parents,
+                  _node_gradient(node, gl, create_graph, retain_graph))
         # The variables' buffers are written last, when no rule can fail any more.
         for node in var_nodes:
             gl = table.pop(node)

@@ -7,6 +7,7 @@ Every function takes ``xp``, the array module, and channels-first data.
 import numpy as np
 
 from ...engine import parallel_copy, contiguous
+from . import _fast
 
 
 def prod(shape):
@@ -103,6 +104,19 @@ def cols_product(xp, cols, w, n, out, groups):
     return z
 
 
+def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
+              need_cols=False):
+    """The cross-correlation (N, F, *out) of ``x`` padded by ``pad`` (and ``pad_after``)
+    with ``w``, and what its weight gradient can reuse: the im2col columns, or where
+    the optional Winograd kernel (``_fast``, 3x3 filters) ran instead, its input tiles
+    if ``need_cols`` (else None)."""
+    fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols)
+    if fast is not None:
+        return fast
+    cols = build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after)
+    return cols_product(xp, cols, w, x.shape[0], out, groups), cols
+
+
 def cols_weight_grad(xp, cols, gy, groups):
     """``gy @ cols^T``: the weight gradient (G, F/G, C/G*K) of a convolution from the
     columns of its input (``build_cols``) and its output gradient ``gy`` (N, F, *out)."""
@@ -187,5 +201,4 @@ def transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups):
     after = tuple(b + a for b, a in zip(before, adj))
     out = tuple(m + b + a - d * (k - 1)
                 for m, b, a, d, k in zip(x.shape[2:], before, after, dilate, kernel))
-    cols = build_cols(xp, x, kernel, (1,) * nsp, dilate, before, groups, out, after)
-    return cols_product(xp, cols, wt, x.shape[0], out, groups)
+    return correlate(xp, x, wt, kernel, (1,) * nsp, dilate, before, groups, out, after)[0]

@@ -24,7 +24,7 @@ from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ...engine import parallel_copy, parallel_parts
 from ..registry import register_op, Param
-from . import _conv_kernels as kern
+from . import _conv_kernels as kern, _fast
 from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -119,23 +119,28 @@ def _use_rows(groups, size, c, kernel):
     return groups == 1 and _prod(size) <= c * _prod(kernel) and c >= 8
 
 
-def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups):
+def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel),
-    and the columns it was computed from (None for a 1x1 convolution, which has none)."""
+    and the columns it was computed from (None for a 1x1 convolution, which has none,
+    and for a kernel that builds none, unless ``need_cols``)."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.pointwise(xp, x, w, stride), None
-    cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
-    return kern.cols_product(xp, cols, w, x.shape[0], out, groups), cols
+    return kern.correlate(xp, x, w, kernel, stride, dilate, pad, groups, out,
+                          need_cols=need_cols)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups, cols=None):
-    """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel). ``cols``: the columns of ``x``
-    its forward kept, if any (else they are built again)."""
+    """d<gy, conv(x, w)>/dw: shape (F, C/G, *kernel). ``cols``: the columns (or the
+    Winograd input tiles) of ``x`` its forward kept, if any (else they are made again)."""
     out = gy.shape[2:]
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.pointwise_weight_grad(xp, x, gy, stride)
-    if cols is None or not cols.size:
+    cols = cols if cols is not None and cols.size else None
+    gw = _fast.weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, cols)
+    if gw is not None:
+        return gw
+    if cols is None or cols.shape[1] != x.shape[1] // groups * _prod(kernel):  # not im2col's
         cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
     gw = kern.cols_weight_grad(xp, cols, gy, groups)
     return gw.reshape((gy.shape[1], x.shape[1] // groups) + tuple(kernel))
@@ -291,8 +296,10 @@ def _conv_compute(p, xp, x, w, b=None):
     kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "Convolution")
     _check_groups("Convolution", p, x.shape[1], "input channels")
     _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
-    y, cols = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group)
-    # A recorded forward keeps its columns for the weight gradient, as a hidden output.
+    y, cols = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group,
+                      need_cols=_ag_state.recording)
+    # A recorded forward keeps its columns (or Winograd's input tiles) for the weight
+    # gradient, as a hidden output.
     if cols is None or not _ag_state.recording or not _COLS.keep(cols):
         cols = _no_cols(xp, x.dtype)
     return _add_bias(y, b).astype(x.dtype, copy=False), cols

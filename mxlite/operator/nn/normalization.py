@@ -16,6 +16,7 @@ from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, o
 from ...nd.ndarray import NDArray
 from ..registry import register_op, Param, OPS, ranks, array_module_of
 from ..util import fill_missing, norm_axis
+from . import _fast
 
 
 def _work(x):
@@ -107,13 +108,17 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
             xp.subtract(xs, m, out=ys)
             mean[lo:hi] = m.reshape(-1)
             var[lo:hi] = (ys * ys).mean(axis=axes)
-        else:
-            xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
         inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
         scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
+        shift = beta[lo:hi].astype(x.dtype)
+        # inference: one pass where numba runs, the same values
+        if not batch and c == 1 and _fast.batch_norm_infer(xs, mean[lo:hi], scale, shift, ys):
+            return
+        if not batch:
+            xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
         # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
         ys *= scale.reshape(bc)
-        ys += beta[lo:hi].astype(x.dtype).reshape(bc)
+        ys += shift.reshape(bc)
     parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
 

@@ -17,6 +17,7 @@ from ... import nd
 from ...base import MXNetError, parse_shape, parse_int, parse_bool, optional
 from ...engine import parallel_parts, parallel_copy
 from ..registry import register_op, Param
+from . import _fast
 from .convolution import LAYOUTS, check_layout, pad_spatial, windows
 
 _CONVENTIONS = ("valid", "full", "same")
@@ -121,6 +122,9 @@ def _lp(p):
 
 
 def _max_pool(p, xp, x, kernel, stride, before, after, out):
+    y = _fast.max_pool2d(x, kernel, stride, before, out)
+    if y is not None:
+        return y
     planes = _phase_planes(xp, x, kernel, stride, before, after, _max_fill(x))
     return _window_max(xp, planes, kernel, stride, out)
 
@@ -313,6 +317,9 @@ def _max_scatter(p, xp, x, gy, y):
     mispredict), on :func:`_phase_planes` where overlapping windows have strides.
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
+    gx = _fast.max_pool2d_grad(x, gy, y, kernel, stride, before)
+    if gx is not None:
+        return gx
     if tuple(stride) == tuple(kernel) and not any(before) and not any(after):
         gx = _tiled_max_scatter(xp, x, gy, y, kernel, out)
         if gx is not None:

@@ -1,0 +1,403 @@
+"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions and 2-D max pooling.
+
+Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
+entry point returns None where numba is absent or turned off, or where its kernel
+does not apply, and the caller keeps its NumPy path (the reference, which the tests
+also run).
+
+Winograd F(2x2, 3x3) (Lavin & Gray, 2015) computes each 2x2 block of outputs from
+the 4x4 input tile under it with 16 products instead of 36: the input tiles and the
+filters are transformed (``V = B^T d B``, ``U = G g G^T``), multiplied channel by
+channel as 16 matrix products ``U[k] (F, C) @ V[k] (C, tiles)``, and the 4x4 products
+of each tile transformed back (``Y = A^T M A``). The products (2.25x fewer
+multiply-adds than im2col's) run in BLAS; numba fuses each transform into one pass.
+
+BatchNorm's inference pass, ``(x - mean) * scale + beta`` per channel, runs as one pass
+(NumPy makes three), each value computed in the same order: the same bits.
+
+Max pooling over overlapping windows (3x3, stride 2) reads each input row once per
+window row instead of making k*k passes, and its gradient finds each window's first
+maximum in one pass: the same values as NumPy's, bit for bit (no arithmetic but the
+gradient's sums, which are added in NumPy's order).
+"""
+import functools
+import os
+import types
+
+import numpy as np
+
+from ...engine import parallel, parallel_parts
+
+# Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
+# below, the transforms and 16 small products cost more than im2col saves (measured:
+# 0.5x at 16 tiles of 512 channels, 1.1x at 128; 0.4x with 3 channels, 1.6x with 8).
+MIN_TILES = 100
+MIN_CHANNELS = 8
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@functools.cache
+def kernels():
+    """The compiled kernels, or None where numba is absent or ``MXLITE_NUMBA=0``.
+
+    NOTE: numba is imported on first use, not with mxlite (it adds 0.3 s to the
+    import); ``cache=True`` keeps the machine code in ``__pycache__``, so that only
+    the first process after an install compiles (about 1.5 s per dtype)."""
+    if os.environ.get("MXLITE_NUMBA", "1") == "0":
+        return None
+    try:
+        import numba
+    except ImportError:
+        return None
+    try:
+        jit = numba.njit(cache=True, nogil=True)
+        jit(_channel_affine)
+    except RuntimeError:    # no writable cache directory: compile in every process
+        jit = numba.njit(nogil=True)
+    return types.SimpleNamespace(input_tiles=jit(_input_tiles),
+                                 filter_tiles=jit(_filter_tiles),
+                                 output_tiles=jit(_output_tiles),
+                                 grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
+                                 max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad),
+                                 channel_affine=jit(_channel_affine))
+
+
+def _input_tiles(xp, th, tw, v):
+    """``V = B^T d B`` of every 4x4 tile d of the padded ``xp`` (N, C, 2*th+2, 2*tw+2),
+    tile (a, b) of sample n starting at row 2a, column 2b, into ``v[:, c, (n*th+a)*tw+b]``
+    of ``v`` (16, C, N*th*tw).
+
+    NOTE: ``B^T d`` runs over whole rows of 4 image rows at once, and the channels are
+    the outer loop so that the 16 planes of ``v`` are each written in one run per
+    channel: 5x faster than tile by tile, near the speed of a copy of ``v``."""
+    n_, c_, _, wp = xp.shape
+    t = np.empty((4, wp), dtype=xp.dtype)
+    for c in range(c_):
+        for n in range(n_):
+            for a in range(th):
+                r = 2 * a
+                for q in range(wp):                 # t = B^T d
+                    x1, x2 = xp[n, c, r + 1, q], xp[n, c, r + 2, q]
+                    t[0, q] = xp[n, c, r, q] - x2
+                    t[1, q] = x1 + x2
+                    t[2, q] = x2 - x1
+                    t[3, q] = x1 - xp[n, c, r + 3, q]
+                o = (n * th + a) * tw
+                for i in range(4):                  # v = t B
+                    for b in range(tw):
+                        q = 2 * b
+                        v[4 * i, c, o + b] = t[i, q] - t[i, q + 2]
+                        v[4 * i + 1, c, o + b] = t[i, q + 1] + t[i, q + 2]
+                        v[4 * i + 2, c, o + b] = t[i, q + 2] - t[i, q + 1]
+                        v[4 * i + 3, c, o + b] = t[i, q + 1] - t[i, q + 3]
+
+
+def _filter_tiles(w, u):
+    """``U = G g G^T`` of every 3x3 filter g of ``w`` (F, C, 3, 3) into ``u`` (16, F, C)."""
+    f_, c_ = w.shape[:2]
+    for f in range(f_):
+        for c in range(c_):
+            g00, g01, g02 = w[f, c, 0, 0], w[f, c, 0, 1], w[f, c, 0, 2]
+            g10, g11, g12 = w[f, c, 1, 0], w[f, c, 1, 1], w[f, c, 1, 2]
+            g20, g21, g22 = w[f, c, 2, 0], w[f, c, 2, 1], w[f, c, 2, 2]
+            # G g: rows g0, p, q, g2; then each row r times G^T
+            p0, p1, p2 = 0.5 * (g00 + g10 + g20), 0.5 * (g01 + g11 + g21), 0.5 * (g02 + g12 + g22)
+            q0, q1, q2 = 0.5 * (g00 - g10 + g20), 0.5 * (g01 - g11 + g21), 0.5 * (g02 - g12 + g22)
+            u[0, f, c], u[3, f, c] = g00, g02
+            u[1, f, c], u[2, f, c] = 0.5 * (g00 + g01 + g02), 0.5 * (g00 - g01 + g02)
+            u[4, f, c], u[7, f, c] = p0, p2
+            u[5, f, c], u[6, f, c] = 0.5 * (p0 + p1 + p2), 0.5 * (p0 - p1 + p2)
+            u[8, f, c], u[11, f, c] = q0, q2
+            u[9, f, c], u[10, f, c] = 0.5 * (q0 + q1 + q2), 0.5 * (q0 - q1 + q2)
+            u[12, f, c], u[15, f, c] = g20, g22
+            u[13, f, c], u[14, f, c] = 0.5 * (g20 + g21 + g22), 0.5 * (g20 - g21 + g22)
+
+
+def _output_tiles(m, th, tw, y):
+    """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile into its
+    2x2 block of ``y`` (N, F, 2*th, 2*tw) (the caller crops an odd edge)."""
+    n_, f_ = y.shape[:2]
+    s = np.empty((2, 4 * tw), dtype=y.dtype)
+    for f in range(f_):
+        for n in range(n_):
+            for a in range(th):
+                o = (n * th + a) * tw
+                for j in range(4):                  # s = A^T M
+                    for b in range(tw):
+                        m1, m2 = m[4 + j, f, o + b], m[8 + j, f, o + b]
+                        s[0, 4 * b + j] = m[j, f, o + b] + m1 + m2
+                        s[1, 4 * b + j] = m1 - m2 - m[12 + j, f, o + b]
+                for i in range(2):                  # y = s A
+                    r = 2 * a + i
+                    for b in range(tw):
+                        q = 4 * b
+                        y[n, f, r, 2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
+                        y[n, f, r, 2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+
+
+def _grad_tiles(gy, th, tw, dm):
+    """``dM = A dY A^T`` of every 2x2 block dY of the output gradient ``gy`` (N, F, 2*th,
+    2*tw) into ``dm`` (16, F, N*th*tw): the adjoint of ``_output_tiles``."""
+    n_, f_ = gy.shape[:2]
+    for f in range(f_):
+        for n in range(n_):
+            for a in range(th):
+                o = (n * th + a) * tw
+                for b in range(tw):
+                    y00, y01 = gy[n, f, 2 * a, 2 * b], gy[n, f, 2 * a, 2 * b + 1]
+                    y10, y11 = gy[n, f, 2 * a + 1, 2 * b], gy[n, f, 2 * a + 1, 2 * b + 1]
+                    # rows of A dY: y0, y0 + y1, y0 - y1, -y1; each row [p, q] times
+                    # A^T: [p, p + q, p - q, -q]
+                    s0, s1, d0, d1 = y00 + y10, y01 + y11, y00 - y10, y01 - y11
+                    k = o + b
+                    dm[0, f, k], dm[1, f, k] = y00, y00 + y01
+                    dm[2, f, k], dm[3, f, k] = y00 - y01, -y01
+                    dm[4, f, k], dm[5, f, k], dm[6, f, k], dm[7, f, k] = s0, s0 + s1, s0 - s1, -s1
+                    dm[8, f, k], dm[9, f, k], dm[10, f, k], dm[11, f, k] = d0, d0 + d1, d0 - d1, -d1
+                    dm[12, f, k], dm[13, f, k] = -y10, -y10 - y11
+                    dm[14, f, k], dm[15, f, k] = y11 - y10, y11
+
+
+def _filter_grads(du, gw):
+    """``dg = G^T dU G`` of every (f, c) of ``du`` (16, F, C) into ``gw`` (F, C, 3, 3):
+    the adjoint of ``_filter_tiles``."""
+    f_, c_ = gw.shape[:2]
+    r = np.empty((4, 3), dtype=np.float64)
+    for f in range(f_):
+        for c in range(c_):
+            for i in range(4):              # r = dU G, row by row
+                u1, u2 = du[4 * i + 1, f, c], du[4 * i + 2, f, c]
+                r[i, 0] = du[4 * i, f, c] + 0.5 * (u1 + u2)
+                r[i, 1] = 0.5 * (u1 - u2)
+                r[i, 2] = 0.5 * (u1 + u2) + du[4 * i + 3, f, c]
+            for j in range(3):              # gw = G^T r, column by column
+                gw[f, c, 0, j] = r[0, j] + 0.5 * (r[1, j] + r[2, j])
+                gw[f, c, 1, j] = 0.5 * (r[1, j] - r[2, j])
+                gw[f, c, 2, j] = 0.5 * (r[1, j] + r[2, j]) + r[3, j]
+
+
+def _split(fn, n, nbytes):
+    """``fn(lo, hi)`` over parts of ``range(n)`` (channels or filters) on the CPU
+    workers: the kernels release the GIL."""
+    parallel(fn, n, nbytes, np)
+
+
+def _planes(rows, cols, dtype):
+    """An empty (16, rows, cols) array whose 16 planes do not start 4 KiB apart.
+
+    NOTE: the transforms write (or read) all 16 planes at one place each: planes a
+    multiple of 4 KiB apart fall in one cache set, which made them 5 to 14x slower."""
+    buf = np.empty((16, rows * cols + 16), dtype=dtype)
+    return buf[:, :rows * cols].reshape(16, rows, cols)
+
+
+def _tiled(x, pad, th, tw):
+    """``x`` zero-padded by ``pad`` before (negative: cropped) to th x tw whole tiles,
+    (N, C, 2*th+2, 2*tw+2).
+
+    NOTE: a copy of the input (4x smaller than the transformed tiles), after which the
+    transform reads without bounds checks."""
+    n, c, h, w = x.shape
+    y = np.zeros((n, c, 2 * th + 2, 2 * tw + 2), dtype=x.dtype)
+    src, dst = [], []
+    for p, m, size in zip(pad, (h, w), y.shape[2:]):
+        lo, hi = max(-p, 0), min(m, size - p)
+        src.append(slice(lo, hi))
+        dst.append(slice(lo + p, hi + p))
+    y[:, :, dst[0], dst[1]] = x[:, :, src[0], src[1]]
+    return y
+
+
+def _winograd(x, other, kernel, stride, dilate, groups, out):
+    """The kernels and (th, tw) tiles for a convolution of ``x`` with ``kernel``
+    (``other``: the weight or the output gradient), or None where Winograd does not
+    apply (numba off; not a one-group, stride-1, undilated 3x3 2-D convolution of
+    float arrays; too few tiles or channels to pay for the transforms)."""
+    if (x.ndim != 4 or tuple(kernel) != (3, 3) or groups != 1
+            or tuple(stride) != (1, 1) or tuple(dilate) != (1, 1)
+            or x.dtype not in _DTYPES or other.dtype != x.dtype
+            or type(x) is not np.ndarray or type(other) is not np.ndarray):
+        return None
+    th, tw = (out[0] + 1) // 2, (out[1] + 1) // 2
+    if x.shape[0] * th * tw < MIN_TILES or x.shape[1] < MIN_CHANNELS:
+        return None
+    jit = kernels()
+    return None if jit is None else (jit, th, tw)
+
+
+def _input(jit, x, pad, th, tw):
+    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype)
+    xt = _tiled(x, pad, th, tw)
+    _split(lambda lo, hi: jit.input_tiles(xt[:, lo:hi], th, tw, v[:, lo:hi]), xt.shape[1],
+           v.nbytes)
+    return v
+
+
+def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
+    """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
+    ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
+    F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
+    :func:`weight_grad3x3` takes; None where Winograd does not apply."""
+    plan = _winograd(x, w, w.shape[2:], stride, dilate, groups, out)
+    if plan is None:
+        return None
+    jit, th, tw = plan
+    n, f = x.shape[0], w.shape[0]
+    v = _input(jit, x, pad, th, tw)
+    u = _planes(f, x.shape[1], x.dtype)
+    w = np.ascontiguousarray(w)
+    _split(lambda lo, hi: jit.filter_tiles(w[lo:hi], u[:, lo:hi]), f, u.nbytes)
+    m = np.matmul(u, v, out=_planes(f, v.shape[2], x.dtype))        # (16, F, tiles)
+    y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
+    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
+    if tuple(out) != y.shape[2:]:
+        y = np.ascontiguousarray(y[:, :, :out[0], :out[1]])
+    return y, (v if keep_tiles else None)
+
+
+def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
+    """The weight gradient (F, C, 3, 3) of the ``kernel`` convolution of ``x`` that gave the
+    output gradient ``gy`` (N, F, *out), by Winograd: the 16 products ``dM[k] @ V[k]^T``
+    of the transformed ``gy`` and input tiles (``tiles``, kept by :func:`conv3x3`, or
+    made again), transformed back. None where Winograd does not apply, or where
+    ``tiles`` are another kernel's (im2col columns)."""
+    f = gy.shape[1]
+    out = gy.shape[2:]
+    plan = _winograd(x, gy, (3, 3), stride, dilate, groups, out)
+    if plan is None:
+        return None
+    jit, th, tw = plan
+    n, c = x.shape[:2]
+    if tiles is None:
+        tiles = _input(jit, x, pad, th, tw)
+    elif tiles.shape != (16, c, n * th * tw):
+        return None
+    if tuple(out) != (2 * th, 2 * tw):
+        gy = _tiled(gy, (0, 0), th - 1, tw - 1)
+    dm = _planes(f, n * th * tw, x.dtype)
+    gy = np.ascontiguousarray(gy)
+    _split(lambda lo, hi: jit.grad_tiles(gy[:, lo:hi], th, tw, dm[:, lo:hi]), f, dm.nbytes)
+    du = np.matmul(dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))   # (16, F, C)
+    gw = np.empty((f, c, 3, 3), dtype=x.dtype)
+    _split(lambda lo, hi: jit.filter_grads(du[:, lo:hi], gw[lo:hi]), f, du.nbytes)
+    return gw
+
+
+# -- max pooling -----------------------------------------------------------------------
+
+def _max_pool(x, kh, kw, sh, sw, ph, pw, y):
+    """``y`` (N, C, OH, OW): the maximum of every (kh, kw) window of ``x`` (N, C, H, W)
+    padded by (ph, pw) before (and as ``y`` needs after) with -inf. NaN wins, as in
+    ``np.maximum``."""
+    n_, c_, h_, w_ = x.shape
+    oh, ow = y.shape[2:]
+    t = np.empty(w_, dtype=x.dtype)
+    for n in range(n_):
+        for c in range(c_):
+            for oy in range(oh):
+                t[:] = -np.inf                      # the maximum of the window's rows
+                for r in range(max(oy * sh - ph, 0), min(oy * sh - ph + kh, h_)):
+                    for q in range(w_):
+                        v = x[n, c, r, q]
+                        t[q] = v if v > t[q] or v != v else t[q]
+                for ox in range(ow):
+                    q0 = ox * sw - pw
+                    m = -np.inf
+                    for q in range(max(q0, 0), min(q0 + kw, w_)):
+                        m = t[q] if t[q] > m or t[q] != t[q] else m
+                    y[n, c, oy, ox] = m
+
+
+def _max_pool_grad(x, gy, y, kh, kw, sh, sw, ph, pw, gx):
+    """``gx`` (zeros, the shape of ``x``) plus ``gy`` of every window at the window's
+    first maximum (row-major; a padding position takes it and drops it).
+
+    NOTE: the windows run last to first, so that each input position adds the
+    windows' gradients in the order NumPy's passes (one per window offset) add them."""
+    n_, c_, h_, w_ = x.shape
+    oh, ow = y.shape[2:]
+    for n in range(n_):
+        for c in range(c_):
+            for oy in range(oh - 1, -1, -1):
+                for ox in range(ow - 1, -1, -1):
+                    m = y[n, c, oy, ox]
+                    found = False
+                    for r in range(oy * sh - ph, oy * sh - ph + kh):
+                        for q in range(ox * sw - pw, ox * sw - pw + kw):
+                            inside = 0 <= r < h_ and 0 <= q < w_
+                            v = x[n, c, r, q] if inside else -np.inf
+                            if v == m or v != v:
+                                if inside:
+                                    gx[n, c, r, q] += gy[n, c, oy, ox]
+                                found = True
+                                break
+                        if found:
+                            break
+
+
+def _pool_kernels(x, kernel, stride, *arrays):
+    """The kernels for a max pooling of ``x``, or None where they do not apply (numba
+    off; not 2-D float data; windows that do not overlap, where NumPy's passes read
+    each input once and are as fast)."""
+    if (x.ndim != 4 or x.dtype not in _DTYPES or len(kernel) != 2
+            or all(s >= k for s, k in zip(stride, kernel))
+            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in (x,) + arrays)):
+        return None
+    return kernels()
+
+
+def max_pool2d(x, kernel, stride, before, out):
+    """Max pooling (N, C, *out) of ``x`` padded by ``before`` (and after as ``out``
+    needs) with -inf; None where the kernel does not apply."""
+    jit = _pool_kernels(x, kernel, stride)
+    if jit is None:
+        return None
+    y = np.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
+    x = np.ascontiguousarray(x)
+    parallel_parts(lambda at: jit.max_pool(x[at], *kernel, *stride, *before, y[at]), y.shape[:2],
+                   x.nbytes, np)
+    return y
+
+
+def max_pool2d_grad(x, gy, y, kernel, stride, before):
+    """The gradient of :func:`max_pool2d` (``y``, its output) for output gradient ``gy``:
+    each window's ``gy`` at its first maximum; None where the kernel does not apply."""
+    jit = _pool_kernels(x, kernel, stride, gy, y)
+    if jit is None:
+        return None
+    gx = np.zeros(x.shape, dtype=x.dtype)
+    x, gy, y = (np.ascontiguousarray(a) for a in (x, gy, y))
+    parallel_parts(lambda at: jit.max_pool_grad(x[at], gy[at], y[at], *kernel, *stride, *before,
+                                                gx[at]), y.shape[:2], x.nbytes, np)
+    return gx
+
+
+# -- BatchNorm ---------------------------------------------------------------------------
+
+def _channel_affine(x, mean, scale, shift, y):
+    """``y = (x - mean) * scale + shift`` with the per-channel values of axis 1 of ``x``
+    and ``y`` (N, C, L)."""
+    n_, c_, l_ = x.shape
+    for n in range(n_):
+        for c in range(c_):
+            m, s, b = mean[c], scale[c], shift[c]
+            for i in range(l_):
+                y[n, c, i] = (x[n, c, i] - m) * s + b
+
+
+def batch_norm_infer(x, mean, scale, shift, y):
+    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, in one pass;
+    False (``y`` untouched) where the kernel does not apply (numba off, not float data
+    of one dtype, or ``y`` not viewable as (N, C, L))."""
+    arrays = (x, mean, scale, shift, y)
+    if (x.ndim < 2 or x.dtype not in _DTYPES or x.shape != y.shape or 0 in x.shape
+            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays)):
+        return False
+    jit = kernels()
+    shape3 = x.shape[:2] + (-1,)
+    y3 = y.reshape(shape3)
+    if jit is None or y3.ctypes.data != y.ctypes.data:     # a reshaped copy: no view
+        return False
+    jit.channel_affine(x.reshape(shape3), mean, scale, shift, y3)
+    return True

@@ -1,0 +1,231 @@
+"""The optional numba kernels (extra ``fast``): Winograd F(2x2, 3x3) convolutions,
+2-D max pooling and BatchNorm's inference pass.
+
+The NumPy convolution, pooling and BatchNorm tests run with and without them (the
+``fast_kernels`` fixture); here: where they run, Winograd's float32 round-off next
+to the direct path's, pooling's and BatchNorm's values bit for bit, and the switch
+that turns them off."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.operator.nn import _conv_kernels, _fast, convolution
+
+NUMBA_MISSING = _fast.kernels() is None
+if NUMBA_MISSING and os.environ.get("MXLITE_REQUIRE_NUMBA") == "1":
+    raise RuntimeError("MXLITE_REQUIRE_NUMBA=1 but numba (the extra 'fast') is not installed "
+                       "or MXLITE_NUMBA=0 turned it off")
+needs_numba = pytest.mark.skipif(NUMBA_MISSING, reason="numba (the extra 'fast') is not installed")
+
+
+def _direct(x, w, pad):
+    return _conv_kernels.cols_product(np, _direct_cols(x, pad), w, x.shape[0],
+                                      tuple(m + 2 * q - 2 for m, q in zip(x.shape[2:], pad)), 1)
+
+
+def _direct_weight_grad(x, gy, pad):
+    return convolution.conv_weight_grad(np, x, gy, (3, 3), (1, 1), (1, 1), pad, 1, cols=_direct_cols(x, pad))
+
+
+def _direct_cols(x, pad):
+    out = tuple(m + 2 * q - 2 for m, q in zip(x.shape[2:], pad))
+    return _conv_kernels.build_cols(np, x, (3, 3), (1, 1), (1, 1), pad, 1, out)
+
+
+WINOGRAD_CASES = [(2, 32, 32, 20, (1, 1)), (1, 64, 48, 14, (1, 1)), (8, 128, 128, 7, (1, 1)),
+                  (4, 16, 24, 9, (0, 2)), (3, 8, 8, 11, (2, 0)), (8, 64, 64, 28, (1, 1))]
+
+
+@needs_numba
+@pytest.mark.parametrize("n,c,f,size,pad", WINOGRAD_CASES)
+def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, monkeypatch):
+    # Against float64, the forward's error is no larger than im2col's own (measured
+    # 0.4 to 1.2x), the weight gradient's (its sums over all tiles, transformed back)
+    # within 4x of it (measured 0.5 to 2.3x).
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    rng = np.random.default_rng(size)
+    x = np.maximum(rng.standard_normal((n, c, size, size)), 0).astype(np.float32)
+    w = (rng.standard_normal((f, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    out = tuple(size + 2 * q - 2 for q in pad)
+    gy = rng.standard_normal((n, f) + out).astype(np.float32)
+    y, tiles = _fast.conv3x3(x, w, (1, 1), (1, 1), pad, 1, out, keep_tiles=True)
+    gw = _fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), pad, 1, tiles)
+    x64, w64, gy64 = x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64)
+    for got, direct, ref, bound in ((y, _direct(x, w, pad), _direct(x64, w64, pad), 1),
+                             (gw, _direct_weight_grad(x, gy, pad),
+                              _direct_weight_grad(x64, gy64, pad), 4)):
+        assert got.dtype == np.float32 and got.shape == ref.shape
+        assert np.abs(got - ref).max() <= bound * np.abs(direct - ref).max()
+    assert np.array_equal(_fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), pad, 1), gw)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_recorded_convolution_keeps_winograd_tiles_for_its_weight_gradient(dtype, monkeypatch):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 16, 24, 24))
+    w = rng.standard_normal((8, 16, 3, 3))
+    gy = rng.standard_normal((2, 8, 24, 24))
+    kw = dict(kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
+
+    def step():
+        xn, wn = mx.nd.array(x, dtype=dtype), mx.nd.array(w, dtype=dtype)
+        wn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xn, wn, **kw)
+        y.backward(mx.nd.array(gy, dtype=dtype))
+        return y.asnumpy(), wn.grad.asnumpy()
+
+    kept = []
+    keep = convolution._COLS.keep
+    monkeypatch.setattr(convolution._COLS, "keep", lambda cols: kept.append(cols.shape)
+                        or keep(cols))
+    fast = step()
+    assert kept == [(16, 16, 2 * 12 * 12)]              # the tiles, not im2col's columns
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    for got, want in zip(fast, step()):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, **tol)
+
+
+@needs_numba
+@pytest.mark.parametrize("case", ["stride", "dilate", "groups", "kernel", "dtype",
+                                  "channels", "tiles"])
+def test_winograd_leaves_other_convolutions_to_numpy(case):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 16, 24, 24)).astype(np.float32)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    args = dict(stride=(1, 1), dilate=(1, 1), pad=(1, 1), groups=1, out=(24, 24))
+    if case in ("stride", "dilate"):
+        args[case] = (2, 2)
+    elif case == "groups":
+        args["groups"], w = 2, w[:, :8]
+    elif case == "kernel":
+        w = rng.standard_normal((8, 16, 5, 5)).astype(np.float32)
+    elif case == "dtype":
+        x, w = x.astype(np.float16), w.astype(np.float16)
+    elif case == "channels":
+        x, w = x[:, :_fast.MIN_CHANNELS - 1], w[:, :_fast.MIN_CHANNELS - 1]
+    else:
+        x, args["out"] = x[:1, :, :8, :8], (8, 8)
+    assert _fast.conv3x3(x, w, **args) is None
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ((2, 8, 15, 16), (3, 3), (2, 2), (1, 1)), ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1))])
+def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, dtype,
+                                                          monkeypatch):
+    rng = np.random.default_rng(3)
+    x = (rng.integers(0, 5, shape) + rng.standard_normal(shape) * (rng.random(shape) < 0.5))
+    x.reshape(-1)[::37] = np.nan
+    gy = rng.standard_normal(mx.nd.Pooling(mx.nd.array(x), kernel=kernel, stride=stride,
+                                           pad=pad).shape)
+
+    def run():
+        xn = mx.nd.array(x, dtype=dtype)
+        xn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(xn, kernel=kernel, stride=stride, pad=pad, pool_type="max")
+        y.backward(mx.nd.array(gy, dtype=dtype))
+        return y.asnumpy(), xn.grad.asnumpy()
+
+    fast = run()
+    assert _fast.max_pool2d(x.astype(dtype), kernel, stride, pad, fast[0].shape[2:]) is not None
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    for got, want in zip(fast, run()):
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, fix_gamma", [((3, 5, 7, 6), False), ((4, 6), True),
+                                              ((2, 3, 4), False)])
+def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_gamma, dtype,
+                                                                     monkeypatch):
+    rng = np.random.default_rng(4)
+    c = shape[1]
+    args = [rng.standard_normal(shape), rng.standard_normal(c), rng.standard_normal(c),
+            rng.standard_normal(c), rng.random(c) + 0.5]
+
+    def run():
+        return mx.nd.BatchNorm(*[mx.nd.array(a, dtype=dtype) for a in args],
+                               fix_gamma=fix_gamma, eps=1e-3).asnumpy()
+
+    x = args[0].astype(dtype)
+    assert _fast.batch_norm_infer(x, *[a.astype(dtype) for a in args[1:4]], np.empty_like(x))
+    fast = run()
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    want = run()
+    assert fast.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(fast, want)
+
+
+@needs_numba
+def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monkeypatch):
+    import numba
+    njit = numba.njit
+
+    def no_cache_dir(*args, **kw):
+        if kw.get("cache"):
+            raise RuntimeError("cannot cache function: no locator available")
+        return njit(*args, **kw)
+
+    monkeypatch.setattr(numba, "njit", no_cache_dir)
+    monkeypatch.setattr(_fast, "kernels", _fast.kernels.__wrapped__)
+    x = np.ones((2, 8, 9, 9))
+    assert _fast.kernels() is not None
+    y = np.empty_like(x)
+    assert _fast.batch_norm_infer(x, *np.ones((3, 8)), y)
+    np.testing.assert_array_equal(y, x)
+
+
+@needs_numba
+def test_kernels_split_over_the_cpu_workers_give_the_serial_bits(monkeypatch):
+    from mxlite import engine
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((3, 10, 9, 11)), rng.standard_normal((7, 10, 3, 3))
+    pool = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+
+    def run():
+        xn, wn = mx.nd.array(x, dtype="float32"), mx.nd.array(w, dtype="float32")
+        xn.attach_grad()
+        wn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xn, wn, kernel=(3, 3), pad=(1, 1), num_filter=7, no_bias=True)
+            z = mx.nd.Pooling(y, **pool)
+        z.backward(mx.nd.array(rng.standard_normal(z.shape), dtype="float32"))
+        y2 = mx.nd.Convolution(xn, wn, kernel=(3, 3), pad=(1, 1), num_filter=7, no_bias=True)
+        bn = mx.nd.BatchNorm(y2, *[mx.nd.array(rng.random(7) + 0.5) for _ in range(4)])
+        return [a.asnumpy() for a in (y, z, xn.grad, wn.grad, y2, bn)]
+
+    outs = []
+    for threads in (1, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            rng = np.random.default_rng(6)
+            outs.append(run())
+        finally:
+            engine.set_num_threads(prev)
+    for serial, split in zip(*outs):
+        np.testing.assert_array_equal(serial, split)
+
+
+def test_mxlite_numba_0_turns_the_kernels_off():
+    code = ("from mxlite.operator.nn import _fast; import numpy as np; "
+            "x = np.ones((4, 16, 24, 24), np.float32); w = np.ones((8, 16, 3, 3), np.float32); "
+            "print(_fast.kernels(), _fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (24, 24)))")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, MXLITE_NUMBA="0",
+               PYTHONPATH=os.pathsep.join([root] + [os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["None", "None"]
