@@ -5,6 +5,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.gluon.block import _top_level
+from mxlite.operator.registry import OPS
 
 REF = os.path.join(os.path.dirname(__file__), "reference")
 
@@ -22,7 +23,10 @@ def pytest_ignore_collect(collection_path, config):
 @pytest.fixture(autouse=True)
 def _fresh_state():
     """Every test starts outside record/train scopes with a fixed seed, and with
-    top-level block names counting from 0 as in a fresh MXNet process."""
+    top-level block names counting from 0 as in a fresh MXNet process. Ops a test
+    registers are taken out of the registry after it, so that tests walking every
+    registered op (fuzzing, the row census) see the same registry in any order."""
+    ops = dict(OPS)
     _top_level.counter.clear()
     mx.autograd.set_recording(False)
     mx.autograd.set_training(False)
@@ -32,6 +36,9 @@ def _fresh_state():
     mx.autograd.set_recording(False)
     mx.autograd.set_training(False)
     mx.util.reset_np()
+    if OPS != ops:
+        OPS.clear()
+        OPS.update(ops)
 
 
 @pytest.fixture(params=["numpy", "numba"])

@@ -89,8 +89,8 @@ def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
 def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch):
     """``(x - mean) * inv * gamma + beta`` with the batch (``batch``) or the moving
     statistics, and (mean, var, inv) per channel: the passes of each channel
-    together, the channels of a large ``x`` cut into a fixed number of parts (a
-    reduction's rounding depends on the shape it runs over) run by the CPU workers."""
+    together, the channels split over the CPU workers (into a fixed number of parts
+    with batch statistics: a reduction's rounding depends on the shape it runs over)."""
     nc = x.shape[c]
     y = xp.empty(x.shape, dtype=x.dtype)
     if batch:
@@ -119,7 +119,7 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
         # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
         ys *= scale.reshape(bc)
         ys += shift.reshape(bc)
-    parallel(part, nc, x.nbytes, xp, fixed=True)
+    parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
 
 
