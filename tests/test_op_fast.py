@@ -93,6 +93,35 @@ def test_recorded_convolution_keeps_winograd_tiles_for_its_weight_gradient(dtype
         np.testing.assert_allclose(got, want, **tol)
 
 
+@pytest.mark.parametrize("kernel", [(5, 5), (3, 3)])
+@pytest.mark.parametrize("kept", [False, True])
+def test_weight_gradient_with_and_without_the_forwards_columns(kernel, kept, fast_kernels):
+    # Without kept columns (past the columns budget) a 5x5 weight gradient is im2col's
+    # and a 3x3 one Winograd's where numba runs; with the columns (or tiles) its
+    # recorded forward kept, the same values.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 12, 11, 10))
+    w = rng.standard_normal((6, 12) + kernel)
+    out = (11 + 3 - kernel[0], 10 + 3 - kernel[1])
+    gy = rng.standard_normal((4, 6) + out)
+    xpad = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    want = np.stack([np.stack([np.einsum("nfhw,nchw->fc", gy,
+                                         xpad[:, :, i:i + out[0], j:j + out[1]])
+                               for j in range(kernel[1])], -1) for i in range(kernel[0])], -2)
+    xn, wn = mx.nd.array(x, dtype="float64"), mx.nd.array(w, dtype="float64")
+    if kept:
+        wn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xn, wn, kernel=kernel, pad=(1, 1), num_filter=6, no_bias=True)
+        y.backward(mx.nd.array(gy, dtype="float64"))
+        gw = wn.grad.asnumpy()
+    else:
+        gw = mx.nd._internal._conv_weight_grad(xn, mx.nd.array(gy, dtype="float64"),
+                                               kernel=kernel, pad=(1, 1)).asnumpy()
+    assert gw.shape == w.shape
+    np.testing.assert_allclose(gw, want, rtol=1e-10, atol=1e-10)
+
+
 @needs_numba
 @pytest.mark.parametrize("case", ["stride", "dilate", "groups", "kernel", "dtype",
                                   "channels", "tiles"])

@@ -264,7 +264,7 @@ def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
     ``tiles`` are another kernel's (im2col columns)."""
     f = gy.shape[1]
     out = gy.shape[2:]
-    plan = _winograd(x, gy, (3, 3), stride, dilate, groups, out)
+    plan = _winograd(x, gy, kernel, stride, dilate, groups, out)
     if plan is None:
         return None
     jit, th, tw = plan
