@@ -100,9 +100,11 @@ __getattr__, __dir__ = _exports(__name__, {
 # (the batch, the channels) runs on a few threads with the same result, bit for bit.
 # mxlite's kernels do that through :func:`parallel`.
 
-# Bytes a pass must touch before it is split: below this the hand-off to a worker
-# (~20 us on a busy 2-core machine) costs more than half the pass saves.
-PARALLEL_MIN_BYTES = 1 << 19
+# Bytes a pass must touch before it is split. NOTE: measured on a shared 2-core
+# machine, a split copy or ReLU gained 1.5-1.6x at 6-14 MB, nothing at 2 MB and lost
+# below (a hand-off to a sleeping thread costs ~40 us, more on a busy machine); and
+# after a product, NumPy's BLAS threads spin a while on the cores the workers want.
+PARALLEL_MIN_BYTES = 1 << 22
 # Parts per thread a pass is cut into (claimed by whichever thread is free).
 PARTS_PER_THREAD = 4
 # Parts of a pass whose parts reduce (see :func:`parallel`), whatever the threads.
