@@ -236,18 +236,23 @@ def _offset_grad(xp, gcols, data, plan, dg):
     (N, dg, K*L, 2) -> laid out (N, dg, K, 2, L) by the caller."""
     n, c = data.shape[:2]
     d = data.reshape(n, dg, c // dg, -1)
-    v_ll = _gather(xp, d, plan.ylo * plan.w + plan.xlo)
-    v_lh = _gather(xp, d, plan.ylo * plan.w + plan.xhi)
-    v_hl = _gather(xp, d, plan.yhi * plan.w + plan.xlo)
-    v_hh = _gather(xp, d, plan.yhi * plan.w + plan.xhi)
-    one = plan.ly.dtype.type(1)
-    ly, lx = plan.ly[:, :, None, :], plan.lx[:, :, None, :]
-    dy = (one - lx) * (v_hl - v_ll) + lx * (v_hh - v_lh)
-    dx = (one - ly) * (v_lh - v_ll) + ly * (v_hh - v_hl)
-    mask = plan.valid.astype(gcols.dtype)
-    gy_ = (gcols * dy).sum(axis=2) * mask
-    gx_ = (gcols * dx).sum(axis=2) * mask
-    k = plan.k
+    v = {(a, b): _gather(xp, d, row * plan.w + col)
+         for a, row in enumerate((plan.ylo, plan.yhi)) for b, col in enumerate((plan.xlo, plan.xhi))}
+    return corner_offset_grad(xp, gcols, v, plan.ly, plan.lx, plan.valid.astype(gcols.dtype),
+                              plan.k)
+
+
+def corner_offset_grad(xp, g, v, ly, lx, valid, k):
+    """d loss / d (dy, dx) of every bilinear sample, (N, dg, K, 2, L), from the column
+    gradient ``g`` (N, dg, C/dg, K*L), the four corner values ``v[a, b]`` (a: the lower
+    row, b: the right column), the fractions ``ly, lx`` and where a sample counts."""
+    n, dg = g.shape[:2]
+    one = ly.dtype.type(1)
+    ly, lx = ly[:, :, None, :], lx[:, :, None, :]
+    dy = (one - lx) * (v[1, 0] - v[0, 0]) + lx * (v[1, 1] - v[0, 1])
+    dx = (one - ly) * (v[0, 1] - v[0, 0]) + ly * (v[1, 1] - v[1, 0])
+    gy_ = (g * dy).sum(axis=2) * valid
+    gx_ = (g * dx).sum(axis=2) * valid
     return xp.stack([gy_.reshape(n, dg, k, -1), gx_.reshape(n, dg, k, -1)], axis=3)
 
 

@@ -16,7 +16,7 @@ from ..util import no_second_order as _no_second_order
 # (index, weight) corners; both are independent of DCNv1's border rule. The shape rules
 # and params are DCNv1's with the mask input (and im2col_step) added.
 from .deformable import (_PARAMS, _check_inputs, _gather, _geometry, _scatter,
-                         infer_shapes)
+                         corner_offset_grad, infer_shapes)
 
 _MDCN = "ModulatedDeformableConvolution"
 _MDCN_INPUTS = ("offset", "mask", "weight", "bias")
@@ -140,20 +140,9 @@ def _mdcn_offset_grad(xp, gm, data, plan, dg):
     (the derivative of the zero-padded bilinear sample) times the masked column grad."""
     n, c = data.shape[:2]
     d = data.reshape(n, dg, c // dg, -1)
-    v = {}
-    for a in (0, 1):
-        for b in (0, 1):
-            idx, ok = plan.corner(a, b)
-            v[a, b] = _gather(xp, d, idx) * ok[:, :, None, :]
-    one = plan.dt.type(1)
-    ly, lx = plan.ly[:, :, None, :], plan.lx[:, :, None, :]
-    dy = (one - lx) * (v[1, 0] - v[0, 0]) + lx * (v[1, 1] - v[0, 1])
-    dx = (one - ly) * (v[0, 1] - v[0, 0]) + ly * (v[1, 1] - v[1, 0])
-    inside = plan.inside.astype(plan.dt)
-    gyy = (gm * dy).sum(axis=2) * inside
-    gxx = (gm * dx).sum(axis=2) * inside
-    k = plan.k
-    return xp.stack([gyy.reshape(n, dg, k, -1), gxx.reshape(n, dg, k, -1)], axis=3)
+    v = {(a, b): _gather(xp, d, idx) * ok[:, :, None, :]
+         for a in (0, 1) for b in (0, 1) for idx, ok in [plan.corner(a, b)]}
+    return corner_offset_grad(xp, gm, v, plan.ly, plan.lx, plan.inside.astype(plan.dt), plan.k)
 
 
 def _mdcn_grad(p, x, y, gy, need):
