@@ -22,7 +22,7 @@ import weakref
 from ... import nd
 from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
-from ...engine import parallel_copy, parallel_parts
+from ...engine import matmul, parallel_copy, parallel_parts
 from ..registry import register_op, Param
 from . import _conv_kernels as kern, _fast
 from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
@@ -189,7 +189,7 @@ def _row2im(xp, x, w, kernel, stride, dilate, full):
         dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
                     for o, d, s, m in zip(off, dilate, stride, size))
         _add_split(xp, y[(slice(None),) + dst],
-                   xp.matmul(xt, wk[:, i]).reshape((n,) + size + (f,)))
+                   matmul(xp, xt, wk[:, i]).reshape((n,) + size + (f,)))
     return xp.moveaxis(y, -1, 1)
 
 
@@ -214,7 +214,7 @@ def _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, f, full):
     one strided add per kernel offset; offsets never overlap within one add."""
     n, cin = x.shape[:2]
     size = x.shape[2:]
-    cols = xp.matmul(wm, x.reshape(n, groups, cin // groups, -1))    # (N, G, Fg*K, L)
+    cols = matmul(xp, wm, x.reshape(n, groups, cin // groups, -1))   # (N, G, Fg*K, L)
     cols = cols.reshape((n, f, _prod(kernel)) + size)
     y = xp.zeros((n, f) + full, dtype=x.dtype)
     for i, off in _offsets(kernel):
