@@ -264,6 +264,34 @@ def _run(fn, n, m, k):
     return job.out
 
 
+def overlap(first, second):
+    """``(first(), second())`` with ``second`` on a worker while the caller runs
+    ``first`` (their passes then run whole in each thread, the BLAS at one thread),
+    for two independent computations (a convolution's data and weight gradients);
+    one after the other where there is one thread or the caller is itself a worker.
+    ``second`` has ended, whatever happened, when this returns or raises."""
+    if _threads <= 1 or _here.inside:
+        return first(), second()
+
+    def whole(lo, hi):      # in a worker or the caller alike: the same passes, the same bits
+        inside, _here.inside = _here.inside, True
+        try:
+            return second()
+        finally:
+            _here.inside = inside
+    job = _Job(whole, [0, 1])
+    with _serial_blas:
+        _get_pool().tasks.put(job)
+        try:
+            a = first()
+        finally:
+            job.run()               # ``second`` in the caller if no worker took it yet
+            job.finished.wait()
+    if job.error is not None:
+        raise job.error
+    return a, job.out[0]
+
+
 def parallel_parts(fn, shape, nbytes, xp=None):
     """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
     first axis of at least :func:`num_threads` entries (the batch, else the channels),

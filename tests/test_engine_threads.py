@@ -392,3 +392,49 @@ def test_resnet_block_training_with_split_products(split_products):
 def test_dense_with_split_products(split_products):
     _close_and_deterministic(_grads(mx.nd.FullyConnected, [(6, 40), (30, 40), (30,)],
                                     num_hidden=30))
+
+
+def test_overlap_runs_both_and_waits_for_the_second(split_everything):
+    import threading
+    import time
+    where = {}
+
+    def second():
+        time.sleep(0.02)
+        where["second"] = threading.current_thread().name
+        return "b"
+    assert engine.overlap(lambda: "a", second) == ("a", "b")
+    assert "second" in where                        # ended before overlap returned
+    engine.set_num_threads(1)
+    assert engine.overlap(lambda: 1, lambda: threading.current_thread().name) == (
+        1, threading.current_thread().name)
+
+
+def test_overlap_raises_either_error_after_both_end(split_everything):
+    ended = []
+
+    def slow_ok():
+        ended.append(1)
+        return 2
+
+    def bad():
+        raise KeyError("second")
+    with pytest.raises(KeyError, match="second"):
+        engine.overlap(lambda: 1, bad)
+    with pytest.raises(ZeroDivisionError):
+        engine.overlap(lambda: 1 / 0, slow_ok)
+    assert ended == [1]
+
+
+@pytest.mark.parametrize("dshape,wshape,kw", CONVS[:3])
+def test_convolution_gradients_side_by_side_are_the_ops(split_everything, monkeypatch,
+                                                         dshape, wshape, kw):
+    """The data and weight gradients that an unrecorded backward runs side by side
+    (raw arrays) are those of the gradient ops (NDArrays), bit for bit."""
+    from mxlite import autograd
+    shapes = [dshape, wshape] + ([] if kw.get("no_bias") else [(kw["num_filter"],)])
+    fn = _grads(mx.nd.Convolution, shapes, **kw)
+    side_by_side = _run(fn, 3)
+    monkeypatch.setattr(autograd, "RAW_RULES", False)
+    for a, b in zip(side_by_side, _run(fn, 3)):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
