@@ -12,8 +12,9 @@ channel as 16 matrix products ``U[k] (F, C) @ V[k] (C, tiles)``, and the 4x4 pro
 of each tile transformed back (``Y = A^T M A``). The products (2.25x fewer
 multiply-adds than im2col's) run in BLAS; numba fuses each transform into one pass.
 
-BatchNorm's inference pass, ``(x - mean) * scale + beta`` per channel, runs as one pass
-(NumPy makes three), each value computed in the same order: the same bits.
+BatchNorm's inference pass, ``(x - mean) * scale + beta`` per channel (with a fused
+step's residual sum and relu after it), runs as one pass (NumPy makes three to five),
+each value computed in the same order: the same bits.
 
 Max pooling over overlapping windows (3x3, stride 2) reads each input row once per
 window row instead of making k*k passes, and its gradient finds each window's first
@@ -375,23 +376,31 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
 
 # -- BatchNorm ---------------------------------------------------------------------------
 
-def _channel_affine(x, mean, scale, shift, y):
+def _channel_affine(x, mean, scale, shift, r, add, relu, y):
     """``y = (x - mean) * scale + shift`` with the per-channel values of axis 1 of ``x``
-    and ``y`` (N, C, L)."""
+    and ``y`` (N, C, L); then ``+ r`` where ``add``, and ``max(., 0)`` where ``relu``
+    (NaN stays NaN and -0 becomes +0, as in ``np.maximum(v, 0)``)."""
     n_, c_, l_ = x.shape
     for n in range(n_):
         for c in range(c_):
             m, s, b = mean[c], scale[c], shift[c]
             for i in range(l_):
-                y[n, c, i] = (x[n, c, i] - m) * s + b
+                v = (x[n, c, i] - m) * s + b
+                if add:
+                    v = v + r[n, c, i]
+                if relu and not (v > 0 or v != v):
+                    v = 0
+                y[n, c, i] = v
 
 
-def batch_norm_infer(x, mean, scale, shift, y):
-    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, in one pass;
-    False (``y`` untouched) where the kernel does not apply (numba off, not float data
-    of one dtype, or ``y`` not viewable as (N, C, L))."""
-    arrays = (x, mean, scale, shift, y)
+def batch_norm_infer(x, mean, scale, shift, y, residual=None, relu=False):
+    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, then
+    ``+ residual`` (of ``x``'s shape) and ``relu`` where given, in one pass; False
+    (``y`` untouched) where the kernel does not apply (numba off, not float data of
+    one dtype, or ``y`` or ``residual`` not viewable as (N, C, L))."""
+    arrays = (x, mean, scale, shift, y) + (() if residual is None else (residual,))
     if (x.ndim < 2 or x.dtype not in _DTYPES or x.shape != y.shape or 0 in x.shape
+            or (residual is not None and residual.shape != x.shape)
             or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays)):
         return False
     jit = kernels()
@@ -399,5 +408,7 @@ def batch_norm_infer(x, mean, scale, shift, y):
     y3 = y.reshape(shape3)
     if jit is None or y3.ctypes.data != y.ctypes.data:     # a reshaped copy: no view
         return False
-    jit.channel_affine(x.reshape(shape3), mean, scale, shift, y3)
+    x3 = x.reshape(shape3)
+    r3 = x3 if residual is None else residual.reshape(shape3)     # (read only where added)
+    jit.channel_affine(x3, mean, scale, shift, r3, residual is not None, relu, y3)
     return True

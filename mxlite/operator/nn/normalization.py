@@ -14,7 +14,8 @@ from ...autograd import _state
 from ...engine import parallel
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
 from ...nd.ndarray import NDArray
-from ..registry import register_op, Param, OPS, ranks, array_module_of
+from ..registry import register_op, Param, OPS, ranks, array_module_of, run_step
+from ..tensor.elemwise_unary import UNARY
 from ..util import fill_missing, norm_axis
 from . import _fast
 
@@ -69,28 +70,50 @@ def _bn_axes(p, ndim):
 
 
 def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
+    return batch_norm(p, xp, x, gamma, beta, moving_mean, moving_var)
+
+
+def batch_norm(p, xp, x, gamma, beta, moving_mean, moving_var, residual=None, relu=False):
+    """BatchNorm's outputs (y, mean, inv), with ``y`` then ``residual + y`` (where given)
+    and ``relu(...)`` (where ``relu``), as the chain BatchNorm -> elemwise_add ->
+    relu gives them (a hybridized graph runs such chains as one step, see
+    ``fused.py``): added and rectified in place, channel by channel, while the
+    channel is in cache. A residual elemwise_add would refuse (another shape or
+    dtype) goes through elemwise_add itself, for its error."""
     c, axes, _ = _bn_axes(p, x.ndim)
     for arg, a in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean),
                    ("moving_var", moving_var)):
         _check_param("BatchNorm", arg, a.shape, (x.shape[c],), x.shape)
     xw = _work(x)
     batch = _state.training and not p.use_global_stats
+    # the epilogue runs inside the passes where they are in x's dtype, else after the cast
+    inside = xw is x and (residual is None or (residual.shape == x.shape
+                                               and residual.dtype == x.dtype))
     y, mean, var, inv = _bn_normalize(p, xp, xw, c, axes, gamma, beta, moving_mean, moving_var,
-                                      batch)
+                                      batch, *((residual, relu) if inside else (None, False)))
     if batch:
         # The moving statistics are updated in place (declared by mutate=(3, 4)).
         m = p.momentum
         moving_mean[...] = moving_mean * m + mean.astype(moving_mean.dtype) * (1 - m)
         moving_var[...] = moving_var * m + var.astype(moving_var.dtype) * (1 - m)
     dt = x.dtype
-    return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
+    y = y.astype(dt, copy=False)
+    if not inside:
+        if residual is not None:
+            add = OPS["elemwise_add"]
+            y = run_step(add, add.parse_params({}), xp, [residual, y])
+        if relu:
+            y = UNARY["relu"][0](xp, y)
+    return y, mean.astype(dt), inv.astype(dt)
 
 
-def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch):
+def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch, residual,
+                  relu):
     """``(x - mean) * inv * gamma + beta`` with the batch (``batch``) or the moving
-    statistics, and (mean, var, inv) per channel: the passes of each channel
-    together, the channels split over the CPU workers (into a fixed number of parts
-    with batch statistics: a reduction's rounding depends on the shape it runs over)."""
+    statistics (then ``+ residual``, then ``max(., 0)`` where asked), and (mean, var,
+    inv) per channel: the passes of each channel together, the channels split over
+    the CPU workers (into a fixed number of parts with batch statistics: a
+    reduction's rounding depends on the shape it runs over)."""
     nc = x.shape[c]
     y = xp.empty(x.shape, dtype=x.dtype)
     if batch:
@@ -111,14 +134,21 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
         inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
         scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
         shift = beta[lo:hi].astype(x.dtype)
+        rs = None if residual is None else residual[at]
         # inference: one pass where numba runs, the same values
-        if not batch and c == 1 and _fast.batch_norm_infer(xs, mean[lo:hi], scale, shift, ys):
+        if not batch and c == 1 and _fast.batch_norm_infer(xs, mean[lo:hi], scale, shift, ys,
+                                                           rs, relu):
             return
         if not batch:
             xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
-        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
+        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array; then the
+        # residual sum and relu in place too (the same operations as elemwise_add, relu)
         ys *= scale.reshape(bc)
         ys += shift.reshape(bc)
+        if rs is not None:
+            xp.add(ys, rs, out=ys)
+        if relu:
+            xp.maximum(ys, ys.dtype.type(0), out=ys)
     parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
 
@@ -504,28 +534,47 @@ register_op("LRN", _lrn_compute, check=ranks(data=3), gradient=_lrn_grad, saves=
                 "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.", same_shape=(0,))
 
 
-# -- _contrib_BatchNormWithReLU ----------------------------------------------------------------
+# -- BatchNorm with relu (and a residual sum) --------------------------------------------------
 
 def _bn_relu(p, xp, *x):
-    y, mean, inv = OPS["BatchNorm"].compute(p, xp, *x)
-    return xp.maximum(y, 0), mean, inv
+    return batch_norm(p, xp, *x, relu=True)
+
+
+def _bn_add_relu(p, xp, *x):
+    return batch_norm(p, xp, *x[:5], residual=x[5], relu=True)
 
 
 def _bn_relu_grad(p, x, y, gy, need):
-    # relu's mask comes from the output; BatchNorm's rule reads only the saved mean/inv.
-    g = gy[0] * (y[0] > 0)
-    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]), need)
+    """relu's rule (its mask from the output), then BatchNorm's (which reads only the
+    saved mean and inv); the residual, where there is one, takes relu's gradient as
+    elemwise_add passes it on."""
+    g = gy[0] if gy[0] is None else nd._internal._backward_relu(gy[0], y[0])
+    gx = OPS["BatchNorm"].gradient(p, x[:5], y, [g] + list(gy[1:]), need[:5])
+    return gx + [g if need[5] else None] if len(x) > 5 else gx
 
 
 def _register_bn_relu():
     bn = OPS["BatchNorm"]
-    register_op("_contrib_BatchNormWithReLU", _bn_relu, gradient=_bn_relu_grad, saves="xy",
-                inputs=bn.inputs, num_outputs=3, num_visible_outputs=bn.num_visible_outputs,
-                mutate=bn.mutate, no_grad_inputs=bn.no_grad_inputs,
-                infer_shape=bn.infer_shape_rule, params=list(bn.params.values()),
-                same_shape=(0,),
+    common = dict(gradient=_bn_relu_grad, saves="xy", num_outputs=3,
+                  num_visible_outputs=bn.num_visible_outputs, mutate=bn.mutate,
+                  no_grad_inputs=bn.no_grad_inputs, params=list(bn.params.values()),
+                  same_shape=(0,))
+    register_op("_contrib_BatchNormWithReLU", _bn_relu, inputs=bn.inputs,
+                infer_shape=bn.infer_shape_rule, **common,
                 doc="``relu(BatchNorm(...))`` in one op, with BatchNorm's params, outputs and "
                     "moving statistics (updated in place in training mode).")
+    register_op("_batch_norm_add_relu", _bn_add_relu, inputs=bn.inputs + ("residual",),
+                infer_shape=lambda p, shapes: _bn_add_infer_shape(bn, p, shapes), **common,
+                doc="``relu(residual + BatchNorm(data, ...))`` in one op (what a hybridized "
+                    "graph runs for ResNet's BatchNorm -> elemwise_add -> relu), with "
+                    "BatchNorm's params, outputs and moving statistics.")
+
+
+def _bn_add_infer_shape(bn, p, shapes):
+    found = bn.infer_shape_rule(p, list(shapes[:5]))
+    if isinstance(found, tuple):
+        return list(found[0]) + [shapes[5] or found[1][0]], found[1]
+    return list(found) + [shapes[5]]
 
 
 _register_bn_relu()
