@@ -126,20 +126,24 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
     def part(lo, hi):
         at = (slice(None),) * c + (slice(lo, hi),)
         xs, ys = x[at], y[at]
-        if batch:
+        # where numba runs (channels on axis 1): the statistics in two passes summed in
+        # float64, and y in one pass, the same operations as NumPy's passes below
+        fast = c == 1
+        centred = False
+        if batch and not (fast and _fast.batch_norm_moments(xs, mean[lo:hi], var[lo:hi])):
             m = xs.mean(axis=axes, keepdims=True)
             xp.subtract(xs, m, out=ys)
             mean[lo:hi] = m.reshape(-1)
             var[lo:hi] = (ys * ys).mean(axis=axes)
+            centred = True
         inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
         scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
         shift = beta[lo:hi].astype(x.dtype)
         rs = None if residual is None else residual[at]
-        # inference: one pass where numba runs, the same values
-        if not batch and c == 1 and _fast.batch_norm_infer(xs, mean[lo:hi], scale, shift, ys,
+        if not centred and fast and _fast.batch_norm_apply(xs, mean[lo:hi], scale, shift, ys,
                                                            rs, relu):
             return
-        if not batch:
+        if not centred:
             xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
         # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array; then the
         # residual sum and relu in place too (the same operations as elemwise_add, relu)
@@ -153,12 +157,16 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
     return y, mean, var, inv
 
 
-def _bn_grad(p, x, y, gy, need):
+def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
     """BatchNorm's gradient from ``sum(g)`` and ``dotp = sum((x - mean) * g)`` per
     channel, as MXNet's CPU kernel: with ``a = gamma * inv``, the data gradient is
     ``a * g - (a * inv^2 * dotp / n) * (x - mean) - a * sum(g) / n`` (the formula of
     ``norm_backward``, regrouped), plus what reaches the mean and inv outputs.
-    Unrecorded, the same formula runs on the channels split over the CPU workers."""
+    Unrecorded, the same formula runs on the channels split over the CPU workers.
+
+    ``relu``: ``y[0]`` is relu's output and ``gy[0]`` its gradient (a fused
+    BatchNorm -> relu), so ``g`` is relu's gradient ``gy * (y > 0)``, applied as the
+    sums read it; ``keep_g``: ``g`` is returned too (after the five gradients)."""
     data, gamma = x[0], x[1]
     if gy[0] is None:
         gy = fill_missing(gy, y)
@@ -168,27 +176,37 @@ def _bn_grad(p, x, y, gy, need):
     # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
     batch = _state.training and not p.use_global_stats
     n = _count(data.shape, axes)
+    arrays = [data, gy[0], a] + list(y[1:]) + [v for v in gy[1:] if v is not None]
+    whole = isinstance(data, NDArray) or len({v.dtype for v in arrays}) > 1
+    g_full = None
+    if relu and isinstance(data, NDArray):
+        gy = [nd._internal._backward_relu(gy[0], y[0])] + list(gy[1:])
+        relu, g_full = False, gy[0]
+    elif relu and keep_g:
+        g_full = array_module_of(gy[0]).empty(gy[0].shape, dtype=gy[0].dtype)
 
     def channels(at=None, sl=None, out=None):
         def take(v, i):
             return v if v is None or i is None else v[i]
         return _bn_grad_channels(take(data, at), take(y[1], sl), take(gy[0], at), take(a, sl),
                                  take(inv, sl), take(gy[1], sl), take(gy[2], sl), n, batch,
-                                 axes, bc, need[0], out)
-    arrays = [data, gy[0], a] + list(y[1:]) + [v for v in gy[1:] if v is not None]
-    if isinstance(data, NDArray) or len({v.dtype for v in arrays}) > 1:
+                                 axes, bc, need[0], out, take(y[0], at) if relu else None,
+                                 take(g_full, at) if relu else None)
+    if whole:
         gbeta, dotp, gx = channels()
     else:
         gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c, need[0])
     ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
-    return [gx, ggamma, gbeta, None, None]
+    return [gx, ggamma, gbeta, None, None] + ([g_full] if keep_g else [])
 
 
 def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc, want_x,
-                      out=None):
+                      out=None, relu_y=None, g_out=None):
     """(sum(g), dotp, gx) of :func:`_bn_grad` for the channels given (gx None unless
     ``want_x``); ``out``: a raw array of one dtype with the inputs for gx, which is
-    then computed in it (in place: the same numbers).
+    then computed in it (in place: the same numbers). ``relu_y``: ``g`` is relu's
+    output gradient for its output ``relu_y``, and relu's gradient is written into
+    ``g_out`` (where given).
 
     NOTE: methods and operators only, which a CPU worker can run on raw arrays
     (``nd`` functions take raw arrays only in the thread running the rule)."""
@@ -197,18 +215,41 @@ def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc
             return v - t
         v -= t
         return v
-    gbeta = g.sum(axis=axes)
-    xc = data - mean.reshape(bc)
-    dotp = (xc * g).sum(axis=axes)
+    xp = array_module_of(g)
+    # where numba runs (channels on axis 1, no gradient reaching mean or inv): the sums
+    # in one pass (in float64) and gx in another, with the operations of NumPy's below
+    fast = bc[1:2] == (-1,) and gy_mean is None and gy_inv is None
+    sums = _fast.batch_norm_grad_sums(data, mean, g, relu_y, g_out) if fast else None
+    if relu_y is not None and (sums is None or g_out is not None):
+        if sums is None:    # relu's rule first, as _backward_relu
+            g = xp.multiply(g, relu_y > 0, out=g_out)
+        else:
+            g = g_out
+        relu_y = None
+    if sums is not None:
+        gbeta, dotp = sums
+    else:
+        gbeta = g.sum(axis=axes)
+        xc = data - mean.reshape(bc)
+        dotp = (xc * g).sum(axis=axes)
     gx = None
     if want_x:
+        if batch:
+            k1, k2 = a * (inv * inv) * (dotp / n), a * (gbeta / n)
+            if sums is not None:
+                gx = xp.empty(g.shape, dtype=g.dtype) if out is None else out
+                if _fast.batch_norm_grad(data, mean, g, a, k1, k2, gx, relu_y):
+                    return gbeta, dotp, gx
+                xc = data - mean.reshape(bc)
+        if relu_y is not None:
+            g = g * (relu_y > 0)
         if out is None:
             gx = g * a.reshape(bc)
         else:
-            gx = array_module_of(g).multiply(g, a.reshape(bc), out=out)
+            gx = xp.multiply(g, a.reshape(bc), out=out)
         if batch:
-            gx = minus(gx, xc * (a * (inv * inv) * (dotp / n)).reshape(bc))
-            gx = minus(gx, (a * (gbeta / n)).reshape(bc))
+            gx = minus(gx, xc * k1.reshape(bc))
+            gx = minus(gx, k2.reshape(bc))
             # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
             if gy_mean is not None:
                 gx = minus(gx, -(gy_mean.reshape(bc) / n))     # x - (-t) is x + t exactly
@@ -546,11 +587,12 @@ def _bn_add_relu(p, xp, *x):
 
 def _bn_relu_grad(p, x, y, gy, need):
     """relu's rule (its mask from the output), then BatchNorm's (which reads only the
-    saved mean and inv); the residual, where there is one, takes relu's gradient as
-    elemwise_add passes it on."""
-    g = gy[0] if gy[0] is None else nd._internal._backward_relu(gy[0], y[0])
-    gx = OPS["BatchNorm"].gradient(p, x[:5], y, [g] + list(gy[1:]), need[:5])
-    return gx + [g if need[5] else None] if len(x) > 5 else gx
+    saved mean and inv), in the same passes; the residual, where there is one, takes
+    relu's gradient as elemwise_add passes it on."""
+    if len(x) == 5:
+        return _bn_grad(p, x, y, gy, need, relu=True)
+    gx = _bn_grad(p, x[:5], y, gy, need[:5], relu=True, keep_g=need[5])
+    return gx if need[5] else gx + [None]
 
 
 def _register_bn_relu():
