@@ -418,9 +418,14 @@ def matmul(xp, a, b, out=None):
     worker) the BLAS runs at one thread and a large product (``PARALLEL_MIN_MACS``)
     is split over the workers: by the leading batch axis where it has enough entries
     for the threads (each entry's product is then the serial one, bit for bit), else
-    by the rows or the columns of the product, whichever are more. Each part is one
-    BLAS call that releases the GIL; the parts are cut by the shapes and the thread
-    count alone, so a given thread count gives the same bits every time."""
+    by the rows or the columns of the product, whichever are more, one part per
+    thread. Each part is one BLAS call that releases the GIL; the parts are cut by
+    the shapes and the thread count alone, so a given thread count gives the same
+    bits every time.
+
+    NOTE: each part of a 2-D product packs the operand it shares with the others
+    again (a row part the whole right operand): (256, 2304) x (2304, 196) took 1.2x
+    the serial CPU time in 2 parts and 1.8x in 8."""
     k = _threads
     if xp is not np or k <= 1 or _here.inside or a.ndim < 2 or b.ndim < 2:
         return xp.matmul(a, b, out=out)
@@ -440,16 +445,16 @@ def matmul(xp, a, b, out=None):
             def part(lo, hi):
                 np.matmul(_lead(a, len(batch), lo, hi), _lead(b, len(batch), lo, hi),
                           out=out[lo:hi])
-            size = lead
+            size, parts = lead, PARTS_PER_THREAD * k
         elif n >= m:
             def part(lo, hi):
                 np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
-            size = n
+            size, parts = n, k
         else:
             def part(lo, hi):
                 np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
-            size = m
-        _run(part, size, min(size, PARTS_PER_THREAD * k), min(k, size))
+            size, parts = m, k
+        _run(part, size, min(size, parts), min(k, size))
         return out
 
 
