@@ -6,8 +6,8 @@ Fork safety: ``os.fork()`` is always safe. mxlite has no engine threads (custom
 operators run in the caller's thread, unlike MXNet, whose documented fork
 deadlock came from them), and an at-fork handler drains pending GPU work
 (:func:`waitall`) before the process forks. The only threads are the CPU workers
-that split one large pass of a kernel (:func:`parallel`); they are idle between
-passes and joined before a fork.
+that split one large pass or product of a kernel (:func:`parallel`,
+:func:`matmul`); they are idle between passes and joined before a fork.
 """
 import functools
 import itertools
@@ -99,7 +99,8 @@ __getattr__, __dir__ = _exports(__name__, {
 # copies, padding, BatchNorm, ReLU, pooling) runs on one. NumPy's ufuncs and copies
 # release the GIL, so a large pass split along an axis that no reduction crosses
 # (the batch, the channels) runs on a few threads with the same result, bit for bit.
-# mxlite's kernels do that through :func:`parallel`.
+# mxlite's kernels do that through :func:`parallel`, and run their products on the
+# same threads (:func:`matmul`, the BLAS at one thread meanwhile).
 
 # Bytes a pass must touch before it is split. NOTE: measured on a shared 2-core
 # machine, a split copy or ReLU gained 1.5-1.6x at 6-14 MB, nothing at 2 MB and lost
@@ -204,7 +205,9 @@ def num_threads():
 
 def set_num_threads(n):
     """Set the threads of :func:`num_threads`; returns the previous count. 1 runs every
-    kernel serially, with no pool. BLAS keeps its own setting (OMP_NUM_THREADS)."""
+    kernel serially, with no pool, and its products on the BLAS's own threads
+    (OPENBLAS_NUM_THREADS, :func:`set_blas_threads`); above 1, mxlite's products run
+    split over its threads with the BLAS at one thread (:func:`matmul`)."""
     global _threads
     n = int(n)
     if n < 1:
