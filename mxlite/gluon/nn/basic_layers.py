@@ -61,9 +61,6 @@ class Sequential(_SequentialMixin, Block):
     ...     net.add(mx.gluon.nn.Dense(20))
     """
 
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
     def forward(self, x):
         for block in self._children.values():
             x = block(x)
@@ -79,9 +76,6 @@ class Sequential(_SequentialMixin, Block):
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially."""
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
 
     def hybrid_forward(self, F, x):
         for block in self._children.values():

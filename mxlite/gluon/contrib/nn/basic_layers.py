@@ -95,9 +95,6 @@ class Identity(HybridBlock):
     <NDArray 1x2 @cpu(0)>
     """
 
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
     def hybrid_forward(self, F, x):
         return x
 
