@@ -41,10 +41,14 @@ class _SequentialMixin:
         layers = list(self._children.values())[key]
         if not isinstance(layers, list):
             return layers
-        net = type(self)(prefix=self._prefix)
+        net = self._empty_copy()
         with net.name_scope():
             net.add(*layers)
         return net
+
+    def _empty_copy(self):
+        """A container like this one, without children (what a slice fills)."""
+        return type(self)(prefix=self._prefix)
 
     def __len__(self):
         return len(self._children)
