@@ -408,13 +408,6 @@ def _adjust_saturation(xp, x, alpha):
     return _saturate(xp, gray + x.astype(dt) * dt(alpha), x.dtype)
 
 
-def _nonnegative(v):
-    v = parse_float(v)
-    if v < 0:
-        raise ValueError("expected a number >= 0, got %g" % v)
-    return v
-
-
 def _random_enhance_op(name, adjust, gradient):
     def compute(p, xp, x):
         _check_hwc(name, x)
@@ -423,8 +416,8 @@ def _random_enhance_op(name, adjust, gradient):
 
     register_op("_image_" + name, compute, gradient=gradient, saves="y",
                 num_outputs=2, num_visible_outputs=1, infer_type=_float_out_type,
-                params=[Param("min_factor", _nonnegative, doc="Minimum factor."),
-                        Param("max_factor", _nonnegative, doc="Maximum factor.")],
+                params=[Param("min_factor", parse_float, doc="Minimum factor.", low=0),
+                        Param("max_factor", parse_float, doc="Maximum factor.", low=0)],
                 doc="%s of an HWC image by a factor drawn uniformly in [min_factor, max_factor); "
                     "the factor is a hidden output, which the gradient reads." % name)
 
@@ -523,8 +516,8 @@ def _random_hue(p, xp, x):
 
 
 register_op("_image_random_hue", _random_hue, gradient=_identity_grad, saves="",
-            params=[Param("min_factor", _nonnegative, doc="Minimum hue shift (turns)."),
-                    Param("max_factor", _nonnegative, doc="Maximum hue shift (turns).")],
+            params=[Param("min_factor", parse_float, doc="Minimum hue shift (turns).", low=0),
+                    Param("max_factor", parse_float, doc="Maximum hue shift (turns).", low=0)],
             doc="Rotate the hue of an HWC RGB image (values in [0, 255]) by a fraction of a "
                 "turn drawn in [min_factor, max_factor). Gradient: straight through, as MXNet.")
 
