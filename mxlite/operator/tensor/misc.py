@@ -126,7 +126,7 @@ def _crop_inputs(p):
 register_op("Crop", _crop, inputs=_crop_inputs, variadic="num_args", gradient=_crop_grad,
             saves="",
             params=[Param("num_args", parse_int, 1, "1: crop to h_w; 2: crop to the height "
-                          "and width of the second input (crop_like).", choices=(1, 2)),
+                          "and width of the second input (crop_like).", low=1, high=2),
                     Param("offset", parse_shape, (0, 0), "Top-left corner (y, x) of the crop."),
                     Param("h_w", parse_shape, (0, 0), "Crop (height, width) when num_args=1."),
                     Param("center_crop", parse_bool, False, "Crop the centre; ignores offset.")],
