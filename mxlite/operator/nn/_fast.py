@@ -33,7 +33,7 @@ import weakref
 
 import numpy as np
 
-from ...engine import parallel, parallel_parts
+from ...engine import matmul, parallel, parallel_parts
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -315,7 +315,7 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
         u = _filters(jit, w)
         if keep is not None:
             keep[0].held = keep[1] + (u,)
-    m = np.matmul(u, v, out=_planes(f, v.shape[2], x.dtype))        # (16, F, tiles)
+    m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype))       # (16, F, tiles)
     y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
     _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
     if tuple(out) != y.shape[2:]:
@@ -345,7 +345,7 @@ def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
     dm = _planes(f, n * th * tw, x.dtype)
     gy = np.ascontiguousarray(gy)
     _split(lambda lo, hi: jit.grad_tiles(gy[:, lo:hi], th, tw, dm[:, lo:hi]), f, dm.nbytes)
-    du = np.matmul(dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))   # (16, F, C)
+    du = matmul(np, dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))  # (16, F, C)
     gw = np.empty((f, c, 3, 3), dtype=x.dtype)
     _split(lambda lo, hi: jit.filter_grads(du[:, lo:hi], gw[lo:hi]), f, du.nbytes)
     return gw
