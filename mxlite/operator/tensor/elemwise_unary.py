@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import parse_float, np_dtype
 from ...engine import parallel_parts
-from ..registry import register_op, Param, dtypes
+from ..registry import register_op, Param, bound, dtypes
 from ..util import context_of, zeros_grad
 from . import special
 
@@ -86,7 +86,7 @@ _TABLE = [
     ("softsign", lambda xp, x: x / (1 + xp.abs(x)),
      lambda x, y, gy: gy / nd.square(1 + nd.abs(x)), "x"),
     ("relu", lambda xp, x: _relu(xp, x),
-     lambda x, y, gy: nd._internal._backward_relu(gy, y), "y"),
+     lambda x, y, gy: _BACKWARD_RELU(gy, y), "y"),
     ("erf", special.erf, lambda x, y, gy: gy * (2 / _SQRT_PI) * nd.exp(-x * x), "x"),
     ("erfinv", special.erfinv, lambda x, y, gy: gy * (_SQRT_PI / 2) * nd.exp(y * y), "y"),
     ("gamma", special.gamma, lambda x, y, gy: gy * y * nd._internal._digamma(x), "xy"),
@@ -153,6 +153,7 @@ def _relu_backward_grad(p, x, y, gy, need):
 # NOTE: one op for ``gy * (x > 0)``, to save a comparison op per ReLU in backward.
 register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu_backward_grad,
             saves="x", doc="Gradient of relu: ``gy * (x > 0)``.", same_shape=(0, 1))
+_BACKWARD_RELU = bound("_backward_relu")
 
 
 
