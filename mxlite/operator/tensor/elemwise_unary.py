@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import parse_float, np_dtype
+from ... import engine
 from ...engine import parallel_parts
 from ..registry import register_op, Param, bound, dtypes
 from ..util import context_of, zeros_grad
@@ -129,15 +130,17 @@ def _softplus(xp, x):
 
 def _relu(xp, x):
     """``max(x, 0)`` in ``x``'s dtype, split over the CPU workers."""
-    y = xp.empty(x.shape, dtype=x.dtype)
     zero = x.dtype.type(0)      # keeps bool as bool (a Python 0 would make it int64)
+    if x.nbytes < engine.PARALLEL_MIN_BYTES:    # one part: nothing to set up
+        return xp.maximum(x, zero)
+    y = xp.empty(x.shape, dtype=x.dtype)
     parallel_parts(lambda at: xp.maximum(x[at], zero, out=y[at]), x.shape, x.nbytes, xp)
     return y
 
 
 def _relu_backward(p, xp, gy, x):
     # NOTE: gy times exactly 0 or 1, the same numbers as ``gy * (x > 0)`` in two ops.
-    if gy.shape != x.shape:
+    if gy.shape != x.shape or gy.nbytes < engine.PARALLEL_MIN_BYTES:
         return gy * (x > 0)
     gx = xp.empty(gy.shape, dtype=gy.dtype)
     parallel_parts(lambda at: xp.multiply(gy[at], x[at] > 0, out=gx[at]), gy.shape, gy.nbytes,
