@@ -94,43 +94,6 @@ def _loaders(batch_size, workers):
             DataLoader(test, batch_size=256, num_workers=workers), len(train), len(test))
 
 
-def _limit_blas_threads(n=1):
-    """Best effort: let NumPy's OpenBLAS use ``n`` threads; True when it could.
-
-    NOTE: the matrices here are tiny (32 x 256 x 128); OpenBLAS threads spin-waiting
-    for cores that other processes hold made a run 4x slower on a busy 2-core machine
-    (31 s against 8 s). The library is found among the process's mapped files (Linux)
-    and called through ctypes, as threadpoolctl does; elsewhere nothing changes
-    (``OPENBLAS_NUM_THREADS=1`` in the environment does the same).
-    """
-    import ctypes
-    import os
-    paths = set()
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                fields = line.split()
-                name = os.path.basename(fields[-1]).lower() if len(fields) >= 6 else ""
-                if "openblas" in name and ".so" in name:
-                    paths.add(fields[-1])
-    except OSError:
-        return False
-    done = False
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                     "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_"):
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(ctypes.c_int(n))
-                done = True
-                break
-    return done
-
-
 def _seed(seed):
     """Seed every RNG the run draws from: mxlite's (initializers), NumPy's (shuffling)."""
     from . import random as mx_random
@@ -168,9 +131,12 @@ def _epoch_report_handler():
 def main(argv=None):
     """Run the demo; returns the exit status (0)."""
     args = parse_args(argv)
-    from . import gluon, init, lr_scheduler
+    from . import engine, gluon, init, lr_scheduler
     from .gluon.contrib.estimator import Estimator
-    _limit_blas_threads(1)
+    # NOTE: the matrices here are tiny (32 x 256 x 128); OpenBLAS threads spin-waiting
+    # for cores that other processes hold made a run 4x slower on a busy 2-core machine
+    # (31 s against 8 s). Best effort (OPENBLAS_NUM_THREADS=1 does the same).
+    engine.set_blas_threads(1)
     _seed(args.seed)
     train_data, test_data, n_train, n_test = _loaders(args.batch_size, args.workers)
     net = build_net(args.net)

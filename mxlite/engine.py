@@ -9,6 +9,7 @@ deadlock came from them), and an at-fork handler drains pending GPU work
 that split one large pass of a kernel (:func:`parallel`); they are idle between
 passes and joined before a fork.
 """
+import functools
 import itertools
 import os
 import queue
@@ -246,8 +247,13 @@ def parallel(fn, n, nbytes, xp=None, fixed=False):
     if nbytes < PARALLEL_MIN_BYTES or (serial and not fixed):
         return [fn(0, n)]
     m = min(n, FIXED_PARTS if fixed else PARTS_PER_THREAD * k)
+    return _run(fn, n, m, None if serial else k)
+
+
+def _run(fn, n, m, k):
+    """``fn`` over ``m`` parts of ``range(n)`` on ``k`` threads (None: in the caller)."""
     job = _Job(fn, [n * i // m for i in range(m + 1)])
-    if not serial:
+    if k is not None:
         tasks = _get_pool().tasks
         for _ in range(min(k, m) - 1):
             tasks.put(job)
@@ -256,6 +262,34 @@ def parallel(fn, n, nbytes, xp=None, fixed=False):
     if job.error is not None:
         raise job.error
     return job.out
+
+
+def overlap(first, second):
+    """``(first(), second())`` with ``second`` on a worker while the caller runs
+    ``first`` (their passes then run whole in each thread, the BLAS at one thread),
+    for two independent computations (a convolution's data and weight gradients);
+    one after the other where there is one thread or the caller is itself a worker.
+    ``second`` has ended, whatever happened, when this returns or raises."""
+    if _threads <= 1 or _here.inside:
+        return first(), second()
+
+    def whole(lo, hi):      # in a worker or the caller alike: the same passes, the same bits
+        inside, _here.inside = _here.inside, True
+        try:
+            return second()
+        finally:
+            _here.inside = inside
+    job = _Job(whole, [0, 1])
+    with _serial_blas:
+        _get_pool().tasks.put(job)
+        try:
+            a = first()
+        finally:
+            job.run()               # ``second`` in the caller if no worker took it yet
+            job.finished.wait()
+    if job.error is not None:
+        raise job.error
+    return a, job.out[0]
 
 
 def parallel_parts(fn, shape, nbytes, xp=None):
@@ -282,6 +316,149 @@ def contiguous(xp, a):
     if a.flags.c_contiguous:
         return a
     return parallel_copy(xp, xp.empty(a.shape, dtype=a.dtype), a)
+
+
+# -- BLAS threads and products ----------------------------------------------------------
+# OpenBLAS runs a product on its own threads, which then spin (busy-wait) for a while
+# for the next one, on the cores that mxlite's workers want for the passes between
+# products: at 2 threads a split pass gained 1.50x with the BLAS at 1 thread and
+# 1.08x with it at 2. So while mxlite's workers are on, its products run with the
+# BLAS at one thread, split over the workers themselves (:func:`matmul`): one owner
+# of the cores. The BLAS keeps its own setting outside those products (a user's
+# ``np.dot``).
+
+def _openblas_maps():
+    """Paths of the OpenBLAS libraries mapped into the process (Linux), as threadpoolctl
+    finds them: NumPy's may be bundled under a mangled name."""
+    paths = []
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                name = os.path.basename(fields[-1]).lower() if len(fields) >= 6 else ""
+                if "openblas" in name and ".so" in name and fields[-1] not in paths:
+                    paths.append(fields[-1])
+    except OSError:
+        pass
+    return paths
+
+
+@functools.cache
+def _openblas():
+    """(get, set) thread-count functions of each OpenBLAS in the process, via ctypes."""
+    import ctypes
+    found = []
+    for path in _openblas_maps():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in itertools.product(("openblas", "scipy_openblas"), ("", "64_")):
+            get = getattr(lib, "%s_get_num_threads%s" % (prefix, suffix), None)
+            put = getattr(lib, "%s_set_num_threads%s" % (prefix, suffix), None)
+            if get is not None and put is not None:
+                get.restype, put.restype, put.argtypes = ctypes.c_int, None, [ctypes.c_int]
+                found.append((get, put))
+                break
+    return tuple(found)
+
+
+def blas_threads():
+    """The threads NumPy's OpenBLAS runs a product on; None where none was found."""
+    libs = _openblas()
+    return libs[0][0]() if libs else None
+
+
+def set_blas_threads(n):
+    """Let NumPy's OpenBLAS run products on ``n`` threads (best effort: the library is
+    found among the process's mapped files on Linux and called through ctypes);
+    returns the previous count, or None where no OpenBLAS was found (nothing changes;
+    ``OPENBLAS_NUM_THREADS`` in the environment does the same at start)."""
+    n = int(n)
+    if n < 1:
+        raise ValueError("set_blas_threads: n must be at least 1, got %d" % n)
+    prev = None
+    for get, put in _openblas():
+        prev = get() if prev is None else prev
+        put(n)
+    return prev
+
+
+class _SerialBlas:
+    """The BLAS at one thread while any thread of the process is inside (counted, so
+    that nested and concurrent users restore it once, when the last one leaves)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.users = 0
+        self.saved = None
+
+    def __enter__(self):
+        with self.lock:
+            if not self.users:
+                self.saved = set_blas_threads(1) if _openblas() else None
+            self.users += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.users -= 1
+            if not self.users and self.saved not in (None, 1):
+                set_blas_threads(self.saved)
+
+
+_serial_blas = _SerialBlas()
+
+# Multiply-adds from which :func:`matmul` splits a product over the workers.
+PARALLEL_MIN_MACS = 1 << 23
+
+
+def matmul(xp, a, b, out=None):
+    """``xp.matmul(a, b, out=out)`` for operands of at least 2 dimensions. Where
+    mxlite's workers are on (:func:`num_threads` > 1, NumPy arrays, not inside a
+    worker) the BLAS runs at one thread and a large product (``PARALLEL_MIN_MACS``)
+    is split over the workers: by the leading batch axis where it has enough entries
+    for the threads (each entry's product is then the serial one, bit for bit), else
+    by the rows or the columns of the product, whichever are more. Each part is one
+    BLAS call that releases the GIL; the parts are cut by the shapes and the thread
+    count alone, so a given thread count gives the same bits every time."""
+    k = _threads
+    if xp is not np or k <= 1 or _here.inside or a.ndim < 2 or b.ndim < 2:
+        return xp.matmul(a, b, out=out)
+    with _serial_blas:
+        try:
+            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            batch = None
+        m, n = a.shape[-2], b.shape[-1]
+        if (batch is None or a.shape[-1] != b.shape[-2]
+                or int(np.prod(batch, dtype=np.int64)) * m * n * a.shape[-1] < PARALLEL_MIN_MACS):
+            return np.matmul(a, b, out=out)     # (a mismatch raises NumPy's own error)
+        lead = batch[0] if batch else 1
+        if out is None:
+            out = np.empty(batch + (m, n), dtype=np.result_type(a, b))
+        if lead >= PARTS_PER_THREAD * k or (lead >= k and lead % k == 0):
+            def part(lo, hi):
+                np.matmul(_lead(a, len(batch), lo, hi), _lead(b, len(batch), lo, hi),
+                          out=out[lo:hi])
+            size = lead
+        elif n >= m:
+            def part(lo, hi):
+                np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
+            size = n
+        else:
+            def part(lo, hi):
+                np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
+            size = m
+        _run(part, size, min(size, PARTS_PER_THREAD * k), min(k, size))
+        return out
+
+
+def _lead(a, nbatch, lo, hi):
+    """Entries lo:hi of the leading batch axis of an operand with ``nbatch`` batch axes
+    (itself where that axis is broadcast)."""
+    if a.ndim - 2 < nbatch or a.shape[0] == 1:
+        return a
+    return a[lo:hi]
 
 
 if hasattr(os, "register_at_fork"):

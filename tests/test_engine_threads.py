@@ -141,25 +141,27 @@ def test_relu_split_is_bit_identical(split_everything, dtype):
     _same_bits(run)
 
 
-def test_resnet_block_training_split_is_bit_identical(split_everything):
+def _resnet_block_step():
     """A ResNet basic block (conv, BN, relu, pooling), hybridized, one SGD step."""
-    def run():
-        mx.random.seed(3)
-        net = mx.gluon.nn.HybridSequential()
-        net.add(mx.gluon.nn.Conv2D(8, 3, padding=1, use_bias=False), mx.gluon.nn.BatchNorm(),
-                mx.gluon.nn.Activation("relu"), mx.gluon.nn.MaxPool2D(3, 2, 1),
-                mx.gluon.nn.Conv2D(4, 3, strides=2), mx.gluon.nn.GlobalAvgPool2D(),
-                mx.gluon.nn.Dense(3))
-        net.initialize(mx.init.Xavier())
-        net.hybridize()
-        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
-        x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 16, 16))
-        with mx.autograd.record():
-            loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()(net(x), mx.nd.array([0, 1, 2, 0]))
-        loss.backward()
-        trainer.step(4)
-        return [loss] + [p.data() for p in net.collect_params().values()]
-    _same_bits(run)
+    mx.random.seed(3)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Conv2D(8, 3, padding=1, use_bias=False), mx.gluon.nn.BatchNorm(),
+            mx.gluon.nn.Activation("relu"), mx.gluon.nn.MaxPool2D(3, 2, 1),
+            mx.gluon.nn.Conv2D(4, 3, strides=2), mx.gluon.nn.GlobalAvgPool2D(),
+            mx.gluon.nn.Dense(3))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 16, 16))
+    with mx.autograd.record():
+        loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()(net(x), mx.nd.array([0, 1, 2, 0]))
+    loss.backward()
+    trainer.step(4)
+    return [loss] + [p.data() for p in net.collect_params().values()]
+
+
+def test_resnet_block_training_split_is_bit_identical(split_everything):
+    _same_bits(_resnet_block_step)
 
 
 # -- the pool ---------------------------------------------------------------------------
@@ -248,3 +250,191 @@ def test_fork_after_a_split_pass_is_safe(split_everything):
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
     np.testing.assert_array_equal(mx.nd.relu(x).asnumpy(), want)
+
+
+# -- products as one owner of the cores ---------------------------------------------------
+
+@pytest.fixture
+def split_products(split_everything, monkeypatch):
+    """Split every product too, however small, over 3 threads."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+
+
+def _operands(sa, sb, dtype=np.float32, seed=0):
+    rng = np.random.RandomState(seed)
+    return rng.randn(*sa).astype(dtype), rng.randn(*sb).astype(dtype)
+
+
+@pytest.mark.parametrize("sa,sb", [
+    ((16, 5, 7), (16, 7, 6)),       # Winograd's 16 planes
+    ((5, 7), (6, 7, 9)),            # one weight, per-sample columns
+    ((6, 2, 5, 7), (2, 7, 4)),      # (N, G) batch, the weight broadcast over N
+])
+def test_matmul_split_by_batch_is_the_serial_product(split_products, sa, sb):
+    a, b = _operands(sa, sb)
+    got = engine.matmul(np, a, b)
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sa,sb", [
+    ((4, 33), (33, 50)),            # columns
+    ((50, 33), (33, 4)),            # rows
+    ((2, 9, 20), (2, 20, 31)),      # a batch too short for 3 threads: columns
+    ((1, 9, 20), (1, 20, 31)),      # one sample (batch 1 inference)
+])
+def test_matmul_split_by_rows_or_columns_is_close_and_deterministic(split_products, dtype,
+                                                                    sa, sb):
+    a, b = _operands(sa, sb, dtype)
+    got = engine.matmul(np, a, b)
+    assert got.dtype == dtype and got.shape == np.matmul(a, b).shape
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(engine.matmul(np, a, b), got)     # the same bits again
+
+
+def test_matmul_writes_out_and_takes_transposed_operands(split_products):
+    a, b = _operands((16, 6, 40), (16, 5, 40))
+    buf = np.full((16, 6 * 5 + 3), np.nan, dtype=np.float32)
+    out = buf[:, :30].reshape(16, 6, 5)            # planes apart, as Winograd's are
+    got = engine.matmul(np, a, b.transpose(0, 2, 1), out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, np.matmul(a, b.transpose(0, 2, 1)))
+    assert np.isnan(buf[:, 30:]).all()
+    c = engine.matmul(np, b[0], a[0].T)                                 # (5, 40) @ (40, 6)
+    np.testing.assert_allclose(c, np.matmul(b[0].astype(np.float64), a[0].T), rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_matmul_in_one_thread_or_small_is_numpys(monkeypatch):
+    a, b = _operands((3, 8, 9), (3, 9, 10))
+    prev = engine.set_num_threads(1)
+    try:
+        np.testing.assert_array_equal(engine.matmul(np, a, b), np.matmul(a, b))
+        assert engine._pool is None                 # nothing started
+        engine.set_num_threads(3)                   # under PARALLEL_MIN_MACS: one product
+        np.testing.assert_array_equal(engine.matmul(np, a, b), np.matmul(a, b))
+    finally:
+        engine.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("sa,sb", [((16, 5, 7), (16, 6, 7)), ((4, 5, 7), (3, 7, 6))])
+def test_matmul_of_mismatched_operands_raises_numpys_error(split_products, sa, sb):
+    a, b = _operands(sa, sb)
+    with pytest.raises(ValueError) as want:
+        np.matmul(a, b)
+    with pytest.raises(ValueError) as got:
+        engine.matmul(np, a, b)
+    assert str(got.value) == str(want.value)
+
+
+blas = pytest.mark.skipif(engine.blas_threads() is None,
+                          reason="NumPy's BLAS here is not an OpenBLAS that ctypes reaches")
+
+
+@blas
+def test_set_blas_threads_round_trips_and_checks():
+    prev = engine.set_blas_threads(2)
+    try:
+        assert engine.blas_threads() == 2
+        assert engine.set_blas_threads(1) == 2 and engine.blas_threads() == 1
+        with pytest.raises(ValueError, match="at least 1, got 0"):
+            engine.set_blas_threads(0)
+        assert engine.blas_threads() == 1
+    finally:
+        engine.set_blas_threads(prev)
+
+
+@blas
+def test_products_run_the_blas_at_one_thread_and_restore_it(split_products, monkeypatch):
+    seen = []
+    real = np.matmul
+
+    def spy(*args, **kw):
+        seen.append(engine.blas_threads())
+        return real(*args, **kw)
+    prev = engine.set_blas_threads(2)
+    try:
+        monkeypatch.setattr(np, "matmul", spy)
+        engine.matmul(np, *_operands((16, 5, 7), (16, 7, 6)))
+        monkeypatch.setattr(np, "matmul", real)
+        assert seen and set(seen) == {1}
+        assert engine.blas_threads() == 2           # a user's np.dot keeps its threads
+        with engine._serial_blas:                   # nested users restore it once
+            with engine._serial_blas:
+                assert engine.blas_threads() == 1
+            assert engine.blas_threads() == 1
+        assert engine.blas_threads() == 2
+    finally:
+        engine.set_blas_threads(prev)
+
+
+def _close_and_deterministic(fn):
+    """Split products (by rows or columns) round differently from one product: the
+    results at 3 threads are the serial ones within float32 round-off, and the same
+    bits every time."""
+    serial, split, again = _run(fn, 1), _run(fn, 3), _run(fn, 3)
+    for a, b, c in zip(serial, split, again):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(c.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dshape,wshape,kw", CONVS)
+def test_convolution_with_split_products(split_products, dshape, wshape, kw):
+    shapes = [dshape, wshape] + ([] if kw.get("no_bias") else [(kw["num_filter"],)])
+    _close_and_deterministic(_grads(mx.nd.Convolution, shapes, **kw))
+
+
+def test_resnet_block_training_with_split_products(split_products):
+    _close_and_deterministic(_resnet_block_step)
+
+
+def test_dense_with_split_products(split_products):
+    _close_and_deterministic(_grads(mx.nd.FullyConnected, [(6, 40), (30, 40), (30,)],
+                                    num_hidden=30))
+
+
+def test_overlap_runs_both_and_waits_for_the_second(split_everything):
+    import threading
+    import time
+    where = {}
+
+    def second():
+        time.sleep(0.02)
+        where["second"] = threading.current_thread().name
+        return "b"
+    assert engine.overlap(lambda: "a", second) == ("a", "b")
+    assert "second" in where                        # ended before overlap returned
+    engine.set_num_threads(1)
+    assert engine.overlap(lambda: 1, lambda: threading.current_thread().name) == (
+        1, threading.current_thread().name)
+
+
+def test_overlap_raises_either_error_after_both_end(split_everything):
+    ended = []
+
+    def slow_ok():
+        ended.append(1)
+        return 2
+
+    def bad():
+        raise KeyError("second")
+    with pytest.raises(KeyError, match="second"):
+        engine.overlap(lambda: 1, bad)
+    with pytest.raises(ZeroDivisionError):
+        engine.overlap(lambda: 1 / 0, slow_ok)
+    assert ended == [1]
+
+
+@pytest.mark.parametrize("dshape,wshape,kw", CONVS[:3])
+def test_convolution_gradients_side_by_side_are_the_ops(split_everything, monkeypatch,
+                                                         dshape, wshape, kw):
+    """The data and weight gradients that an unrecorded backward runs side by side
+    (raw arrays) are those of the gradient ops (NDArrays), bit for bit."""
+    from mxlite import autograd
+    shapes = [dshape, wshape] + ([] if kw.get("no_bias") else [(kw["num_filter"],)])
+    fn = _grads(mx.nd.Convolution, shapes, **kw)
+    side_by_side = _run(fn, 3)
+    monkeypatch.setattr(autograd, "RAW_RULES", False)
+    for a, b in zip(side_by_side, _run(fn, 3)):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))

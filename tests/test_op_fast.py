@@ -1,5 +1,5 @@
 """The optional numba kernels (extra ``fast``): Winograd F(2x2, 3x3) convolutions,
-2-D max pooling and BatchNorm's inference pass.
+2-D max pooling and BatchNorm's passes.
 
 The NumPy convolution, pooling and BatchNorm tests run with and without them (the
 ``fast_kernels`` fixture); here: where they run, Winograd's float32 round-off next
@@ -190,12 +190,70 @@ def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_ga
                                fix_gamma=fix_gamma, eps=1e-3).asnumpy()
 
     x = args[0].astype(dtype)
-    assert _fast.batch_norm_infer(x, *[a.astype(dtype) for a in args[1:4]], np.empty_like(x))
+    assert _fast.batch_norm_apply(x, *[a.astype(dtype) for a in args[1:4]], np.empty_like(x))
     fast = run()
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     want = run()
     assert fast.dtype == want.dtype == dtype
     np.testing.assert_array_equal(fast, want)
+
+
+def _bn_train(x, gamma, beta, gy):
+    """BatchNorm's training forward (y, mean, var) and gradients (data, gamma, beta)."""
+    args = [mx.nd.array(a, dtype=x.dtype) for a in (x, gamma, beta)]
+    mm, mv = mx.nd.zeros(gamma.shape, dtype=x.dtype), mx.nd.zeros(gamma.shape, dtype=x.dtype)
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.BatchNorm(*args, mm, mv, fix_gamma=False, momentum=0.0, eps=1e-5)
+    y.backward(mx.nd.array(gy, dtype=x.dtype))
+    return [a.asnumpy().astype(np.float64) for a in [y, mm, mv] + [a.grad for a in args]]
+
+
+@needs_numba
+@pytest.mark.parametrize("shape", [(8, 6, 28, 28), (64, 5), (4, 3, 100)])
+def test_batch_norm_training_passes_are_float32_round_off_of_float64(shape, monkeypatch):
+    # The statistics and the gradient's sums are summed in float64 (NumPy's in float32
+    # pairwise): against the float64 computation, within float32 round-off, as NumPy's.
+    rng = np.random.default_rng(7)
+    c = shape[1]
+    x = rng.standard_normal(shape) * 0.1 + 3.0        # an offset: cancellation in the variance
+    gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
+    gy = rng.standard_normal(shape)
+    assert _fast.batch_norm_moments(x.astype(np.float32), *np.empty((2, c), np.float32))
+    exact = _bn_train(x, gamma, beta, gy)
+    fast = _bn_train(*(a.astype(np.float32) for a in (x, gamma, beta, gy)))
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    slow = _bn_train(*(a.astype(np.float32) for a in (x, gamma, beta, gy)))
+    for f, s, e in zip(fast, slow, exact):
+        scale = np.abs(e).max()
+        err_fast, err_slow = np.abs(f - e).max() / scale, np.abs(s - e).max() / scale
+        assert err_fast <= max(2 * err_slow, 64 * np.finfo(np.float32).eps), (err_fast, err_slow)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_norm_gradient_pass_is_numpys_formula_bit_for_bit(dtype):
+    rng = np.random.default_rng(8)
+    x, gy, y = (rng.standard_normal((3, 4, 5, 6)).astype(dtype) for _ in range(3))
+    gy.reshape(-1)[:3] = [-0.0, np.inf, -1.0]
+    y.reshape(-1)[:3] = [np.nan, 0.0, -0.0]
+    mean, a, k1, k2 = (rng.standard_normal(4).astype(dtype) for _ in range(4))
+    sh = (1, -1, 1, 1)
+    for relu_y in (None, y):
+        with np.errstate(invalid="ignore"):     # inf * 0 where relu masks inf
+            g = gy if relu_y is None else np.multiply(gy, relu_y > 0)
+            want = g * a.reshape(sh) - (x - mean.reshape(sh)) * k1.reshape(sh) - k2.reshape(sh)
+            got = np.empty_like(x)
+            assert _fast.batch_norm_grad(x, mean, gy, a, k1, k2, got, relu_y)
+            # the sums see the same g, and write it where asked
+            kept = np.empty_like(x)
+            sums = _fast.batch_norm_grad_sums(x, mean, gy, relu_y,
+                                              None if relu_y is None else kept)
+            np.testing.assert_allclose(sums[0], g.sum(axis=(0, 2, 3)), rtol=1e-5)
+        assert np.array_equal(got, want, equal_nan=True)
+        if relu_y is not None:
+            assert np.array_equal(kept.view(np.uint8), g.view(np.uint8))
 
 
 @needs_numba
@@ -213,7 +271,7 @@ def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monk
     x = np.ones((2, 8, 9, 9))
     assert _fast.kernels() is not None
     y = np.empty_like(x)
-    assert _fast.batch_norm_infer(x, *np.ones((3, 8)), y)
+    assert _fast.batch_norm_apply(x, *np.ones((3, 8)), y)
     np.testing.assert_array_equal(y, x)
 
 

@@ -1,5 +1,6 @@
 """Fused ops a hybridized graph runs in place of chains (operator/nn/fused.py): the
-chain's numbers bit for bit, forward and backward, and the graph rewrite's rules."""
+chain's numbers bit for bit, forward and backward (training and inference, numba on
+and off), and the graph rewrite's rules."""
 import json
 
 import numpy as np
@@ -9,6 +10,7 @@ import mxlite as mx
 from mxlite.gluon import nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
+from optable import row, row_tests
 
 CPU = mx.cpu()
 FUSED = get_op("_log_softmax_pick")
@@ -163,3 +165,206 @@ def test_fused_graph_in_a_trained_network_matches_imperative():
 
     for a, b in zip(train(False), train(True)):
         assert np.array_equal(a, b)
+
+
+# -- BatchNorm -> [elemwise_add ->] relu ---------------------------------------------------
+
+BN, ADD, ACT = get_op("BatchNorm"), get_op("elemwise_add"), get_op("Activation")
+BN_RELU, BN_ADD_RELU = get_op("_contrib_BatchNormWithReLU"), get_op("_batch_norm_add_relu")
+
+
+def _bn_args(shape, dtype, rng, axis=1):
+    c = shape[axis]
+    x = (rng.randn(*shape) * 2 + 0.3).astype(dtype)
+    gamma, beta, mm = (rng.randn(c).astype(dtype) for _ in range(3))
+    return [x, gamma, beta, mm, (rng.rand(c) + 0.5).astype(dtype)]
+
+
+def _bn_chain(args, residual, gy, kw):
+    """Outputs, updated moving statistics and input gradients of BatchNorm -> [add ->]
+    relu, op by op through each op's own kernel and rule (raw arrays)."""
+    args = [a.copy() for a in args]
+    bp = BN.parse_params(kw)
+    ap = ACT.parse_params(dict(act_type="relu"))
+    ys = BN.compute(bp, np, *args)
+    z = ys[0] if residual is None else ADD.compute(ADD.parse_params({}), np, residual, ys[0])
+    out = ACT.compute(ap, np, z)
+    gz = node_backward(ACT, ap, [z], [out], [gy], [True], CPU)[0]
+    g_res = gz
+    gb = gz
+    if residual is not None:
+        g_res, gb = node_backward(ADD, ADD.parse_params({}), [residual, ys[0]], [z], [gz],
+                                  [True, True], CPU)
+    grads = node_backward(BN, bp, args, list(ys), [gb, None, None], [True] * 3 + [False] * 2,
+                          CPU)[:3]
+    return [out, ys[1], ys[2], args[3], args[4]] + list(grads) + \
+        ([] if residual is None else [g_res])
+
+
+def _bn_fused(args, residual, gy, kw):
+    args = [a.copy() for a in args]
+    op = BN_RELU if residual is None else BN_ADD_RELU
+    p = op.parse_params(kw)
+    ins = args + ([] if residual is None else [residual])
+    ys = op.compute(p, np, *ins)
+    grads = node_backward(op, p, ins, list(ys), [gy, None, None],
+                          [True] * 3 + [False] * 2 + [True] * (len(ins) - 5), CPU)
+    return [ys[0], ys[1], ys[2], args[3], args[4]] + [g for g in grads if g is not None]
+
+
+BN_CASES = [  # shape, dtype, params
+    ((4, 6, 5, 7), np.float32, dict(fix_gamma=False, eps=1e-5)),
+    ((3, 5, 9), np.float64, dict(fix_gamma=True)),
+    ((8, 3), np.float32, dict(fix_gamma=False, momentum=0.7)),
+    ((2, 4, 3, 3), np.float16, dict(fix_gamma=False)),
+    ((2, 3, 4, 5), np.float32, dict(fix_gamma=False, axis=-1)),
+]
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
+@pytest.mark.parametrize("with_residual", [False, True], ids=["relu", "add_relu"])
+@pytest.mark.parametrize("shape,dtype,kw", BN_CASES)
+def test_bn_relu_ops_are_the_chain_bit_for_bit(shape, dtype, kw, with_residual, training,
+                                              fast_kernels):
+    rng = np.random.RandomState(3)
+    args = _bn_args(shape, dtype, rng, kw.get("axis", 1))
+    residual = rng.randn(*shape).astype(dtype) if with_residual else None
+    gy = rng.randn(*shape).astype(dtype)
+    gy.reshape(-1)[:2] = [-0.0, 0.0]
+    args[0].reshape(-1)[:3] = [np.nan, -0.0, 0.0]      # relu's NaN and signed zeros
+    with mx.autograd.train_mode() if training else mx.autograd.predict_mode():
+        with np.errstate(invalid="ignore"):
+            want = _bn_chain(args, residual, gy, kw)
+            got = _bn_fused(args, residual, gy, kw)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), (g, w)
+
+
+def test_bn_add_relu_residual_of_another_shape_is_elemwise_adds_error():
+    args = _bn_args((2, 3, 4), np.float32, np.random.RandomState(0))
+    with pytest.raises(mx.MXNetError, match="elemwise_add: inputs must have the same shape"):
+        mx.nd._internal._batch_norm_add_relu(*[mx.nd.array(a) for a in args],
+                                             mx.nd.ones((2, 3, 1)))
+
+
+def _bn_add_relu_ref(x, gamma, beta, mm, mv, r):
+    sh = (1, -1, 1)
+    y = (x - mm.reshape(sh)) / np.sqrt(mv.reshape(sh) + 1e-3) * gamma.reshape(sh) + \
+        beta.reshape(sh)
+    return np.maximum(y + r, 0)
+
+
+globals().update(row_tests([
+    row("_batch_norm_add_relu", _bn_add_relu_ref,
+        _bn_args((2, 3, 4), np.float64, np.random.RandomState(1)) +
+        [np.random.RandomState(2).randn(2, 3, 4)], {"fix_gamma": False}, rtol32=1e-5,
+        grad=()),   # its gradient: the chain's, bit for bit (above), checked numerically there
+]))
+
+
+class _Residual(mx.gluon.HybridBlock):
+    """conv -> BN -> relu -> conv -> BN, + x, relu: ResNet's basic block."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.body = nn.HybridSequential()
+            self.body.add(nn.Conv2D(6, 3, padding=1, use_bias=False), nn.BatchNorm(),
+                          nn.Activation("relu"), nn.Conv2D(6, 3, padding=1, use_bias=False),
+                          nn.BatchNorm())
+
+    def hybrid_forward(self, F, x):
+        return F.Activation(x + self.body(x), act_type="relu")
+
+
+def _residual_net():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(6, 3, padding=1), _Residual(), _Residual(), nn.GlobalAvgPool2D(),
+            nn.Dense(4))
+    return net
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
+def test_residual_network_runs_fused_steps_with_the_chains_results(training, fast_kernels):
+    def run(hybrid):
+        mx.random.seed(0)
+        net = _residual_net()
+        net.initialize(mx.init.Xavier())
+        if hybrid:
+            net.hybridize()
+        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        rng = np.random.RandomState(0)
+        x = mx.nd.array(rng.randn(4, 3, 8, 8))
+        y = mx.nd.array(rng.randint(0, 4, 4))
+        outs = []
+        for _ in range(3):
+            if training:
+                with mx.autograd.record():
+                    out = loss(net(x), y)
+                out.backward()
+                trainer.step(4)
+            else:
+                out = net(x)
+            outs.append(out.asnumpy())
+        graph = net._cached_graph[0][1] if hybrid else None
+        return outs + [p.data().asnumpy() for p in net.collect_params().values()], graph
+
+    want, _ = run(False)
+    got, graph = run(True)
+    names = [s[0].name for s in graph.steps]
+    assert names.count("_batch_norm_add_relu") == 2 and \
+        names.count("_contrib_BatchNormWithReLU") == 2
+    assert "BatchNorm" not in names and "Activation" not in names
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
+
+
+def test_second_order_gradient_through_fused_steps_is_the_chains():
+    rng = np.random.RandomState(5)
+    x0 = mx.nd.array(rng.randn(3, 6, 5, 5))
+    grads = []
+    for hybrid in (False, True):
+        mx.random.seed(1)
+        net = _Residual()
+        net.initialize(mx.init.Xavier())
+        if hybrid:
+            net.hybridize()
+        x = x0.copy()
+        x.attach_grad()
+        with mx.autograd.record():
+            g = mx.autograd.grad((net(x) ** 2).sum(), [x], create_graph=True)[0]
+            z = (g * g).sum()
+        z.backward()
+        grads.append((g.asnumpy(), x.grad.asnumpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_no_bn_fusion_where_a_value_is_read_elsewhere_or_not_relu():
+    class Block(mx.gluon.HybridBlock):
+        def __init__(self, variant, **kw):
+            super().__init__(**kw)
+            self.variant = variant
+            with self.name_scope():
+                self.bn = nn.BatchNorm()
+
+        def hybrid_forward(self, F, x):
+            y = self.bn(x)
+            if self.variant == "bn_output":     # the BatchNorm output is also returned
+                return F.relu(y), y
+            if self.variant == "sum_twice":     # the sum feeds two steps
+                s = x + y
+                return F.relu(s) + s
+            return F.Activation(y, act_type="tanh")
+
+    for variant, want in [("bn_output", ["BatchNorm", "relu"]),
+                          ("sum_twice", ["BatchNorm", "elemwise_add", "relu", "elemwise_add"]),
+                          ("tanh", ["BatchNorm", "Activation"])]:
+        block = Block(variant)
+        block.initialize()
+        block.hybridize()
+        block(mx.nd.ones((2, 3, 4)))
+        assert [s[0].name for s in block._cached_graph[0][1].steps] == want, variant

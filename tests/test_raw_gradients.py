@@ -9,6 +9,7 @@ import pytest
 import mxlite as mx
 import mxlite.autograd as autograd
 from mxlite.operator.registry import OPS, runs_on_raw
+from mxlite.operator.nn import _fast
 from conftest import REF
 from optable import ALL, to_nd, outputs
 import test_op_rows  # noqa: F401  (imports every test table: optable.ALL is complete)
@@ -44,7 +45,10 @@ def test_the_common_ops_have_raw_rules():
 
 
 @pytest.mark.parametrize("case", GOLDEN, ids=[c["id"] for c in GOLDEN])
-def test_raw_rule_equals_ndarray_rule_on_golden_cases(case):
+def test_raw_rule_equals_ndarray_rule_on_golden_cases(case, monkeypatch):
+    # the NumPy kernels: numba's (which sum in another order, e.g. BatchNorm's sums in
+    # float64) are checked against them in test_op_fast
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
     with np.load(os.path.join(REF, "ops", case["file"]), allow_pickle=False) as f:
         z = dict(f)
 

@@ -16,7 +16,7 @@ from ..autograd import _state as _ag_state, record_node, node_backward, _node_gr
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import invoke, run_step
-from ..operator.nn.fused import LOG_SOFTMAX_PICK, fuse_log_softmax_pick
+from ..operator.nn.fused import FUSIONS
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
 
@@ -107,30 +107,53 @@ class CachedGraph:
         self._plan_fused()
 
     def _fuse_steps(self):
-        """Run ``pick(log_softmax(x), index)`` chains as one ``_log_softmax_pick`` step
-        (the same numbers; see ``operator/nn/fused.py``) where the log-probabilities
-        feed nothing else and are not a graph output."""
-        log_softmax, pick = _registry.get_op("log_softmax"), _registry.get_op("pick")
+        """Run the chains of :data:`~mxlite.operator.nn.fused.FUSIONS` (pick(log_softmax),
+        BatchNorm -> [elemwise_add ->] relu) as one step each, with the same numbers,
+        where each value passed along a chain feeds only the next step, is not a graph
+        output, and the moving statistics a fused step updates feed nothing else. The
+        fused step runs where the chain's last step ran."""
         uses = {}
         for step in self.steps:
             for i in step[2]:
                 uses[i] = uses.get(i, 0) + 1
-        producer = {step[3]: k for k, step in enumerate(self.steps) if step[0] is log_softmax}
         outs = set(self.out_slots)
+        producer = {step[3]: k for k, step in enumerate(self.steps)}
         dropped = set()
-        for k, (op, p, ins, first, multi, nid) in enumerate(self.steps):
-            j = producer.get(ins[0]) if op is pick else None
-            if j is None or uses[ins[0]] != 1 or ins[0] in outs:
-                continue
-            fp = fuse_log_softmax_pick(self.steps[j][1], p)
-            if fp is not None:
-                self.steps[k] = (LOG_SOFTMAX_PICK, fp, (self.steps[j][2][0], ins[1]), first,
-                                 False, nid)
-                dropped.add(j)
+        for names, rule in FUSIONS:
+            chain = [_registry.get_op(name) for name in names]
+            for k, step in enumerate(self.steps):
+                if step[0] is not chain[-1] or k in dropped:
+                    continue
+                links = self._chain_into(k, chain, uses, outs, producer, dropped)
+                fused = None if links is None else rule([self.steps[j][1:3] + (via,)
+                                                         for j, via in links])
+                if fused is None or any(uses[fused[2][i]] != 1 for i in fused[0].mutate):
+                    continue
+                op, p, ins = fused
+                self.steps[k] = (op, p, tuple(ins), step[3], False, step[5])
+                dropped.update(j for j, _ in links[:-1])
         if dropped:
             keep = [k for k in range(len(self.steps)) if k not in dropped]
             self.steps = [self.steps[k] for k in keep]
             self._nvis = [self._nvis[k] for k in keep]
+
+    def _chain_into(self, k, chain, uses, outs, producer, dropped):
+        """The steps running ``chain``'s ops, first to last, that end with step ``k``, each
+        feeding its first output to the next alone: [(step, the position where the
+        previous one's output comes in)], or None."""
+        links = [(k, None)]
+        for op in reversed(chain[:-1]):
+            ins = self.steps[links[0][0]][2]
+            for pos, i in enumerate(ins):
+                j = producer.get(i)
+                if (j is not None and j not in dropped and self.steps[j][0] is op
+                        and uses[i] == 1 and i not in outs):
+                    links[0] = (links[0][0], pos)
+                    links.insert(0, (j, None))
+                    break
+            else:
+                return None
+        return links
 
     def __call__(self, inputs, ctx):
         if self._fusable:

@@ -57,8 +57,10 @@ def _reshape_like(F, block, x, y, what="label"):
     return x.reshape(ys)
 
 
-def _batch_mean(F, block, loss):
-    """Mean over every axis but the batch axis."""
+def _weighted_mean(F, block, loss, sample_weight, weight=None):
+    """``loss`` weighted (by ``weight``, the block's by default, and ``sample_weight``),
+    then averaged over every axis but the batch axis."""
+    loss = _apply_weighting(F, loss, block._weight if weight is None else weight, sample_weight)
     return F.mean(loss, axis=block._batch_axis, exclude=True)
 
 
@@ -106,8 +108,7 @@ class L2Loss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, self, label, pred)
         loss = F.square(label - pred)
-        loss = _apply_weighting(F, loss, self._weight / 2, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight, self._weight / 2)
 
 
 class L1Loss(Loss):
@@ -126,8 +127,7 @@ class L1Loss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, self, label, pred)
         loss = F.abs(label - pred)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 class SigmoidBinaryCrossEntropyLoss(Loss):
@@ -170,8 +170,7 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
             else:
                 loss = -(F.broadcast_mul(F.log(pred + eps) * label, pos_weight)
                          + F.log(1. - pred + eps) * (1. - label))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
@@ -227,8 +226,7 @@ class SoftmaxCrossEntropyLoss(Loss):
         else:
             label = _reshape_like(F, self, label, pred)
             loss = -F.sum(pred * label, axis=self._axis, keepdims=True)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 SoftmaxCELoss = SoftmaxCrossEntropyLoss
@@ -323,8 +321,7 @@ class HuberLoss(Loss):
         loss = F.abs(label - pred)
         loss = F.where(loss > self._rho, loss - 0.5 * self._rho,
                        (0.5 / self._rho) * F.square(loss))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 class HingeLoss(Loss):
@@ -344,8 +341,7 @@ class HingeLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, self, label, pred)
         loss = F.relu(self._margin - pred * label)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 class SquaredHingeLoss(Loss):
@@ -366,8 +362,7 @@ class SquaredHingeLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, self, label, pred)
         loss = F.square(F.relu(self._margin - pred * label))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 class LogisticLoss(Loss):
@@ -393,8 +388,7 @@ class LogisticLoss(Loss):
         if self._label_format == "signed":
             label = (label + 1.0) / 2.0
         loss = F.relu(pred) - pred * label + F.Activation(-F.abs(pred), act_type="softrelu")
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, self, loss)
+        return _weighted_mean(F, self, loss, sample_weight)
 
 
 class TripletLoss(Loss):

@@ -8,14 +8,13 @@ position, clamped at the borders as OpenCV's BORDER_REPLICATE).
 
 NOTE: for uint8 images OpenCV works in fixed point (weights rounded to 11 bits, one
 rounded shift at the end); the separable filters here do the same, so bicubic and
-Lanczos match MXNet exactly. Bilinear uint8 comes from the gluon helper (float,
-rounded) and can differ from MXNet by 1 where OpenCV's SIMD rounding differs.
+Lanczos match MXNet exactly, as bilinear does (``mx.nd.image.resize``'s kernel).
 """
 import math
 
 import numpy as np
 
-from ..gluon.data.vision.transforms import _resize_hwc
+from ..gluon.data.vision.transforms import _cast_like as _saturate, _resize_hwc
 
 __all__ = ["resize_hwc", "INTERP_NAMES"]
 
@@ -144,13 +143,6 @@ def _area_fast(img, kx, ky):
         s = blocks.astype(np.int64).sum(axis=(1, 3))
         return (s + (kx * ky) // 2) // (kx * ky)
     return blocks.mean(axis=(1, 3), dtype=np.float32 if img.dtype != np.float64 else None)
-
-
-def _saturate(y, dtype):
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        return np.clip(y, info.min, info.max).astype(dtype)
-    return y.astype(dtype, copy=False)
 
 
 def resize_hwc(img, w, h, interp):

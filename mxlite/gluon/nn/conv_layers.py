@@ -52,16 +52,14 @@ def _check_input(block, x):
                          % (type(block).__name__, want, block._layout, shape))
 
 
-class _ChannelsLast:
-    """Axis permutations between a channels-last layout and channels-first."""
+def channels_first_axes(ndim):
+    """Axes taking ``(N, spatial..., C)`` to ``(N, C, spatial...)``."""
+    return (0, ndim - 1) + tuple(range(1, ndim - 1))
 
-    @staticmethod
-    def to_first(ndim):
-        return (0, ndim - 1) + tuple(range(1, ndim - 1))
 
-    @staticmethod
-    def to_last(ndim):
-        return (0,) + tuple(range(2, ndim)) + (1,)
+def channels_last_axes(ndim):
+    """Axes taking ``(N, C, spatial...)`` to ``(N, spatial..., C)``."""
+    return (0,) + tuple(range(2, ndim)) + (1,)
 
 
 # ----------------------------------------------------------------------------
@@ -160,15 +158,15 @@ class _Conv(HybridBlock):
         channels_last = self._layout[1] != "C"
         if channels_last:
             ndim = len(self._layout)
-            x = F.transpose(x, axes=_ChannelsLast.to_first(ndim))
-            weight = F.transpose(weight, axes=_ChannelsLast.to_first(ndim))
+            x = F.transpose(x, axes=channels_first_axes(ndim))
+            weight = F.transpose(weight, axes=channels_first_axes(ndim))
             kwargs = dict(kwargs, layout=_FIRST[ndim - 2])
         if bias is None:
             y = op(x, weight, name="fwd", **kwargs)
         else:
             y = op(x, weight, bias, name="fwd", **kwargs)
         if channels_last:
-            y = F.transpose(y, axes=_ChannelsLast.to_last(len(self._layout)))
+            y = F.transpose(y, axes=channels_last_axes(len(self._layout)))
         if self.act is not None:
             y = self.act(y)
         return y
@@ -420,8 +418,8 @@ class _Pooling(HybridBlock):
             return F.Pooling(x, name="fwd", **self._kwargs)
         ndim = len(self._layout)
         kwargs = dict(self._kwargs, layout=_FIRST[ndim - 2])
-        y = F.Pooling(F.transpose(x, axes=_ChannelsLast.to_first(ndim)), name="fwd", **kwargs)
-        return F.transpose(y, axes=_ChannelsLast.to_last(ndim))
+        y = F.Pooling(F.transpose(x, axes=channels_first_axes(ndim)), name="fwd", **kwargs)
+        return F.transpose(y, axes=channels_last_axes(ndim))
 
     def __repr__(self):
         s = "{name}(size={kernel}, stride={stride}, padding={pad}, ceil_mode={ceil_mode}"

@@ -6,7 +6,7 @@ Every function takes ``xp``, the array module, and channels-first data.
 """
 import numpy as np
 
-from ...engine import parallel_copy, contiguous
+from ...engine import parallel_copy, contiguous, matmul
 from . import _fast
 
 
@@ -97,8 +97,8 @@ def cols_product(xp, cols, w, n, out, groups):
     ``w @ cols`` per sample or per group, channels-first."""
     f = w.shape[0]
     if per_sample(groups, out):
-        return xp.matmul(w.reshape(f, -1), cols).reshape((n, f) + tuple(out))
-    y = xp.matmul(w.reshape(groups, f // groups, -1), cols)            # (G, Fg, N*L)
+        return matmul(xp, w.reshape(f, -1), cols).reshape((n, f) + tuple(out))
+    y = matmul(xp, w.reshape(groups, f // groups, -1), cols)           # (G, Fg, N*L)
     z = xp.empty((n, f) + tuple(out), dtype=y.dtype)
     parallel_copy(xp, z.reshape(n, f, -1), xp.swapaxes(y.reshape(f, n, -1), 0, 1))
     return z
@@ -122,9 +122,9 @@ def cols_weight_grad(xp, cols, gy, groups):
     columns of its input (``build_cols``) and its output gradient ``gy`` (N, F, *out)."""
     n, f = gy.shape[:2]
     if per_sample(groups, gy.shape[2:]):
-        return xp.matmul(gy.reshape(n, f, -1), xp.swapaxes(cols, 1, 2)).sum(axis=0)
+        return matmul(xp, gy.reshape(n, f, -1), xp.swapaxes(cols, 1, 2)).sum(axis=0)
     g = contiguous(xp, xp.swapaxes(gy.reshape(n, f, -1), 0, 1))
-    return xp.matmul(g.reshape(groups, f // groups, -1), xp.swapaxes(cols, 1, 2))
+    return matmul(xp, g.reshape(groups, f // groups, -1), xp.swapaxes(cols, 1, 2))
 
 
 def is_pointwise(kernel, pad, dilate, groups):
@@ -155,10 +155,10 @@ def pointwise(xp, x, w, stride):
     size = xs.shape[2:]
     if n > 1 and prod(size) < POINTWISE_BLOCK_POSITIONS:
         xb = contiguous(xp, xp.swapaxes(xs, 0, 1)).reshape(c, -1)         # (C, N*L)
-        y = xp.matmul(w.reshape(f, c), xb).reshape(f, n, -1)
+        y = matmul(xp, w.reshape(f, c), xb).reshape(f, n, -1)
         return contiguous(xp, xp.swapaxes(y, 0, 1)).reshape((n, f) + size)
     xs = contiguous(xp, xs)
-    y = xp.matmul(w.reshape(f, c), xs.reshape(n, c, -1))
+    y = matmul(xp, w.reshape(f, c), xs.reshape(n, c, -1))
     return y.reshape((n, f) + size)
 
 
@@ -166,7 +166,7 @@ def pointwise_weight_grad(xp, x, gy, stride):
     """The weight gradient (F, C, 1...) of a 1x1 convolution: ``sum_n gy[n] @ x[n]^T``."""
     xs = contiguous(xp, _subsample(x, stride))
     n, c, f = x.shape[0], x.shape[1], gy.shape[1]
-    gw = xp.matmul(gy.reshape(n, f, -1), xp.swapaxes(xs.reshape(n, c, -1), 1, 2)).sum(axis=0)
+    gw = matmul(xp, gy.reshape(n, f, -1), xp.swapaxes(xs.reshape(n, c, -1), 1, 2)).sum(axis=0)
     return gw.reshape((f, c) + (1,) * (x.ndim - 2))
 
 
@@ -175,7 +175,7 @@ def transposed_pointwise(xp, x, w, stride, out):
     placed at every ``stride``-th position of a zero (N, F, *out) output."""
     n, cin = x.shape[:2]
     f = w.shape[1]
-    z = xp.matmul(w.reshape(cin, f).T, x.reshape(n, cin, -1)).reshape((n, f) + x.shape[2:])
+    z = matmul(xp, w.reshape(cin, f).T, x.reshape(n, cin, -1)).reshape((n, f) + x.shape[2:])
     if all(s == 1 for s in stride) and tuple(out) == tuple(x.shape[2:]):
         return z
     y = xp.zeros((n, f) + tuple(out), dtype=z.dtype)

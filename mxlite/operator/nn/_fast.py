@@ -12,8 +12,12 @@ channel as 16 matrix products ``U[k] (F, C) @ V[k] (C, tiles)``, and the 4x4 pro
 of each tile transformed back (``Y = A^T M A``). The products (2.25x fewer
 multiply-adds than im2col's) run in BLAS; numba fuses each transform into one pass.
 
-BatchNorm's inference pass, ``(x - mean) * scale + beta`` per channel, runs as one pass
-(NumPy makes three), each value computed in the same order: the same bits.
+BatchNorm's normalising pass, ``(x - mean) * scale + beta`` per channel (with a fused
+step's residual sum and relu after it), runs as one pass (NumPy makes three to five),
+each value computed in the same order: the same bits. Its batch statistics (two
+passes) and its gradient's sums (one pass, with relu's mask where fused) are summed
+in float64, NumPy's pairwise float32 sums' round-off or less, and the data gradient
+is one pass of NumPy's operations.
 
 Max pooling over overlapping windows (3x3, stride 2) reads each input row once per
 window row instead of making k*k passes, and its gradient finds each window's first
@@ -26,7 +30,7 @@ import types
 
 import numpy as np
 
-from ...engine import parallel, parallel_parts
+from ...engine import matmul, parallel, parallel_parts
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -53,14 +57,20 @@ def kernels():
     try:
         jit = numba.njit(cache=True, nogil=True)
         jit(_channel_affine)
+        cache = True
     except RuntimeError:    # no writable cache directory: compile in every process
-        jit = numba.njit(nogil=True)
+        jit, cache = numba.njit(nogil=True), False
+    # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
+    sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
                                  max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad),
-                                 channel_affine=jit(_channel_affine))
+                                 channel_affine=jit(_channel_affine),
+                                 channel_moments=sum_jit(_channel_moments),
+                                 channel_grad_sums=sum_jit(_channel_grad_sums),
+                                 channel_grad=jit(_channel_grad))
 
 
 def _input_tiles(xp, th, tw, v):
@@ -248,7 +258,7 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
     u = _planes(f, x.shape[1], x.dtype)
     w = np.ascontiguousarray(w)
     _split(lambda lo, hi: jit.filter_tiles(w[lo:hi], u[:, lo:hi]), f, u.nbytes)
-    m = np.matmul(u, v, out=_planes(f, v.shape[2], x.dtype))        # (16, F, tiles)
+    m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype))       # (16, F, tiles)
     y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
     _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
     if tuple(out) != y.shape[2:]:
@@ -278,7 +288,7 @@ def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
     dm = _planes(f, n * th * tw, x.dtype)
     gy = np.ascontiguousarray(gy)
     _split(lambda lo, hi: jit.grad_tiles(gy[:, lo:hi], th, tw, dm[:, lo:hi]), f, dm.nbytes)
-    du = np.matmul(dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))   # (16, F, C)
+    du = matmul(np, dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))  # (16, F, C)
     gw = np.empty((f, c, 3, 3), dtype=x.dtype)
     _split(lambda lo, hi: jit.filter_grads(du[:, lo:hi], gw[lo:hi]), f, du.nbytes)
     return gw
@@ -375,29 +385,148 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
 
 # -- BatchNorm ---------------------------------------------------------------------------
 
-def _channel_affine(x, mean, scale, shift, y):
+def _channel_affine(x, mean, scale, shift, r, add, relu, y):
     """``y = (x - mean) * scale + shift`` with the per-channel values of axis 1 of ``x``
-    and ``y`` (N, C, L)."""
+    and ``y`` (N, C, L); then ``+ r`` where ``add``, and ``max(., 0)`` where ``relu``
+    (NaN stays NaN and -0 becomes +0, as in ``np.maximum(v, 0)``)."""
     n_, c_, l_ = x.shape
     for n in range(n_):
         for c in range(c_):
             m, s, b = mean[c], scale[c], shift[c]
             for i in range(l_):
-                y[n, c, i] = (x[n, c, i] - m) * s + b
+                v = (x[n, c, i] - m) * s + b
+                if add:
+                    v = v + r[n, c, i]
+                if relu and not (v > 0 or v != v):
+                    v = 0
+                y[n, c, i] = v
 
 
-def batch_norm_infer(x, mean, scale, shift, y):
-    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, in one pass;
-    False (``y`` untouched) where the kernel does not apply (numba off, not float data
-    of one dtype, or ``y`` not viewable as (N, C, L))."""
-    arrays = (x, mean, scale, shift, y)
-    if (x.ndim < 2 or x.dtype not in _DTYPES or x.shape != y.shape or 0 in x.shape
-            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays)):
-        return False
-    jit = kernels()
+def _channel_moments(x, mean, var):
+    """The mean and the variance ``mean((x - mean)^2)`` (two passes, summed in float64)
+    of each channel (axis 1) of ``x`` (N, C, L), into ``mean`` and ``var`` (x's dtype;
+    the variance is taken about the mean as rounded to that dtype)."""
+    n_, c_, l_ = x.shape
+    count = n_ * l_
+    for c in range(c_):
+        s = 0.0
+        for n in range(n_):
+            for i in range(l_):
+                s += x[n, c, i]
+        mean[c] = s / count
+        m = mean[c]
+        s = 0.0
+        for n in range(n_):
+            for i in range(l_):
+                d = x[n, c, i] - m
+                s += float(d) * float(d)
+        var[c] = s / count
+
+
+def _channel_grad_sums(x, mean, gy, y, relu, g, store, sums):
+    """``sums[c] = (sum(g), sum((x - mean) * g))`` over each channel (axis 1) of (N, C, L)
+    arrays, in float64 (``x - mean`` rounded to x's dtype, as NumPy's), for ``g = gy``
+    or, where ``relu``, relu's gradient ``gy * (y > 0)`` for its output ``y`` (stored
+    in ``g`` where ``store``)."""
+    n_, c_, l_ = x.shape
+    zero = np.zeros(1, dtype=gy.dtype)[0]
+    for c in range(c_):
+        m = mean[c]
+        s = 0.0
+        t = 0.0
+        for n in range(n_):
+            for i in range(l_):
+                v = gy[n, c, i]
+                if relu and not y[n, c, i] > 0:
+                    v = v * zero
+                if store:
+                    g[n, c, i] = v
+                s += v
+                t += float(x[n, c, i] - m) * float(v)
+        sums[c, 0] = s
+        sums[c, 1] = t
+
+
+def _channel_grad(x, mean, gy, y, relu, a, k1, k2, gx):
+    """``gx = g * a - (x - mean) * k1 - k2`` with the per-channel values of axis 1 (N, C,
+    L), in that order (BatchNorm's data gradient as NumPy computes it), ``g`` as in
+    :func:`_channel_grad_sums`."""
+    n_, c_, l_ = x.shape
+    zero = np.zeros(1, dtype=gy.dtype)[0]
+    for n in range(n_):
+        for c in range(c_):
+            m, ac, p, q = mean[c], a[c], k1[c], k2[c]
+            for i in range(l_):
+                v = gy[n, c, i]
+                if relu and not y[n, c, i] > 0:
+                    v = v * zero
+                gx[n, c, i] = v * ac - (x[n, c, i] - m) * p - q
+
+
+def _channel_views(arrays, vectors):
+    """The (N, C, L) views of ``arrays`` (float, one dtype, one shape, NumPy; the first
+    one's channels on axis 1) with per-channel ``vectors`` of that dtype too, or None
+    where numba is off or they do not qualify (the caller keeps its NumPy passes).
+    An array that is no view as (N, C, L) is reshaped into a copy: only inputs may be."""
+    x = arrays[0]
+    if (x.ndim < 2 or x.dtype not in _DTYPES or 0 in x.shape
+            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays + vectors)
+            or any(a.shape != x.shape for a in arrays)
+            or any(v.shape != (x.shape[1],) for v in vectors)):
+        return None
+    if kernels() is None:
+        return None
     shape3 = x.shape[:2] + (-1,)
-    y3 = y.reshape(shape3)
-    if jit is None or y3.ctypes.data != y.ctypes.data:     # a reshaped copy: no view
+    return [a.reshape(shape3) for a in arrays]
+
+
+def batch_norm_apply(x, mean, scale, shift, y, residual=None, relu=False):
+    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, then
+    ``+ residual`` (of ``x``'s shape) and ``relu`` where given, in one pass; False
+    (``y`` untouched) where the kernel does not apply (numba off, not float data of
+    one dtype, or ``y`` not viewable as (N, C, L))."""
+    arrays = (x, y) + (() if residual is None else (residual,))
+    views = _channel_views(arrays, (mean, scale, shift))
+    if views is None or views[1].ctypes.data != y.ctypes.data:     # a reshaped copy of y
         return False
-    jit.channel_affine(x.reshape(shape3), mean, scale, shift, y3)
+    x3, y3 = views[:2]
+    r3 = x3 if residual is None else views[2]       # (read only where added)
+    kernels().channel_affine(x3, mean, scale, shift, r3, residual is not None, relu, y3)
+    return True
+
+
+def batch_norm_moments(x, mean, var):
+    """Fill ``mean`` and ``var`` (C,) with the batch statistics of ``x``'s channels (axis
+    1), summed in float64; False where the kernel does not apply."""
+    views = _channel_views((x,), (mean, var))
+    if views is None:
+        return False
+    kernels().channel_moments(views[0], mean, var)
+    return True
+
+
+def batch_norm_grad_sums(x, mean, gy, y=None, g=None):
+    """``(sum(g), sum((x - mean) * g))`` per channel (axis 1), in x's dtype (summed in
+    float64), for ``g = gy``, or, given relu's output ``y``, ``g = gy * (y > 0)``
+    (written into ``g`` where given); None where the kernel does not apply."""
+    arrays = (x, gy) + (() if y is None else (y,)) + (() if g is None else (g,))
+    views = _channel_views(arrays, (mean,))
+    if views is None or (g is not None and views[-1].ctypes.data != g.ctypes.data):
+        return None
+    x3, gy3 = views[:2]
+    y3 = gy3 if y is None else views[2]
+    sums = np.empty((x.shape[1], 2))
+    kernels().channel_grad_sums(x3, mean, gy3, y3, y is not None, views[-1],
+                                g is not None, sums)
+    return sums[:, 0].astype(x.dtype), sums[:, 1].astype(x.dtype)
+
+
+def batch_norm_grad(x, mean, gy, a, k1, k2, gx, y=None):
+    """``gx = g * a - (x - mean) * k1 - k2`` per channel (axis 1) in one pass, ``g`` as in
+    :func:`batch_norm_grad_sums`; False where the kernel does not apply."""
+    views = _channel_views((x, gy, gx) + (() if y is None else (y,)), (mean, a, k1, k2))
+    if views is None or views[2].ctypes.data != gx.ctypes.data:
+        return False
+    y3 = views[1] if y is None else views[3]
+    kernels().channel_grad(views[0], mean, views[1], y3, y is not None, a, k1, k2, views[2])
     return True

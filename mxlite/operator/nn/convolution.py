@@ -18,11 +18,13 @@ die with the node, and the backward need not build them again.
 import itertools
 import weakref
 
+import numpy as np
 
 from ... import nd
 from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
-from ...engine import parallel_copy, parallel_parts
+from ... import engine
+from ...engine import matmul, parallel_copy, parallel_parts
 from ..registry import register_op, Param
 from . import _conv_kernels as kern, _fast
 from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
@@ -189,7 +191,7 @@ def _row2im(xp, x, w, kernel, stride, dilate, full):
         dst = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
                     for o, d, s, m in zip(off, dilate, stride, size))
         _add_split(xp, y[(slice(None),) + dst],
-                   xp.matmul(xt, wk[:, i]).reshape((n,) + size + (f,)))
+                   matmul(xp, xt, wk[:, i]).reshape((n,) + size + (f,)))
     return xp.moveaxis(y, -1, 1)
 
 
@@ -214,7 +216,7 @@ def _col2im_strided(xp, x, wm, kernel, stride, dilate, groups, f, full):
     one strided add per kernel offset; offsets never overlap within one add."""
     n, cin = x.shape[:2]
     size = x.shape[2:]
-    cols = xp.matmul(wm, x.reshape(n, groups, cin // groups, -1))    # (N, G, Fg*K, L)
+    cols = matmul(xp, wm, x.reshape(n, groups, cin // groups, -1))   # (N, G, Fg*K, L)
     cols = cols.reshape((n, f, _prod(kernel)) + size)
     y = xp.zeros((n, f) + full, dtype=x.dtype)
     for i, off in _offsets(kernel):
@@ -322,8 +324,18 @@ def _conv_grad(p, x, y, gy, need):
     # An input outside the recorded graph (the network's data) needs no gradient:
     # the first layer's Deconvolution would cost as much as its forward.
     gx = gw = None
+    adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
+    if need[0] and need[1] and _ag_state.raw and all(type(a) is np.ndarray
+                                                     for a in (data, w, g, y[1])):
+        # An unrecorded backward on NumPy arrays: the two gradients are independent,
+        # and run side by side on the CPU workers (the kernels the ops below run).
+        gx, gw = engine.overlap(
+            lambda: deconv_nd(np, g, w, kernel, stride, dilate, pad, adj, p.num_group),
+            lambda: conv_weight_grad(np, data, g, kernel, stride, dilate, pad, p.num_group,
+                                     y[1]))
+        return [gx.astype(g.dtype, copy=False), gw] + (
+            [] if p.no_bias else [_bias_grad(g, need[2])])
     if need[0]:
-        adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
         gx = nd.Deconvolution(g, w, kernel=kernel, stride=stride, dilate=dilate, pad=pad,
                               adj=adj, num_filter=data.shape[1], num_group=p.num_group,
                               no_bias=True)

@@ -274,10 +274,6 @@ def _backward_rule(p, gy, data, offset, weight):
         raise MXNetError("grad has shape %s, expected %s (the output's)" % (gy.shape, want))
 
 
-def _backward_compute(p, xp, gy, data, offset, weight):
-    return _backward(p, xp, gy, data, offset, weight)
-
-
 _PARAMS = [
     Param("kernel", parse_shape, doc="Kernel size (h, w)."),
     Param("stride", parse_shape, (), "Stride (h, w); 1 if empty."),
@@ -301,7 +297,7 @@ register_op("_contrib_DeformableConvolution", _deform_conv,
                 "the input bilinearly at its place plus a learned offset. offset: (N, "
                 "num_deformable_group * 2 * kh * kw, out_h, out_w), (dy, dx) per tap; weight: "
                 "(num_filter, C / num_group, kh, kw).")
-register_op("_deformable_conv_backward", _backward_compute,
+register_op("_deformable_conv_backward", _backward,
             inputs=("grad", "data", "offset", "weight"), params=_PARAMS, check=_backward_rule,
             gradient=no_second_order(_NAME), saves="", num_outputs=3,
             output_names=("data_grad", "offset_grad", "weight_grad"),

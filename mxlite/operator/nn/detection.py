@@ -43,8 +43,7 @@ def _c_round(xp, v):
 
 
 def _pooled(p, name):
-    ph, pw = _pair(p.pooled_size, name, "pooled_size")
-    return ph, pw
+    return _pair(p.pooled_size, name, "pooled_size")
 
 
 def _pair(v, name, what):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ... import nd
+from ...engine import matmul
 from ...base import MXNetError, parse_int, parse_bool
 from ..registry import register_op, Param, bound
 from ..tensor import matrix  # noqa: F401  (registers dot, which the gradient runs)
@@ -56,8 +57,8 @@ def _product(xp, x, w):
     rows of 784 into 256: 47 vs 55 us; ``benchmarks/bench_gemm_orientation.py``),
     and the copy back to rows-first order costs little at that size."""
     if flips(xp, x.shape[0], x.shape[1], w.shape[0]):
-        return xp.matmul(w, x.T).T.copy()
-    return xp.matmul(x, w.T)
+        return matmul(xp, w, x.T).T.copy()
+    return matmul(xp, x, w.T)
 
 
 def _compute(p, xp, x, w, b=None):

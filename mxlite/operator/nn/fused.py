@@ -1,5 +1,11 @@
 """Ops a hybridized graph runs in place of a chain of ops (see
 ``gluon/cached_graph.py``): the chain's numbers, bit for bit, in one step.
+:data:`FUSIONS` is the table of the chains and the op standing for each.
+
+BatchNorm -> relu and BatchNorm -> elemwise_add -> relu (ResNet's blocks) run as
+``_contrib_BatchNormWithReLU`` and ``_batch_norm_add_relu`` (``normalization.py``):
+the sum and relu in place on BatchNorm's fresh output, channel by channel, and in
+the backward relu's mask from the output, BatchNorm's sums after it.
 
 ``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
 ``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
@@ -81,11 +87,45 @@ LOG_SOFTMAX_PICK = register_op(
         "picked positions.")
 
 
-def fuse_log_softmax_pick(log_softmax_params, pick_params):
-    """The params of ``_log_softmax_pick`` standing for this chain, or None when the
-    chain is not one it covers (a temperature, an output dtype, lengths, or two
-    different axes)."""
-    a, b = log_softmax_params, pick_params
+# -- the table -----------------------------------------------------------------------------
+# A rule gets the chain's links, first to last: (params, input slots, the position in
+# those slots where the previous link's output comes in; None for the first link), and
+# returns the fused step's (op, params, input slots), or None where it does not cover
+# that chain.
+
+def _log_softmax_pick(links):
+    """Not with a temperature, an output dtype, lengths, or two different axes."""
+    (a, (x,), _), (b, (_, index), _) = links
     if a.temperature is not None or a.dtype is not None or a.use_length or a.axis != b.axis:
         return None
-    return LOG_SOFTMAX_PICK.parse_params(dict(axis=a.axis, keepdims=b.keepdims, mode=b.mode))
+    return LOG_SOFTMAX_PICK, LOG_SOFTMAX_PICK.parse_params(
+        dict(axis=a.axis, keepdims=b.keepdims, mode=b.mode)), (x, index)
+
+
+def _bn_then_relu(name, links, ins):
+    """``name`` (a BatchNorm with relu) for a chain from a BatchNorm without
+    output_mean_var (its mean and inv are not read elsewhere) to a relu."""
+    bn = links[0][0]
+    if bn.output_mean_var or getattr(links[-1][0], "act_type", "relu") != "relu":
+        return None
+    op = get_op(name)
+    return op, op.parse_params(dict(bn.items())), ins
+
+
+def _bn_relu(links):
+    return _bn_then_relu("_contrib_BatchNormWithReLU", links, links[0][1])
+
+
+def _bn_add_relu(links):
+    (_, bn_ins, _), (_, add_ins, via) = links[:2]
+    return _bn_then_relu("_batch_norm_add_relu", links, bn_ins + (add_ins[1 - via],))
+
+
+# (op names, first to last; the rule), longest chains first
+FUSIONS = [
+    (("BatchNorm", "elemwise_add", "Activation"), _bn_add_relu),
+    (("BatchNorm", "elemwise_add", "relu"), _bn_add_relu),
+    (("BatchNorm", "Activation"), _bn_relu),
+    (("BatchNorm", "relu"), _bn_relu),
+    (("log_softmax", "pick"), _log_softmax_pick),
+]

@@ -14,7 +14,8 @@ from ...autograd import _state
 from ...engine import parallel
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
 from ...nd.ndarray import NDArray
-from ..registry import register_op, Param, OPS, ranks, array_module_of
+from ..registry import register_op, Param, OPS, ranks, array_module_of, run_step
+from ..tensor.elemwise_unary import UNARY
 from ..util import fill_missing, norm_axis
 from . import _fast
 
@@ -69,28 +70,50 @@ def _bn_axes(p, ndim):
 
 
 def _bn_compute(p, xp, x, gamma, beta, moving_mean, moving_var):
+    return batch_norm(p, xp, x, gamma, beta, moving_mean, moving_var)
+
+
+def batch_norm(p, xp, x, gamma, beta, moving_mean, moving_var, residual=None, relu=False):
+    """BatchNorm's outputs (y, mean, inv), with ``y`` then ``residual + y`` (where given)
+    and ``relu(...)`` (where ``relu``), as the chain BatchNorm -> elemwise_add ->
+    relu gives them (a hybridized graph runs such chains as one step, see
+    ``fused.py``): added and rectified in place, channel by channel, while the
+    channel is in cache. A residual elemwise_add would refuse (another shape or
+    dtype) goes through elemwise_add itself, for its error."""
     c, axes, _ = _bn_axes(p, x.ndim)
     for arg, a in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean),
                    ("moving_var", moving_var)):
         _check_param("BatchNorm", arg, a.shape, (x.shape[c],), x.shape)
     xw = _work(x)
     batch = _state.training and not p.use_global_stats
+    # the epilogue runs inside the passes where they are in x's dtype, else after the cast
+    inside = xw is x and (residual is None or (residual.shape == x.shape
+                                               and residual.dtype == x.dtype))
     y, mean, var, inv = _bn_normalize(p, xp, xw, c, axes, gamma, beta, moving_mean, moving_var,
-                                      batch)
+                                      batch, *((residual, relu) if inside else (None, False)))
     if batch:
         # The moving statistics are updated in place (declared by mutate=(3, 4)).
         m = p.momentum
         moving_mean[...] = moving_mean * m + mean.astype(moving_mean.dtype) * (1 - m)
         moving_var[...] = moving_var * m + var.astype(moving_var.dtype) * (1 - m)
     dt = x.dtype
-    return y.astype(dt, copy=False), mean.astype(dt), inv.astype(dt)
+    y = y.astype(dt, copy=False)
+    if not inside:
+        if residual is not None:
+            add = OPS["elemwise_add"]
+            y = run_step(add, add.parse_params({}), xp, [residual, y])
+        if relu:
+            y = UNARY["relu"][0](xp, y)
+    return y, mean.astype(dt), inv.astype(dt)
 
 
-def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch):
+def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch, residual,
+                  relu):
     """``(x - mean) * inv * gamma + beta`` with the batch (``batch``) or the moving
-    statistics, and (mean, var, inv) per channel: the passes of each channel
-    together, the channels split over the CPU workers (into a fixed number of parts
-    with batch statistics: a reduction's rounding depends on the shape it runs over)."""
+    statistics (then ``+ residual``, then ``max(., 0)`` where asked), and (mean, var,
+    inv) per channel: the passes of each channel together, the channels split over
+    the CPU workers (into a fixed number of parts with batch statistics: a
+    reduction's rounding depends on the shape it runs over)."""
     nc = x.shape[c]
     y = xp.empty(x.shape, dtype=x.dtype)
     if batch:
@@ -103,32 +126,47 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
     def part(lo, hi):
         at = (slice(None),) * c + (slice(lo, hi),)
         xs, ys = x[at], y[at]
-        if batch:
+        # where numba runs (channels on axis 1): the statistics in two passes summed in
+        # float64, and y in one pass, the same operations as NumPy's passes below
+        fast = c == 1
+        centred = False
+        if batch and not (fast and _fast.batch_norm_moments(xs, mean[lo:hi], var[lo:hi])):
             m = xs.mean(axis=axes, keepdims=True)
             xp.subtract(xs, m, out=ys)
             mean[lo:hi] = m.reshape(-1)
             var[lo:hi] = (ys * ys).mean(axis=axes)
+            centred = True
         inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
         scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
         shift = beta[lo:hi].astype(x.dtype)
-        # inference: one pass where numba runs, the same values
-        if not batch and c == 1 and _fast.batch_norm_infer(xs, mean[lo:hi], scale, shift, ys):
+        rs = None if residual is None else residual[at]
+        if not centred and fast and _fast.batch_norm_apply(xs, mean[lo:hi], scale, shift, ys,
+                                                           rs, relu):
             return
-        if not batch:
+        if not centred:
             xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
-        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array.
+        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array; then the
+        # residual sum and relu in place too (the same operations as elemwise_add, relu)
         ys *= scale.reshape(bc)
         ys += shift.reshape(bc)
+        if rs is not None:
+            xp.add(ys, rs, out=ys)
+        if relu:
+            xp.maximum(ys, ys.dtype.type(0), out=ys)
     parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
 
 
-def _bn_grad(p, x, y, gy, need):
+def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
     """BatchNorm's gradient from ``sum(g)`` and ``dotp = sum((x - mean) * g)`` per
     channel, as MXNet's CPU kernel: with ``a = gamma * inv``, the data gradient is
     ``a * g - (a * inv^2 * dotp / n) * (x - mean) - a * sum(g) / n`` (the formula of
     ``norm_backward``, regrouped), plus what reaches the mean and inv outputs.
-    Unrecorded, the same formula runs on the channels split over the CPU workers."""
+    Unrecorded, the same formula runs on the channels split over the CPU workers.
+
+    ``relu``: ``y[0]`` is relu's output and ``gy[0]`` its gradient (a fused
+    BatchNorm -> relu), so ``g`` is relu's gradient ``gy * (y > 0)``, applied as the
+    sums read it; ``keep_g``: ``g`` is returned too (after the five gradients)."""
     data, gamma = x[0], x[1]
     if gy[0] is None:
         gy = fill_missing(gy, y)
@@ -138,27 +176,37 @@ def _bn_grad(p, x, y, gy, need):
     # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
     batch = _state.training and not p.use_global_stats
     n = _count(data.shape, axes)
+    arrays = [data, gy[0], a] + list(y[1:]) + [v for v in gy[1:] if v is not None]
+    whole = isinstance(data, NDArray) or len({v.dtype for v in arrays}) > 1
+    g_full = None
+    if relu and isinstance(data, NDArray):
+        gy = [nd._internal._backward_relu(gy[0], y[0])] + list(gy[1:])
+        relu, g_full = False, gy[0]
+    elif relu and keep_g:
+        g_full = array_module_of(gy[0]).empty(gy[0].shape, dtype=gy[0].dtype)
 
     def channels(at=None, sl=None, out=None):
         def take(v, i):
             return v if v is None or i is None else v[i]
         return _bn_grad_channels(take(data, at), take(y[1], sl), take(gy[0], at), take(a, sl),
                                  take(inv, sl), take(gy[1], sl), take(gy[2], sl), n, batch,
-                                 axes, bc, need[0], out)
-    arrays = [data, gy[0], a] + list(y[1:]) + [v for v in gy[1:] if v is not None]
-    if isinstance(data, NDArray) or len({v.dtype for v in arrays}) > 1:
+                                 axes, bc, need[0], out, take(y[0], at) if relu else None,
+                                 take(g_full, at) if relu else None)
+    if whole:
         gbeta, dotp, gx = channels()
     else:
         gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c, need[0])
     ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
-    return [gx, ggamma, gbeta, None, None]
+    return [gx, ggamma, gbeta, None, None] + ([g_full] if keep_g else [])
 
 
 def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc, want_x,
-                      out=None):
+                      out=None, relu_y=None, g_out=None):
     """(sum(g), dotp, gx) of :func:`_bn_grad` for the channels given (gx None unless
     ``want_x``); ``out``: a raw array of one dtype with the inputs for gx, which is
-    then computed in it (in place: the same numbers).
+    then computed in it (in place: the same numbers). ``relu_y``: ``g`` is relu's
+    output gradient for its output ``relu_y``, and relu's gradient is written into
+    ``g_out`` (where given).
 
     NOTE: methods and operators only, which a CPU worker can run on raw arrays
     (``nd`` functions take raw arrays only in the thread running the rule)."""
@@ -167,18 +215,41 @@ def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc
             return v - t
         v -= t
         return v
-    gbeta = g.sum(axis=axes)
-    xc = data - mean.reshape(bc)
-    dotp = (xc * g).sum(axis=axes)
+    xp = array_module_of(g)
+    # where numba runs (channels on axis 1, no gradient reaching mean or inv): the sums
+    # in one pass (in float64) and gx in another, with the operations of NumPy's below
+    fast = bc[1:2] == (-1,) and gy_mean is None and gy_inv is None
+    sums = _fast.batch_norm_grad_sums(data, mean, g, relu_y, g_out) if fast else None
+    if relu_y is not None and (sums is None or g_out is not None):
+        if sums is None:    # relu's rule first, as _backward_relu
+            g = xp.multiply(g, relu_y > 0, out=g_out)
+        else:
+            g = g_out
+        relu_y = None
+    if sums is not None:
+        gbeta, dotp = sums
+    else:
+        gbeta = g.sum(axis=axes)
+        xc = data - mean.reshape(bc)
+        dotp = (xc * g).sum(axis=axes)
     gx = None
     if want_x:
+        if batch:
+            k1, k2 = a * (inv * inv) * (dotp / n), a * (gbeta / n)
+            if sums is not None:
+                gx = xp.empty(g.shape, dtype=g.dtype) if out is None else out
+                if _fast.batch_norm_grad(data, mean, g, a, k1, k2, gx, relu_y):
+                    return gbeta, dotp, gx
+                xc = data - mean.reshape(bc)
+        if relu_y is not None:
+            g = g * (relu_y > 0)
         if out is None:
             gx = g * a.reshape(bc)
         else:
-            gx = array_module_of(g).multiply(g, a.reshape(bc), out=out)
+            gx = xp.multiply(g, a.reshape(bc), out=out)
         if batch:
-            gx = minus(gx, xc * (a * (inv * inv) * (dotp / n)).reshape(bc))
-            gx = minus(gx, (a * (gbeta / n)).reshape(bc))
+            gx = minus(gx, xc * k1.reshape(bc))
+            gx = minus(gx, k2.reshape(bc))
             # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
             if gy_mean is not None:
                 gx = minus(gx, -(gy_mean.reshape(bc) / n))     # x - (-t) is x + t exactly
@@ -504,28 +575,48 @@ register_op("LRN", _lrn_compute, check=ranks(data=3), gradient=_lrn_grad, saves=
                 "``x / (knorm + alpha / nsize * sum(x^2 over nsize channels)) ^ beta``.", same_shape=(0,))
 
 
-# -- _contrib_BatchNormWithReLU ----------------------------------------------------------------
+# -- BatchNorm with relu (and a residual sum) --------------------------------------------------
 
 def _bn_relu(p, xp, *x):
-    y, mean, inv = OPS["BatchNorm"].compute(p, xp, *x)
-    return xp.maximum(y, 0), mean, inv
+    return batch_norm(p, xp, *x, relu=True)
+
+
+def _bn_add_relu(p, xp, *x):
+    return batch_norm(p, xp, *x[:5], residual=x[5], relu=True)
 
 
 def _bn_relu_grad(p, x, y, gy, need):
-    # relu's mask comes from the output; BatchNorm's rule reads only the saved mean/inv.
-    g = gy[0] * (y[0] > 0)
-    return OPS["BatchNorm"].gradient(p, x, y, [g] + list(gy[1:]), need)
+    """relu's rule (its mask from the output), then BatchNorm's (which reads only the
+    saved mean and inv), in the same passes; the residual, where there is one, takes
+    relu's gradient as elemwise_add passes it on."""
+    if len(x) == 5:
+        return _bn_grad(p, x, y, gy, need, relu=True)
+    gx = _bn_grad(p, x[:5], y, gy, need[:5], relu=True, keep_g=need[5])
+    return gx if need[5] else gx + [None]
 
 
 def _register_bn_relu():
     bn = OPS["BatchNorm"]
-    register_op("_contrib_BatchNormWithReLU", _bn_relu, gradient=_bn_relu_grad, saves="xy",
-                inputs=bn.inputs, num_outputs=3, num_visible_outputs=bn.num_visible_outputs,
-                mutate=bn.mutate, no_grad_inputs=bn.no_grad_inputs,
-                infer_shape=bn.infer_shape_rule, params=list(bn.params.values()),
-                same_shape=(0,),
+    common = dict(gradient=_bn_relu_grad, saves="xy", num_outputs=3,
+                  num_visible_outputs=bn.num_visible_outputs, mutate=bn.mutate,
+                  no_grad_inputs=bn.no_grad_inputs, params=list(bn.params.values()),
+                  same_shape=(0,))
+    register_op("_contrib_BatchNormWithReLU", _bn_relu, inputs=bn.inputs,
+                infer_shape=bn.infer_shape_rule, **common,
                 doc="``relu(BatchNorm(...))`` in one op, with BatchNorm's params, outputs and "
                     "moving statistics (updated in place in training mode).")
+    register_op("_batch_norm_add_relu", _bn_add_relu, inputs=bn.inputs + ("residual",),
+                infer_shape=lambda p, shapes: _bn_add_infer_shape(bn, p, shapes), **common,
+                doc="``relu(residual + BatchNorm(data, ...))`` in one op (what a hybridized "
+                    "graph runs for ResNet's BatchNorm -> elemwise_add -> relu), with "
+                    "BatchNorm's params, outputs and moving statistics.")
+
+
+def _bn_add_infer_shape(bn, p, shapes):
+    found = bn.infer_shape_rule(p, list(shapes[:5]))
+    if isinstance(found, tuple):
+        return list(found[0]) + [shapes[5] or found[1][0]], found[1]
+    return list(found) + [shapes[5]]
 
 
 _register_bn_relu()

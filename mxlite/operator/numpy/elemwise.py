@@ -140,13 +140,15 @@ for _n, _k, _kinds in _INT_ONLY:
 
 # -- with a Python scalar -------------------------------------------------------------
 
-def _scalar_compute(base, float_bool=True):
+def _as_array(base, dtype=None, float_bool=False):
+    """The legacy op ``base``'s kernel giving a real array (of ``dtype``), 0-d included;
+    ``float_bool``: a bool input is computed as float32."""
     kernel = OPS[base].compute
 
     def compute(p, xp, x):
         if float_bool and x.dtype == BOOL:
             x = x.astype(F32)
-        return xp.asarray(kernel(p, xp, x))
+        return xp.asarray(kernel(p, xp, x), dtype=dtype)
     return compute
 
 
@@ -162,7 +164,7 @@ _SCALAR = [("add_scalar", "_plus_scalar"), ("subtract_scalar", "_minus_scalar"),
            ("maximum_scalar", "_maximum_scalar"), ("minimum_scalar", "_minimum_scalar"),
            ("hypot_scalar", "_hypot_scalar")]
 for _n, _base in _SCALAR:
-    derive("_npi_" + _n, _base, _scalar_compute(_base), infer_type=_scalar_type)
+    derive("_npi_" + _n, _base, _as_array(_base, float_bool=True), infer_type=_scalar_type)
 
 
 def _true_divide_scalar(reverse):
@@ -191,28 +193,12 @@ _SCALAR_COMPARE = [("equal_scalar", "_equal_scalar"), ("not_equal_scalar", "_not
                    ("less_scalar", "_lesser_scalar"), ("less_equal_scalar", "_lesser_equal_scalar")]
 
 
-def _compare_scalar_compute(base):
-    kernel = OPS[base].compute
-
-    def compute(p, xp, x):
-        return xp.asarray(kernel(p, xp, x), dtype=BOOL)
-    return compute
-
-
 for _n, _base in _SCALAR_COMPARE:
-    derive("_npi_" + _n, _base, _compare_scalar_compute(_base), gradient=zeros_grad,
+    derive("_npi_" + _n, _base, _as_array(_base, BOOL), gradient=zeros_grad,
            infer_type=lambda p, dtypes: [BOOL])
 
 
 # -- unary ----------------------------------------------------------------------------
-
-def _unary_compute(base):
-    kernel = OPS[base].compute
-
-    def compute(p, xp, x):
-        return xp.asarray(kernel(p, xp, x))
-    return compute
-
 
 # np name, legacy op (same kernel and gradient), MXNet aliases
 _UNARY = [("absolute", "abs", ("_npi_abs",)), ("negative", "negative", ()),
@@ -228,7 +214,7 @@ _UNARY = [("absolute", "abs", ("_npi_abs",)), ("negative", "negative", ()),
           ("fix", "fix", ()), ("floor", "floor", ()), ("ceil", "ceil", ()),
           ("trunc", "trunc", ()), ("sign", "sign", ())]
 for _n, _base, _al in _UNARY:
-    derive("_npi_" + _n, _base, _unary_compute(_base), aliases=_al,
+    derive("_npi_" + _n, _base, _as_array(_base), aliases=_al,
            doc="Elementwise %s (``mx.np.%s``)." % (_n, _n))
 
 

@@ -10,7 +10,8 @@ from ... import nd
 from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape, optional,
                      parse_float)
 from ..registry import register_op, Param, Params, apply, OPS, ranks
-from ..util import fill_missing, fits_memory, norm_axis, norm_axes, unbroadcast, zeros_grad, _size
+from ..util import (fill_missing, fits_memory, identity_grad, norm_axis, norm_axes, unbroadcast,
+                    zeros_grad, _size)
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -130,7 +131,7 @@ register_op("_np_broadcast_to", lambda p, xp, x: xp.broadcast_to(x, p.shape).cop
 
 
 register_op("_np_copy", lambda p, xp, x: x.copy(), inputs=("a",), saves="",
-            gradient=lambda p, x, y, gy, need: [gy[0]], doc="A copy of the array.")
+            gradient=identity_grad, doc="A copy of the array.")
 
 # -- joining and splitting --------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from ...base import parse_float, np_dtype
 from ... import engine
 from ...engine import parallel_parts
 from ..registry import register_op, Param, bound, dtypes
-from ..util import context_of, zeros_grad
+from ..util import context_of, identity_grad, zeros_grad
 from . import special
 
 _LN2 = math.log(2.0)
@@ -182,12 +182,8 @@ register_op("ones_like", lambda p, xp, x: xp.ones_like(x), gradient=zeros_grad, 
             doc="An array of ones with the input's shape and dtype.", same_shape=(0,))
 
 
-def _identity_grad(p, x, y, gy, need):
-    return [gy[0]]
-
-
 # MXNet's op is ``_copy`` (what JSON names), called ``identity`` in the API.
-register_op("_copy", lambda p, xp, x: x.copy(), gradient=_identity_grad, saves="",
+register_op("_copy", lambda p, xp, x: x.copy(), gradient=identity_grad, saves="",
             aliases=("identity",), doc="A copy of the input.", same_shape=(0,))
 
 

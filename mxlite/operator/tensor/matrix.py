@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_str, parse_int
+from ...engine import matmul
 from ..registry import register_op, Param
 from .shape import _variadic_inputs
 
@@ -48,7 +49,7 @@ def matmul2d(xp, a, b):
     the two give the same numbers: each entry is one product)."""
     if a.shape[1] == 1 and a.dtype.kind == "f":
         return xp.multiply(a, b)
-    return xp.matmul(a, b)
+    return matmul(xp, a, b)         # on the CPU workers (engine.matmul)
 
 
 def _dot(p, xp, a, b):

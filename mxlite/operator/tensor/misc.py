@@ -18,13 +18,9 @@ from ...base import (MXNetError, np_dtype, parse_bool, parse_float, parse_int, p
                      optional)
 from ..nn.convolution import geometry, conv_out_size, pad_spatial, windows
 from ..registry import register_op, Param, dtypes
-from ..util import fill_missing, zeros_grad, same_dtype
+from ..util import fill_missing, identity_grad, zeros_grad, same_dtype
 
 _F16_F32 = (np.dtype(np.float16), np.dtype(np.float32))
-
-
-def _pass_through_grad(p, x, y, gy, need):
-    return [gy[0]]
 
 
 # -- make_loss ------------------------------------------------------------------------
@@ -355,11 +351,11 @@ def _round_away(xp, x):
 
 
 register_op("_contrib_round_ste", lambda p, xp, x: _round_away(xp, x),
-            gradient=_pass_through_grad, saves="",
+            gradient=identity_grad, saves="",
             doc="Round halves away from zero, with the straight-through gradient: the "
                 "head gradient passes unchanged.")
 register_op("_contrib_sign_ste", lambda p, xp, x: xp.sign(x), check=dtypes(data="fiu"),
-            gradient=_pass_through_grad, saves="",
+            gradient=identity_grad, saves="",
             doc="The sign (-1, 0, 1), with the straight-through gradient: the head gradient "
                 "passes unchanged.")
 

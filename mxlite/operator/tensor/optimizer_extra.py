@@ -19,23 +19,10 @@ from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, pars
     parse_shape
 from ..registry import register_op, Param, ranks
 from ..util import per_item_names
-from .optimizer_ops import MULTI_SGD_INPUTS, update_rules, multi_sgd, _scalars, _rescaled
+from .optimizer_ops import (MULTI_SGD_INPUTS, check_count, check_lengths, multi_sgd, per_weight,
+                            update_rules, _scalars, _rescaled)
 
 _F32 = np.dtype(np.float32)
-
-
-def _check_count(x, stride, n, names, extra=0):
-    want = stride * n + extra
-    if len(x) != want:
-        raise ValueError("expected %d inputs (%s for each of %d weights%s), got %d"
-                         % (want, ", ".join(names), n,
-                            " and %d more" % extra if extra else "", len(x)))
-
-
-def _check_len(n, **lists):
-    for k, v in lists.items():
-        if len(v) != n:
-            raise ValueError("%s has %d value(s), expected one per weight (%d)" % (k, len(v), n))
 
 
 # ----------------------------------------------------------------------------------------
@@ -68,24 +55,15 @@ def _multi_adamw(mp):
 
     def compute(p, xp, *x):
         n = p.num_weights
-        _check_count(x, stride, n, names, extra=1)
-        _check_len(n, lrs=p.lrs, wds=p.wds, etas=p.etas)
+        check_count(x, names, n, extra=1)
+        check_lengths(n, lrs=p.lrs, wds=p.wds, etas=p.etas)
         scale = float(x[-1].reshape(-1)[0])
-        outs = []
-        for i in range(n):
-            w, g, mean, var, *w32 = x[i * stride:(i + 1) * stride]
-            master = w32[0] if mp else w
-            if scale == 0 or not math.isfinite(scale):
-                # MXNet skips the whole update (the moments too) for a bad scale
-                outs.append(w.copy())
-                continue
-            new = multi_adamw_kernel(xp, master, g, mean, var, scale, p.lrs[i], p.etas[i],
-                                     p.beta1, p.beta2, p.epsilon, p.wds[i], p.clip_gradient)
-            if mp:
-                master[...] = new
-                new = new.astype(w.dtype)
-            outs.append(new)
-        return tuple(outs)
+        if scale == 0 or not math.isfinite(scale):
+            # MXNet skips the whole update (the moments too) for a bad scale
+            return tuple(x[i * stride].copy() for i in range(n))
+        return per_weight(x, names, n, mp, lambda i, w, master, g, mean, var: multi_adamw_kernel(
+            xp, master, g, mean, var, scale, p.lrs[i], p.etas[i], p.beta1, p.beta2, p.epsilon,
+            p.wds[i], p.clip_gradient))
 
     return compute, per_item_names(names, "num_weights", ("rescale_grad",))
 
@@ -160,28 +138,21 @@ def lamb_apply(xp, w, d, r1, r2, lr, lower_bound, upper_bound):
 
 def _multi_lamb(mp):
     names = _adamw_names(mp)
-    stride = len(names)
 
     def compute(p, xp, *x):
         n = p.num_tensors
-        _check_count(x, stride, n, names)
-        _check_len(n, learning_rates=p.learning_rates, wds=p.wds, step_count=p.step_count)
-        outs = []
-        for i in range(n):
-            w, g, mean, var, *w32 = x[i * stride:(i + 1) * stride]
-            master = w32[0] if mp else w
+        check_count(x, names, n)
+        check_lengths(n, learning_rates=p.learning_rates, wds=p.wds, step_count=p.step_count)
+
+        def step(i, w, master, g, mean, var):
             d = lamb_direction(xp, master, g, mean, var, p.step_count[i], p.beta1, p.beta2,
                                p.epsilon, p.wds[i], p.rescale_grad, p.clip_gradient,
                                p.bias_correction)
             # NOTE: the weight norm of the mp op is taken on the float16 weights (the
             # closest match to MXNet's numbers; they still differ by float32 ulps).
-            new = lamb_apply(xp, master, d, _sum_sq(xp, w), _sum_sq(xp, d),
-                             p.learning_rates[i], p.lower_bound, p.upper_bound)
-            if mp:
-                master[...] = new
-                new = new.astype(w.dtype)
-            outs.append(new)
-        return tuple(outs)
+            return lamb_apply(xp, master, d, _sum_sq(xp, w), _sum_sq(xp, d),
+                              p.learning_rates[i], p.lower_bound, p.upper_bound)
+        return per_weight(x, names, n, mp, step)
     return compute, per_item_names(names, "num_tensors")
 
 
@@ -276,9 +247,9 @@ def _preloaded(has_mom, mp):
 
     def compute(p, xp, *x):
         n = p.num_weights
-        _check_count(x, len(names), n, names, extra=2)
+        check_count(x, names, n, extra=2)
         lrs, wds = (a.reshape(-1) for a in x[-2:])
-        _check_len(n, lrs=lrs, wds=wds)
+        check_lengths(n, lrs=lrs, wds=wds)
         return multi_sgd(p, xp, x, has_mom, mp, lrs, wds)
 
     return compute, per_item_names(names, "num_weights", ("lrs", "wds"))

@@ -613,40 +613,60 @@ MULTI_SGD_INPUTS = {(False, False): ("weight", "grad"), (True, False): ("weight"
                     (True, True): ("weight", "grad", "mom", "weight32")}
 
 
+def check_count(x, names, n, extra=0):
+    """That a multi-weight op got ``names`` for each of ``n`` weights, then ``extra`` arrays."""
+    want = len(names) * n + extra
+    if len(x) != want:
+        raise ValueError("expected %d inputs (%s for each of %d weights%s), got %d"
+                         % (want, ", ".join(names), n,
+                            " and %d more" % extra if extra else "", len(x)))
+
+
+def check_lengths(n, **lists):
+    """That each of a multi-weight op's ``lists`` holds one value per weight (``n``)."""
+    for k, v in lists.items():
+        if len(v) != n:
+            raise ValueError("%s has %d value(s), expected one per weight (%d)" % (k, len(v), n))
+
+
+def per_weight(x, names, n, mp, step):
+    """The new weights of a multi-weight op whose inputs ``x`` are ``names`` for each of
+    ``n`` weights (the float32 master copy last when ``mp``): ``step(i, weight, master,
+    grad, *states)`` gives weight i's new value, written into the master when ``mp`` and
+    returned in the weight's dtype."""
+    stride = len(names)
+    outs = []
+    for i in range(n):
+        w, g, *states = x[i * stride:(i + 1) * stride]
+        master = states.pop() if mp else w
+        new = step(i, w, master, g, *states)
+        if mp:
+            master[...] = new
+            new = new.astype(w.dtype)
+        outs.append(new)
+    return tuple(outs)
+
+
 def multi_sgd(p, xp, x, has_mom, mp, lrs, wds):
     """The new weights of ``multi_[mp_]sgd_[mom_]update`` for inputs ``x`` (those of
     :data:`MULTI_SGD_INPUTS` per weight) and per-weight ``lrs`` and ``wds``; momenta and
     float32 masters are updated in place."""
-    stride = len(MULTI_SGD_INPUTS[has_mom, mp])
-    outs = []
-    for i in range(p.num_weights):
-        w, g, *rest = x[i * stride:(i + 1) * stride]
-        w32 = rest.pop() if mp else w
+    def step(i, w, w32, g, *mom):
         # NOTE: without momentum MXNet still runs the momentum kernel with a zero
         # momentum (``w + (0 - lr*wd*w - step)``), which rounds unlike sgd_update.
-        mom = rest[0] if has_mom else xp.zeros(w32.shape, w32.dtype)
-        new = sgd_mom_kernel(xp, w32, g.astype(w32.dtype, copy=False), mom, float(lrs[i]),
-                             p.momentum if has_mom else 0.0, float(wds[i]), p.rescale_grad,
-                             p.clip_gradient)
-        if mp:
-            w32[...] = new
-            new = new.astype(w.dtype)
-        outs.append(new)
-    return tuple(outs)
+        return sgd_mom_kernel(xp, w32, g.astype(w32.dtype, copy=False),
+                              mom[0] if has_mom else xp.zeros(w32.shape, w32.dtype),
+                              float(lrs[i]), p.momentum if has_mom else 0.0, float(wds[i]),
+                              p.rescale_grad, p.clip_gradient)
+    return per_weight(x, MULTI_SGD_INPUTS[has_mom, mp], p.num_weights, mp, step)
 
 
 def _multi_compute(has_mom, mp):
     names = MULTI_SGD_INPUTS[has_mom, mp]
 
     def compute(p, xp, *x):
-        if len(x) != len(names) * p.num_weights:
-            raise ValueError("expected %d inputs (%s for each of num_weights=%d), got %d"
-                             % (len(names) * p.num_weights, ", ".join(names), p.num_weights,
-                                len(x)))
-        for k, v in (("lrs", p.lrs), ("wds", p.wds)):
-            if len(v) != p.num_weights:
-                raise ValueError("%s has %d value(s), expected num_weights=%d"
-                                 % (k, len(v), p.num_weights))
+        check_count(x, names, p.num_weights)
+        check_lengths(p.num_weights, lrs=p.lrs, wds=p.wds)
         return multi_sgd(p, xp, x, has_mom, mp, p.lrs, p.wds)
     return compute, names
 

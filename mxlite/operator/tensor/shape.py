@@ -111,11 +111,7 @@ def _reshape(p, xp, x):
     return x.reshape(infer_reshape(x.shape, p.shape, p.reverse))
 
 
-def _reshape_grad(p, x, y, gy, need):
-    return [gy[0].reshape(x[0].shape)]
-
-
-register_op("Reshape", _reshape, gradient=_reshape_grad,
+register_op("Reshape", _reshape, gradient=_as_shape_of,
             saves="", is_view=True,
             aliases=("reshape",),
             params=[Param("shape", parse_shape, None, "The target shape, with special codes."),
@@ -171,7 +167,7 @@ def _expand_dims(p, xp, x):
     return xp.expand_dims(x, norm_axis(p.axis, x.ndim + 1))
 
 
-register_op("expand_dims", _expand_dims, gradient=_reshape_grad,
+register_op("expand_dims", _expand_dims, gradient=_as_shape_of,
             saves="", is_view=True,
             params=[Param("axis", parse_int, doc="Where to insert the new axis of size 1.")],
             doc="Insert a new axis of size 1 at ``axis``.")

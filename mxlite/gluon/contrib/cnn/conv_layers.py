@@ -1,20 +1,13 @@
 """Deformable convolution layer (MXNet 1.9.1's ``gluon.contrib.cnn``)."""
-import numbers
-
 from ...block import HybridBlock
 from ...nn import Activation
+from ...nn.conv_layers import _tuple
 
 __all__ = ["DeformableConvolution", "ModulatedDeformableConvolution"]
 
 
 def _pair(value, what):
-    if isinstance(value, numbers.Integral):
-        return (int(value),) * 2
-    value = tuple(int(v) for v in value)
-    if len(value) != 2:
-        raise ValueError("DeformableConvolution: %s=%s, expected an int or 2 ints (h, w)"
-                         % (what, value))
-    return value
+    return tuple(int(v) for v in _tuple(value, 2, what, "DeformableConvolution"))
 
 
 class DeformableConvolution(HybridBlock):

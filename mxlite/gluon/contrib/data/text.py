@@ -14,8 +14,9 @@ import os
 import numpy as np
 
 from .... import nd
+from ....base import data_dir
 from ...data.dataset import Dataset
-from ...data.vision.datasets import _data_dir, _missing
+from ...data.vision.datasets import _missing
 from ....contrib.text.utils import count_tokens_from_str
 from ....contrib.text.vocab import Vocabulary
 from ._constants import EOS_TOKEN
@@ -108,7 +109,7 @@ class WikiText2(_WikiText):
     """
     _archive = "wikitext-2-v1.zip"
 
-    def __init__(self, root=os.path.join(_data_dir(), "datasets", "wikitext-2"),
+    def __init__(self, root=os.path.join(data_dir(), "datasets", "wikitext-2"),
                  segment="train", vocab=None, seq_len=35):
         super().__init__(root, segment, vocab, seq_len)
 
@@ -120,6 +121,6 @@ class WikiText103(_WikiText):
     """
     _archive = "wikitext-103-v1.zip"
 
-    def __init__(self, root=os.path.join(_data_dir(), "datasets", "wikitext-103"),
+    def __init__(self, root=os.path.join(data_dir(), "datasets", "wikitext-103"),
                  segment="train", vocab=None, seq_len=35):
         super().__init__(root, segment, vocab, seq_len)

@@ -16,6 +16,7 @@ along the channel axis in MXNet's order (LSTM ``i, f, c, o``; GRU ``r, z, n``).
 """
 from math import floor
 
+from ...nn.conv_layers import channels_first_axes, channels_last_axes
 from ...parameter import _AssertError
 from ...rnn._cell_utils import _get_activation
 from ...rnn.rnn_cell import HybridRecurrentCell
@@ -42,16 +43,6 @@ def _spec(value, dims, name):
                            "either int or list/tuple of length {dims}; {name}={value!r}"
                            .format(dims=dims, name=name, value=value))
     return tuple(int(v) for v in value)
-
-
-def _channels_first_axes(ndim):
-    """Axes taking ``(N, spatial..., C)`` to ``(N, C, spatial...)``."""
-    return (0, ndim - 1) + tuple(range(1, ndim - 1))
-
-
-def _channels_last_axes(ndim):
-    """Axes taking ``(N, C, spatial...)`` to ``(N, spatial..., C)``."""
-    return (0,) + tuple(range(2, ndim)) + (1,)
 
 
 class _BaseConvRNNCell(HybridRecurrentCell):
@@ -152,11 +143,11 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         # NOTE: mxlite's Convolution is channels-first only: a channels-last cell moves
         # the channels of the data and of the (O, k..., I) weight to axis 1 and back.
         ndim = self._dims + 2
-        first = _channels_first_axes(ndim)
+        first = channels_first_axes(ndim)
         y = F.Convolution(F.transpose(x, axes=first), F.transpose(weight, axes=first), bias,
                           num_filter=num_filter, kernel=kernel, stride=self._stride, pad=pad,
                           dilate=dilate, name=name)
-        return F.transpose(y, axes=_channels_last_axes(ndim))
+        return F.transpose(y, axes=channels_last_axes(ndim))
 
     def _conv_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias,
                       prefix):

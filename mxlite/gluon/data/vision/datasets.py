@@ -22,11 +22,6 @@ __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset"]
 
 
-def _data_dir():
-    """``$MXNET_HOME`` or ``~/.mxnet``, where MXNet keeps its datasets."""
-    return data_dir()
-
-
 def _missing(dataset, root, names, hint):
     return FileNotFoundError(
         "%s: cannot find %s in %s. mxlite does not download datasets: put the standard "
@@ -100,7 +95,7 @@ class MNIST(_DownloadedDataset):
               False: ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")}
     _hint = "from http://yann.lecun.com/exdb/mnist"
 
-    def __init__(self, root=os.path.join(_data_dir(), "datasets", "mnist"),
+    def __init__(self, root=os.path.join(data_dir(), "datasets", "mnist"),
                  train=True, transform=None):
         self._train = train
         super().__init__(root, transform)
@@ -138,7 +133,7 @@ class FashionMNIST(MNIST):
 
     _hint = "from https://github.com/zalandoresearch/fashion-mnist"
 
-    def __init__(self, root=os.path.join(_data_dir(), "datasets", "fashion-mnist"),
+    def __init__(self, root=os.path.join(data_dir(), "datasets", "fashion-mnist"),
                  train=True, transform=None):
         super().__init__(root, train, transform)
 
@@ -213,7 +208,7 @@ class CIFAR10(_DownloadedDataset):
     _hint = "from https://www.cs.toronto.edu/~kriz/cifar.html"
     _label_bytes = 1
 
-    def __init__(self, root=os.path.join(_data_dir(), "datasets", "cifar10"),
+    def __init__(self, root=os.path.join(data_dir(), "datasets", "cifar10"),
                  train=True, transform=None):
         self._train = train
         super().__init__(root, transform)
@@ -296,7 +291,7 @@ class CIFAR100(CIFAR10):
     _py_dir = "cifar-100-python"
     _label_bytes = 2
 
-    def __init__(self, root=os.path.join(_data_dir(), "datasets", "cifar100"),
+    def __init__(self, root=os.path.join(data_dir(), "datasets", "cifar100"),
                  fine_label=False, train=True, transform=None):
         self._fine_label = fine_label
         super().__init__(root, train, transform)

@@ -16,6 +16,7 @@ import numpy as np
 from .... import nd
 from ....context import cpu
 from ....nd.ndarray import _wrap
+from ....operator.image_ops import _resize_linear, _resize_nearest
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop",
            "RandomResizedCrop", "RandomFlipLeftRight", "RandomFlipTopBottom",
@@ -178,24 +179,6 @@ class Normalize(_Transform):
 
 # ---------------------------------------------------------------- resizing
 
-def _axis_weights(n_in, n_out, interp):
-    """Source indices ``i0, i1`` and weight ``f`` of ``i1`` for each output position,
-    as OpenCV's ``resize`` (half-pixel centres, clamped at the borders)."""
-    scale = n_in / n_out
-    dst = np.arange(n_out)
-    if interp == 0:
-        i0 = np.minimum(np.floor(dst * scale).astype(np.int64), n_in - 1)
-        return i0, i0, np.zeros(n_out)
-    src = (dst + 0.5) * scale - 0.5
-    i0 = np.floor(src).astype(np.int64)
-    f = src - i0
-    low = i0 < 0
-    f[low], i0[low] = 0.0, 0
-    high = i0 >= n_in - 1
-    f[high], i0[high] = 0.0, n_in - 1
-    return i0, np.minimum(i0 + 1, n_in - 1), f
-
-
 def _check_interp(interp, who):
     if interp not in (0, 1):
         raise ValueError("%s: interpolation=%r is not supported by mxlite (it resizes without "
@@ -203,26 +186,14 @@ def _check_interp(interp, who):
 
 
 def _resize_hwc(img, w, h, interp=1):
-    """Resize an HWC or NHWC NumPy image to width ``w``, height ``h``.
-
-    NOTE: uint8 results are rounded from float64; OpenCV uses 11-bit fixed-point
-    weights, so a pixel can differ from MXNet by 1.
-    """
-    hax = img.ndim - 3
-    hi0, hi1, hf = _axis_weights(img.shape[hax], h, interp)
-    wi0, wi1, wf = _axis_weights(img.shape[hax + 1], w, interp)
-    x = img.astype(np.float64)
-    top, bottom = np.take(x, hi0, axis=hax), np.take(x, hi1, axis=hax)
-    shape_h = [1] * img.ndim
-    shape_h[hax] = h
-    x = top + (bottom - top) * hf.reshape(shape_h)
-    left, right = np.take(x, wi0, axis=hax + 1), np.take(x, wi1, axis=hax + 1)
-    shape_w = [1] * img.ndim
-    shape_w[hax + 1] = w
-    x = left + (right - left) * wf.reshape(shape_w)
-    if np.issubdtype(img.dtype, np.integer):
-        x = np.rint(x)
-    return _cast_like(x, img.dtype)
+    """Resize an HWC or NHWC NumPy image to width ``w``, height ``h`` with the kernels of
+    ``mx.nd.image.resize`` (OpenCV's numbers); other dtypes than uint8, float32 and
+    float64 are resized in float64, integers rounded and saturated."""
+    kernel = _resize_linear if interp == 1 else _resize_nearest
+    if img.dtype in (np.uint8, np.float32, np.float64):
+        return kernel(np, img, h, w)
+    y = kernel(np, img.astype(np.float64), h, w)
+    return _cast_like(np.rint(y) if np.issubdtype(img.dtype, np.integer) else y, img.dtype)
 
 
 def _pair(size, who):
