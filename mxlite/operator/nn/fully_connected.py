@@ -6,7 +6,6 @@ penalty through a dense layer differentiates to any order.
 import math
 import numpy as np
 
-from ... import nd
 from ...engine import matmul
 from ...base import MXNetError, parse_int, parse_bool
 from ..registry import register_op, Param, bound
