@@ -10,6 +10,7 @@ import mxlite as mx
 from mxlite.gluon import nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
+from mxlite.operator.nn import _fast
 from optable import row, row_tests
 
 CPU = mx.cpu()
@@ -368,3 +369,100 @@ def test_no_bn_fusion_where_a_value_is_read_elsewhere_or_not_relu():
         block.hybridize()
         block(mx.nd.ones((2, 3, 4)))
         assert [s[0].name for s in block._cached_graph[0][1].steps] == want, variant
+
+
+# -- 3x3 convolutions keeping their Winograd filters ------------------------------------
+
+def _conv_ref(x, w, b):
+    """3x3 cross-correlation with padding 1, plus bias."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    h, wd = x.shape[2:]
+    win = np.stack([xp[:, :, i:i + h, j:j + wd] for i in range(3) for j in range(3)], -1)
+    return np.einsum("nchwk,fck->nfhw", win, w.reshape(w.shape[0], w.shape[1], 9)) + \
+        b.reshape(1, -1, 1, 1)
+
+
+globals().update({"test_conv_kept_filters_" + k: v for k, v in row_tests([
+    row("_conv_kept_filters", _conv_ref,
+        [np.random.RandomState(3).randn(2, 3, 5, 4), np.random.RandomState(4).randn(4, 3, 3, 3),
+         np.random.RandomState(5).randn(4)], {"kernel": (3, 3), "pad": (1, 1), "num_filter": 4},
+        grad=(0, 1, 2)),
+]).items()})
+
+
+def _conv_net():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(8, 3, padding=1, in_channels=3), nn.Activation("relu"),
+            nn.Conv2D(8, 3, padding=1, in_channels=8, use_bias=False), nn.Conv2D(4, 1))
+    return net
+
+
+def test_a_graph_keeps_3x3_filters_while_the_weights_are_unchanged(fast_kernels, monkeypatch,
+                                                                  tmp_path):
+    made = []
+    filters = _fast._filters
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w: made.append(w.shape) or
+                        filters(jit, w))
+    mx.random.seed(0)
+    net = _conv_net()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 10, 10))
+    net(x)      # (the first call traces the graph)
+    names = [s[0].name for s in net._cached_graph[0][1].steps]
+    assert names == ["_conv_kept_filters", "Activation", "_conv_kept_filters", "Convolution"]
+    winograd = fast_kernels != "numpy"
+    del made[:]
+    net(x)
+    assert len(made) == (2 if winograd else 0)
+    params = list(net.collect_params().values())
+    w0 = params[0]
+
+    def fresh_result():
+        """The imperative output of a network with the same parameter values."""
+        twin = _conv_net()
+        twin.initialize()
+        for a, b in zip(twin.collect_params().values(), params):
+            a.set_data(b.data())
+        return twin(x).asnumpy()
+
+    def check(what, transforms):
+        del made[:]
+        got = net(x).asnumpy()
+        assert len(made) == (transforms if winograd else 0), what
+        assert np.array_equal(got, fresh_result()), what
+
+    check("a repeat call", 0)
+    w0.set_data(w0.data() * 0.5)
+    check("set_data", 1)
+    w0.data()[:] = w0.data() + 0.25
+    check("an in-place write", 1)
+    net.save_parameters(str(tmp_path / "a.params"))
+    w0.set_data(w0.data() * 3)
+    net(x)
+    net.load_parameters(str(tmp_path / "a.params"))
+    check("load_parameters", 2)     # both weights: every array is written
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with mx.autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    trainer.step(2)
+    check("a trainer step", 2)
+    net.initialize(mx.init.Xavier(), force_reinit=True)
+    check("initialize(force_reinit=True)", 2)
+
+
+def test_a_recorded_call_transforms_the_filters_each_time(fast_kernels, monkeypatch):
+    made = []
+    filters = _fast._filters
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w: made.append(w.shape) or
+                        filters(jit, w))
+    net = _conv_net()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 10, 10))
+    for _ in range(2):
+        with mx.autograd.record():
+            net(x)
+    n_convs = 2 if fast_kernels != "numpy" else 0
+    assert len(made) == 2 * n_convs

@@ -389,10 +389,10 @@ def _node_gradient(node, gl, create_graph, retain_graph):
                 "(version %d, now %d); its gradient would be wrong. Copy the array (x.copy()) "
                 "before changing it, or change it outside the recorded computation"
                 % (op.name, op.name, version, vobj[0]))
-    ctx = node.ctx
     need = [e is not None for e in node.parents]
     if create_graph or not RAW_RULES:
         _wrap = _nd.ndarray._wrap
+        ctx = node.ctx
         xs = [_wrap(d, ctx) for d in node.xdata]
         for x, entry in zip(xs, node.parents):
             x._entry = entry
@@ -402,7 +402,7 @@ def _node_gradient(node, gl, create_graph, retain_graph):
                 y._entry = (node, i)
         gxs = node_backward(op, node.p, xs, ys, gl, need, ctx)
     else:       # raw arrays in and out
-        gxs = node_backward(op, node.p, node.xdata, node.ydata, gl, need, ctx)
+        gxs = node_backward(op, node.p, node.xdata, node.ydata, gl, need, node.ctx)
     if not retain_graph:
         _free(node)
     return gxs
@@ -426,18 +426,20 @@ def node_backward(op, p, x, y, gy, need, ctx):
     are named after the op; a needed gradient of the wrong shape is an error. Returns
     one gradient per input (None where ``need`` is false or the input has none).
     """
-    nd = _nd or _nd_module()
     x0 = x[0]
     wrapped = entered = False
-    if type(x0) is not nd.NDArray:
-        if x0.dtype.kind != "f":
-            _wrap = nd.ndarray._wrap
-            y = [_wrap(a, ctx) for a in y]
-            gy = [nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
-            x = [_wrap(a, ctx) for a in x]
-            wrapped = True
-        elif not _state.raw:
-            _state.raw = entered = True     # called outside a backward: nd functions take raw arrays
+    # (the common case, an unrecorded backward on NumPy float arrays, skips all this)
+    if not (type(x0) is _ndarray and _state.raw and x0.dtype.kind == "f"):
+        nd = _nd or _nd_module()
+        if type(x0) is not nd.NDArray:
+            if x0.dtype.kind != "f":
+                _wrap = nd.ndarray._wrap
+                y = [_wrap(a, ctx) for a in y]
+                gy = [nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]
+                x = [_wrap(a, ctx) for a in x]
+                wrapped = True
+            elif not _state.raw:
+                _state.raw = entered = True     # called outside a backward: nd functions take raw arrays
     try:
         gx = op.gradient(p, x, y, gy, need)
     except MXNetError as e:

@@ -16,7 +16,7 @@ from ..autograd import _state as _ag_state, record_node, node_backward, _node_gr
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import invoke, run_step
-from ..operator.nn.fused import FUSIONS
+from ..operator.nn.fused import FUSIONS, keep_filters
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
 
@@ -111,7 +111,10 @@ class CachedGraph:
         BatchNorm -> [elemwise_add ->] relu) as one step each, with the same numbers,
         where each value passed along a chain feeds only the next step, is not a graph
         output, and the moving statistics a fused step updates feed nothing else. The
-        fused step runs where the chain's last step ran."""
+        fused step runs where the chain's last step ran. And a 3x3 Convolution of a
+        parameter keeps its weight's Winograd transform across inference calls while
+        the weight is unchanged (``fused.keep_filters``)."""
+        self._keep_filters()
         uses = {}
         for step in self.steps:
             for i in step[2]:
@@ -136,6 +139,14 @@ class CachedGraph:
             keep = [k for k in range(len(self.steps)) if k not in dropped]
             self.steps = [self.steps[k] for k in keep]
             self._nvis = [self._nvis[k] for k in keep]
+
+    def _keep_filters(self):
+        conv, params = _registry.get_op("Convolution"), dict(self.param_slots)
+        for k, (op, p, ins, first, multi, nid) in enumerate(self.steps):
+            param = params.get(ins[1]) if op is conv else None
+            found = None if param is None else keep_filters(p, lambda param=param: param._data)
+            if found is not None:
+                self.steps[k] = (found[0], found[1], ins, first, multi, nid)
 
     def _chain_into(self, k, chain, uses, outs, producer, dropped):
         """The steps running ``chain``'s ops, first to last, that end with step ``k``, each

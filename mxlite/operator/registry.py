@@ -654,13 +654,28 @@ def apply(op, inputs, p, copy_views=False):
         if type(x) is not _ndarray:
             break
     else:       # the common case of an unrecorded backward: NumPy arrays only
-        return call_raw(op, inputs, p)
+        ys = run_step(op, p, np, inputs)
+        return ys if type(ys) is not tuple else visible(op, p, ys)
     for x in inputs:
         if not isinstance(x, NDArray):
             return call_raw(op, [a._data if isinstance(a, NDArray) else
                                  np.asarray(a) if isinstance(a, np.generic) else a
                                  for a in inputs], p)
     return invoke(op, inputs, p, copy_views=copy_views)
+
+
+def bound(name, **params):
+    """Op ``name`` with ``params`` parsed once: a function of the inputs, called by a
+    gradient rule as it would call the ``mx.nd`` function (through :func:`apply`: on
+    NDArrays when its backward is recorded, on raw arrays when it is not), without
+    the keyword handling of a call with ``params`` each time."""
+    op = get_op(name)
+    p = op.parse_params(params)
+
+    def call(*inputs):
+        return apply(op, inputs, p, copy_views=True)
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
 def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):

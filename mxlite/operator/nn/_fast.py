@@ -24,9 +24,12 @@ window row instead of making k*k passes, and its gradient finds each window's fi
 maximum in one pass: the same values as NumPy's, bit for bit (no arithmetic but the
 gradient's sums, which are added in NumPy's order).
 """
+import contextlib
 import functools
 import os
+import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -244,6 +247,58 @@ def _input(jit, x, pad, th, tw):
     return v
 
 
+def _filters(jit, w):
+    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3)."""
+    u = _planes(w.shape[0], w.shape[1], w.dtype)
+    w = np.ascontiguousarray(w)
+    _split(lambda lo, hi: jit.filter_tiles(w[lo:hi], u[:, lo:hi]), w.shape[0], u.nbytes)
+    return u
+
+
+# -- filters kept across calls ----------------------------------------------------------
+# A hybridized graph's inference keeps each 3x3 layer's ``U`` while the layer's weight
+# is unchanged (see ``fused.py``): for the duration of the layer's step it names, in
+# this thread's ``_kept.entry``, the weight array, the weight's version (its NDArray's
+# in-place write counter, a list ``[count]`` that every write bumps) and the holder.
+_kept = threading.local()
+
+
+class KeptFilters:
+    """One layer's ``U``, with the weight array (weakly), the version list and the count
+    it was made at, in one tuple (replaced at once: a thread reading it meanwhile sees
+    the old or the new one)."""
+    __slots__ = ("held",)
+
+    def __init__(self):
+        self.held = None
+
+
+@contextlib.contextmanager
+def keeping(w, version, kept):
+    """Within the block, a 3x3 convolution with ``w`` (this very array) reuses the ``U``
+    held by ``kept`` where it was made from ``w`` with ``version`` (this very list) at
+    its present count, and otherwise makes it and leaves it there."""
+    old = getattr(_kept, "entry", None)
+    _kept.entry = (w, version, kept)
+    try:
+        yield
+    finally:
+        _kept.entry = old
+
+
+def _kept_filters(w):
+    """(the ``U`` kept for ``w`` or None, and where there is a holder for ``w``: the
+    holder and the stamp to keep a new ``U`` with, taken before it is made)."""
+    entry = getattr(_kept, "entry", None)
+    if entry is None or entry[0] is not w:
+        return None, None
+    kept, version = entry[2], entry[1]
+    held = kept.held
+    if held is not None and held[0]() is w and held[1] is version and held[2] == version[0]:
+        return held[3], None
+    return None, (kept, (weakref.ref(w), version, version[0]))
+
+
 def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
     """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
@@ -255,9 +310,11 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
     jit, th, tw = plan
     n, f = x.shape[0], w.shape[0]
     v = _input(jit, x, pad, th, tw)
-    u = _planes(f, x.shape[1], x.dtype)
-    w = np.ascontiguousarray(w)
-    _split(lambda lo, hi: jit.filter_tiles(w[lo:hi], u[:, lo:hi]), f, u.nbytes)
+    u, keep = _kept_filters(w)
+    if u is None:
+        u = _filters(jit, w)
+        if keep is not None:
+            keep[0].held = keep[1] + (u,)
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype))       # (16, F, tiles)
     y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
     _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
@@ -324,17 +381,33 @@ def _max_pool_grad(x, gy, y, kh, kw, sh, sw, ph, pw, gx):
     first maximum (row-major; a padding position takes it and drops it).
 
     NOTE: the windows run last to first, so that each input position adds the
-    windows' gradients in the order NumPy's passes (one per window offset) add them."""
+    windows' gradients in the order NumPy's passes (one per window offset) add them.
+    A window inside ``x`` is scanned whole, without bounds checks or an early exit
+    (the first maximum kept by a select: no branch to mispredict)."""
     n_, c_, h_, w_ = x.shape
     oh, ow = y.shape[2:]
     for n in range(n_):
         for c in range(c_):
             for oy in range(oh - 1, -1, -1):
+                r0 = oy * sh - ph
+                rows_inside = r0 >= 0 and r0 + kh <= h_
                 for ox in range(ow - 1, -1, -1):
+                    q0 = ox * sw - pw
                     m = y[n, c, oy, ox]
+                    if rows_inside and q0 >= 0 and q0 + kw <= w_:
+                        br, bq = -1, 0
+                        for r in range(r0 + kh - 1, r0 - 1, -1):   # the first hit stays
+                            for q in range(q0 + kw - 1, q0 - 1, -1):
+                                v = x[n, c, r, q]
+                                hit = (v == m) | (v != v)
+                                br = r if hit else br
+                                bq = q if hit else bq
+                        if br >= 0:
+                            gx[n, c, br, bq] += gy[n, c, oy, ox]
+                        continue
                     found = False
-                    for r in range(oy * sh - ph, oy * sh - ph + kh):
-                        for q in range(ox * sw - pw, ox * sw - pw + kw):
+                    for r in range(r0, r0 + kh):
+                        for q in range(q0, q0 + kw):
                             inside = 0 <= r < h_ and 0 <= q < w_
                             v = x[n, c, r, q] if inside else -np.inf
                             if v == m or v != v:

@@ -6,10 +6,13 @@ penalty through a dense layer differentiates to any order.
 import math
 import numpy as np
 
-from ... import nd
 from ...engine import matmul
 from ...base import MXNetError, parse_int, parse_bool
-from ..registry import register_op, Param
+from ..registry import register_op, Param, bound
+from ..tensor import matrix  # noqa: F401  (registers dot, which the gradient runs)
+
+_DOT = bound("dot")
+_DOT_TA = bound("dot", transpose_a=True)
 
 
 def _in_units(p, dshape):
@@ -74,11 +77,11 @@ def _gradient(p, x, y, gy, need):
     # no gradient: skipping it saves the largest GEMM of a first layer.
     gx = gw = None
     if need[0]:
-        gx = nd.dot(g, w)
+        gx = _DOT(g, w)
         if gx.shape != data.shape:
             gx = gx.reshape(data.shape)
     if need[1]:
-        gw = nd.dot(g, data if data.ndim == 2 else _rows(p, data), transpose_a=True)
+        gw = _DOT_TA(g, data if data.ndim == 2 else _rows(p, data))
     if p.no_bias:
         return [gx, gw]
     return [gx, gw, g.sum(axis=0) if need[2] else None]

@@ -7,6 +7,10 @@ BatchNorm -> relu and BatchNorm -> elemwise_add -> relu (ResNet's blocks) run as
 the sum and relu in place on BatchNorm's fresh output, channel by channel, and in
 the backward relu's mask from the output, BatchNorm's sums after it.
 
+``_conv_kept_filters`` is Convolution, standing for a 3x3 convolution of a graph
+parameter: in inference it keeps the weight's Winograd transform (``_fast``) across
+calls while the weight is the same array at the same version.
+
 ``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
 ``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
 it picked as hidden outputs, so its backward neither recomputes the positions nor
@@ -25,12 +29,14 @@ when the backward is not recorded and no gradient reached the hidden outputs.
 """
 import numpy as np
 
+from ...autograd import _state as _ag_state
 from ...base import parse_bool
 from ...nd.ndarray import NDArray
 from ..registry import register_op, Param, get_op, array_module_of, dtypes
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
+from . import _fast
 
 
 def _compute(p, xp, x, idx):
@@ -85,6 +91,68 @@ LOG_SOFTMAX_PICK = register_op(
     doc="``pick(log_softmax(data, axis), index, axis)`` in one step (what a hybridized "
         "graph runs for that chain); hidden outputs: the log-probabilities and the flat "
         "picked positions.")
+
+
+# -- Convolution keeping its Winograd filters ----------------------------------------------
+
+class KeptWeight:
+    """A ``_conv_kept_filters`` step's weight parameter: ``arrays()``, its NDArrays (one per
+    context), and the transformed filters kept for it."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+        self.kept = _fast.KeptFilters()
+
+    def version_of(self, w):
+        """The version list of the parameter's NDArray holding raw ``w`` (None if none)."""
+        for a in self.arrays() or ():
+            if a._data is w:
+                return a._share_version()
+        return None
+
+
+_CONV = get_op("Convolution")
+
+
+def _parse_kept(v):
+    if v is None or isinstance(v, KeptWeight) or v == "None":
+        return None if v == "None" else v
+    raise ValueError("expected a KeptWeight (a hybridized graph's) or None, got %r" % (v,))
+
+
+def _conv_kept(p, xp, *x):
+    """Convolution; in an unrecorded call (inference), with the Winograd filters of the
+    weight kept across calls while the weight is unchanged (``_fast.keeping``)."""
+    weight = p.kept
+    if weight is not None and not _ag_state.recording:
+        version = weight.version_of(x[1])
+        if version is not None:
+            with _fast.keeping(x[1], version, weight.kept):
+                return _CONV.kernel(p, xp, *x)
+    return _CONV.kernel(p, xp, *x)
+
+
+CONV_KEPT_FILTERS = register_op(
+    "_conv_kept_filters", _conv_kept, gradient=_CONV.gradient, saves=_CONV.saves,
+    num_outputs=_CONV.num_outputs, num_visible_outputs=_CONV.num_visible_outputs,
+    output_names=_CONV.output_names, inputs=_CONV.inputs, infer_shape=_CONV.infer_shape_rule,
+    check=_CONV.check,
+    params=list(_CONV.params.values()) + [
+        Param("kept", _parse_kept, None, "The weight parameter (a KeptWeight), or None.")],
+    doc="Convolution (what a hybridized graph runs for a 3x3 convolution of a parameter), "
+        "whose inference keeps the weight's Winograd transform while the weight is "
+        "unchanged: the same array at the same version.")
+
+
+def keep_filters(p, arrays):
+    """The step (op, params) running Convolution ``p`` with its filters kept, for the
+    weight parameter whose NDArrays ``arrays()`` gives; None where no Winograd kernel
+    could run it (not a one-group, stride-1, undilated 3x3 2-D convolution)."""
+    if (tuple(p.kernel) != (3, 3) or p.num_group != 1 or tuple(p.stride) not in ((), (1, 1))
+            or tuple(p.dilate) not in ((), (1, 1))):
+        return None
+    return CONV_KEPT_FILTERS, CONV_KEPT_FILTERS.parse_params(dict(p.items(),
+                                                                  kept=KeptWeight(arrays)))
 
 
 # -- the table -----------------------------------------------------------------------------

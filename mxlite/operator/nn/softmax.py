@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_dtype, \
     optional
-from ..registry import register_op, Param, dtypes
+from ..registry import register_op, Param, bound, dtypes
 from ..util import norm_axis
 
 
@@ -118,9 +118,15 @@ register_op("_backward_log_softmax", _log_softmax_backward, inputs=("gy", "y"),
             doc="Gradient of log_softmax along ``axis``: ``gy - exp(y) * sum(gy)``.")
 
 
+_LOG_SOFTMAX_BACKWARD = {}      # axis -> _backward_log_softmax on that axis
+
+
 def _log_softmax_grad(p, x, y, gy, need):
     axis = norm_axis(p.axis, x[0].ndim)
-    gx = nd._internal._backward_log_softmax(gy[0], y[0], axis=axis)
+    backward = _LOG_SOFTMAX_BACKWARD.get(axis)
+    if backward is None:
+        backward = _LOG_SOFTMAX_BACKWARD[axis] = bound("_backward_log_softmax", axis=axis)
+    gx = backward(gy[0], y[0])
     if _scale(p) != 1.0:                # x * 1.0 is x: skip the op
         gx = gx * _scale(p)
     return [gx.astype(x[0].dtype, copy=False)]

@@ -9,8 +9,9 @@ import numpy as np
 
 from ... import nd
 from ...base import parse_float, np_dtype
+from ... import engine
 from ...engine import parallel_parts
-from ..registry import register_op, Param, dtypes
+from ..registry import register_op, Param, bound, dtypes
 from ..util import context_of, identity_grad, zeros_grad
 from . import special
 
@@ -86,7 +87,7 @@ _TABLE = [
     ("softsign", lambda xp, x: x / (1 + xp.abs(x)),
      lambda x, y, gy: gy / nd.square(1 + nd.abs(x)), "x"),
     ("relu", lambda xp, x: _relu(xp, x),
-     lambda x, y, gy: nd._internal._backward_relu(gy, y), "y"),
+     lambda x, y, gy: _BACKWARD_RELU(gy, y), "y"),
     ("erf", special.erf, lambda x, y, gy: gy * (2 / _SQRT_PI) * nd.exp(-x * x), "x"),
     ("erfinv", special.erfinv, lambda x, y, gy: gy * (_SQRT_PI / 2) * nd.exp(y * y), "y"),
     ("gamma", special.gamma, lambda x, y, gy: gy * y * nd._internal._digamma(x), "xy"),
@@ -129,15 +130,17 @@ def _softplus(xp, x):
 
 def _relu(xp, x):
     """``max(x, 0)`` in ``x``'s dtype, split over the CPU workers."""
-    y = xp.empty(x.shape, dtype=x.dtype)
     zero = x.dtype.type(0)      # keeps bool as bool (a Python 0 would make it int64)
+    if x.nbytes < engine.PARALLEL_MIN_BYTES:    # one part: nothing to set up
+        return xp.maximum(x, zero)
+    y = xp.empty(x.shape, dtype=x.dtype)
     parallel_parts(lambda at: xp.maximum(x[at], zero, out=y[at]), x.shape, x.nbytes, xp)
     return y
 
 
 def _relu_backward(p, xp, gy, x):
     # NOTE: gy times exactly 0 or 1, the same numbers as ``gy * (x > 0)`` in two ops.
-    if gy.shape != x.shape:
+    if gy.shape != x.shape or gy.nbytes < engine.PARALLEL_MIN_BYTES:
         return gy * (x > 0)
     gx = xp.empty(gy.shape, dtype=gy.dtype)
     parallel_parts(lambda at: xp.multiply(gy[at], x[at] > 0, out=gx[at]), gy.shape, gy.nbytes,
@@ -153,6 +156,7 @@ def _relu_backward_grad(p, x, y, gy, need):
 # NOTE: one op for ``gy * (x > 0)``, to save a comparison op per ReLU in backward.
 register_op("_backward_relu", _relu_backward, inputs=("gy", "x"), gradient=_relu_backward_grad,
             saves="x", doc="Gradient of relu: ``gy * (x > 0)``.", same_shape=(0, 1))
+_BACKWARD_RELU = bound("_backward_relu")
 
 
 

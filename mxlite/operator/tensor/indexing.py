@@ -219,7 +219,16 @@ def _pick(p, xp, x, idx):
 
 def _pick_grad(p, x, y, gy, need):
     op = _PICK_BWD
-    return [apply(op, (gy[0], x[1]), Params(op, dict(p.items(), shape=x[0].shape))), None]
+    key = (p, x[0].shape)       # (params are shared between calls: cached by identity)
+    q = _PICK_BWD_PARAMS.get(key)
+    if q is None:
+        if len(_PICK_BWD_PARAMS) >= 64:
+            _PICK_BWD_PARAMS.clear()
+        q = _PICK_BWD_PARAMS[key] = Params(op, dict(p.items(), shape=key[1]))
+    return [apply(op, (gy[0], x[1]), q), None]
+
+
+_PICK_BWD_PARAMS = {}       # (pick's params, data shape) -> _backward_pick's params
 
 
 def _pick_scatter(p, xp, shape, gy, idx):

@@ -53,7 +53,7 @@ def matmul2d(xp, a, b):
 
 
 def _dot(p, xp, a, b):
-    if a.dtype != b.dtype:
+    if a.dtype is not b.dtype and a.dtype != b.dtype:     # (``is``: the common case, cheaply)
         raise MXNetError("lhs and rhs must have the same dtype, got %s and %s"
                          % (a.dtype, b.dtype))
     if a.ndim == 2 and b.ndim == 2:        # the hot case: no shape bookkeeping
