@@ -205,18 +205,6 @@ class CachedGraph:
             self._param_cache[ctx] = ([param._data for param in self._params_only], arrays)
         return arrays
 
-    def _params_for(self, inputs):
-        """Every step's params for these input shapes (open graphs)."""
-        key = ("params",) + tuple(a.shape for a in inputs)
-        ps = self._resolved.get(key)
-        if ps is None:
-            override = self._overrides(inputs)
-            ps = [override.get(nid, p) if override else p
-                  for _, p, _, _, _, nid, _, _ in self._plan]
-            if len(self._resolved) < 256:
-                self._resolved[key] = ps
-        return ps
-
     def _overrides(self, inputs):
         key = tuple(a.shape for a in inputs)
         found = self._resolved.get(key)
