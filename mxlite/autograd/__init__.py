@@ -190,27 +190,31 @@ def record_node(op, p, inputs, outs, checks=None):
         checks = []
     else:
         saves = ""
-    check_x = "x" in saves
     parents = []
     xdata = []
-    for x in inputs:
-        if check_x:
+    if "x" in saves:
+        for x in inputs:
             v = x._version
             if v is None:
                 v = x._version = [0]
             checks.append((v, v[0], x))
+    for x in inputs:
         # As MXNet: an array whose graph a backward has freed is a constant to new records.
         e = x._entry
         parents.append(None if e is not None and e[0].freed else e)
         xdata.append(x._data)
+    y0 = outs[0]
     if "y" in saves:
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    node = Node(op, p, parents, xdata, [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx,
-                checks)
-    for i, y in enumerate(outs):
-        y._entry = (node, i)
+    node = Node(op, p, parents, xdata, [y._data for y in outs] if len(outs) > 1 else [y0._data],
+                inputs[0]._ctx, y0._ctx, checks)
+    if len(outs) == 1:
+        y0._entry = (node, 0)
+    else:
+        for i, y in enumerate(outs):
+            y._entry = (node, i)
     return node
 
 
