@@ -470,8 +470,8 @@ def _write_var_grad(vnode, g, probe=False):
         if probe:
             return _ref_counts(g, s, d)
         if (type(s) is _ndarray and type(d) is _ndarray and s.base is None
-                and s.dtype == d.dtype and s.shape == d.shape and s.flags.c_contiguous
-                and s.flags.writeable and _ref_counts(g, s, d) == _SOLE_OWNER):
+                and (s.dtype is d.dtype or s.dtype == d.dtype) and s.shape == d.shape
+                and _writable_c(s.flags) and _ref_counts(g, s, d) == _SOLE_OWNER):
             # The fresh gradient is referenced by nothing but the backward pass (no
             # other variable, head or saved value shares it) and the old buffer by
             # nothing but ``.grad`` (no view of it exists): take the fresh array over
@@ -484,6 +484,10 @@ def _write_var_grad(vnode, g, probe=False):
     if buf._version is not None:
         buf._version[0] += 1
     vnode.fresh = True
+
+
+def _writable_c(flags):
+    return flags.c_contiguous and flags.writeable
 
 
 def _ref_counts(g, s, d):
