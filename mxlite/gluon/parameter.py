@@ -238,10 +238,7 @@ class Parameter:
 
     def list_grad(self):
         """The gradient buffers on every context."""
-        if self._data is not None and self._grad is None:
-            raise RuntimeError("Cannot get gradient array for Parameter '%s' because "
-                               "grad_req='null'" % (self.name))
-        return self._check_and_get(self._grad, list)
+        return self.grad(list)
 
     def row_sparse_data(self, row_id):
         """The value of a ``row_sparse`` parameter on ``row_id``'s context, for the rows

@@ -255,22 +255,22 @@ class Trainer:
         Call before :meth:`update` when transforming the summed gradients (e.g.
         clipping); not possible when updating on the kvstore.
         """
-        self._ensure_kv()
-        if self._kvstore and self._update_on_kvstore:
-            raise AssertionError("allreduce_grads() when parameters are updated on kvstore "
-                                 "is not supported. Try setting `update_on_kvstore` "
-                                 "to False when creating trainer.")
+        self._not_on_kvstore("allreduce_grads")
         self._allreduce_grads(None)
 
     def update(self, batch_size, ignore_stale_grad=False):
         """The update half of :meth:`step` (after :meth:`allreduce_grads`)."""
-        self._ensure_kv()
-        if self._kvstore and self._update_on_kvstore:
-            raise AssertionError("update() when parameters are updated on kvstore "
-                                 "is not supported. Try setting `update_on_kvstore` "
-                                 "to False when creating trainer.")
+        self._not_on_kvstore("update")
         self._optimizer.rescale_grad = self._rescale(batch_size, "update")
         self._update(self._freshness(ignore_stale_grad))
+
+    def _not_on_kvstore(self, method):
+        """Refuse ``method`` (the halves of :meth:`step`) when the kvstore updates."""
+        self._ensure_kv()
+        if self._kvstore and self._update_on_kvstore:
+            raise AssertionError("%s() when parameters are updated on kvstore is not "
+                                 "supported. Try setting `update_on_kvstore` to False when "
+                                 "creating trainer." % method)
 
     def _rescale(self, batch_size, method):
         # NOTE: MXNet divides by zero here (a raw ZeroDivisionError); mxlite names it.

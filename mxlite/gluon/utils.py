@@ -54,8 +54,9 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
 
 
 def _same_class(y, x):
-    """``y`` (a fresh legacy array) with the class of ``x`` (an np array stays one)."""
-    if x._np:
+    """``y`` (a fresh legacy array) with the class of input ``x``: an np array in gives
+    an np array out."""
+    if isinstance(x, nd.NDArray) and x._np:
         y.__class__ = x.__class__
     return y
 

@@ -29,8 +29,8 @@ import numpy as np
 
 from .. import nd
 from ..base import MXNetError, parse_int, parse_bool, parse_float, parse_float_tuple, parse_shape
-from .registry import register_op, Param, context_of_raw
-from .util import const_like
+from .registry import register_op, Param
+from .util import const_like, generator_of
 
 _GRAY = (0.299, 0.587, 0.114)       # ITU-R BT.601 luma, MXNet's grey level
 _F32 = np.float32
@@ -38,14 +38,9 @@ _F32 = np.float32
 
 # -- shared helpers ------------------------------------------------------------
 
-def _generator(xp, x):
-    from .. import random
-    return random.get_generator(context_of_raw(x))
-
-
 def _uniform(xp, x, low, high):
     """One float32 draw in [low, high), MXNet's ``uniform_real_distribution<float>``."""
-    u = float(_generator(xp, x).random())
+    u = float(generator_of(x).random())
     return _F32(low + (high - low) * u)
 
 
@@ -355,7 +350,7 @@ def _random_flip_op(name, axis):
     def compute(p, xp, x):
         _check_hwc("random_" + name, x)
         # MXNet: bernoulli(0.5) true keeps the image.
-        flip = not float(_generator(xp, x).random()) < 0.5
+        flip = not float(generator_of(x).random()) < 0.5
         y = xp.flip(x, axis=axis).copy() if flip else x.copy()
         return y, xp.full((1,), float(flip), dtype=_F32)
 
@@ -413,13 +408,6 @@ def _adjust_saturation(xp, x, alpha):
     return _saturate(xp, gray + x.astype(dt) * dt(alpha), x.dtype)
 
 
-def _nonnegative(v):
-    v = parse_float(v)
-    if v < 0:
-        raise ValueError("expected a number >= 0, got %g" % v)
-    return v
-
-
 def _random_enhance_op(name, adjust, gradient):
     def compute(p, xp, x):
         _check_hwc(name, x)
@@ -428,8 +416,8 @@ def _random_enhance_op(name, adjust, gradient):
 
     register_op("_image_" + name, compute, gradient=gradient, saves="y",
                 num_outputs=2, num_visible_outputs=1, infer_type=_float_out_type,
-                params=[Param("min_factor", _nonnegative, doc="Minimum factor."),
-                        Param("max_factor", _nonnegative, doc="Maximum factor.")],
+                params=[Param("min_factor", parse_float, doc="Minimum factor.", low=0),
+                        Param("max_factor", parse_float, doc="Maximum factor.", low=0)],
                 doc="%s of an HWC image by a factor drawn uniformly in [min_factor, max_factor); "
                     "the factor is a hidden output, which the gradient reads." % name)
 
@@ -528,8 +516,8 @@ def _random_hue(p, xp, x):
 
 
 register_op("_image_random_hue", _random_hue, gradient=_identity_grad, saves="",
-            params=[Param("min_factor", _nonnegative, doc="Minimum hue shift (turns)."),
-                    Param("max_factor", _nonnegative, doc="Maximum hue shift (turns).")],
+            params=[Param("min_factor", parse_float, doc="Minimum hue shift (turns).", low=0),
+                    Param("max_factor", parse_float, doc="Maximum hue shift (turns).", low=0)],
             doc="Rotate the hue of an HWC RGB image (values in [0, 255]) by a fraction of a "
                 "turn drawn in [min_factor, max_factor). Gradient: straight through, as MXNet.")
 
@@ -538,7 +526,7 @@ register_op("_image_random_hue", _random_hue, gradient=_identity_grad, saves="",
 
 def _random_color_jitter(p, xp, x):
     _check_hwc("random_color_jitter", x)
-    g = _generator(xp, x)
+    g = generator_of(x)
     y = x
     for k in g.permutation(4):
         amount = (p.brightness, p.contrast, p.saturation, p.hue)[k]
@@ -593,7 +581,7 @@ def _adjust_lighting(p, xp, x):
 
 def _random_lighting(p, xp, x):
     _check_hwc("random_lighting", x)
-    alpha = _generator(xp, x).standard_normal(3) * p.alpha_std
+    alpha = generator_of(x).standard_normal(3) * p.alpha_std
     return _adjust_lighting_impl(xp, x, [float(a) for a in alpha])
 
 

@@ -111,6 +111,13 @@ def context_of(a):
     return a.context if isinstance(a, NDArray) else context_of_raw(a)
 
 
+def generator_of(a):
+    """The random generator of the device ``a`` (an NDArray or a raw array) is on:
+    ``mx.random.seed`` makes its draws repeat."""
+    from .. import random
+    return random.get_generator(context_of(a))
+
+
 def detached(a):
     """``a`` cut from the autograd graph (a raw array has none)."""
     return a.detach() if hasattr(a, "detach") else a

@@ -41,10 +41,14 @@ class _SequentialMixin:
         layers = list(self._children.values())[key]
         if not isinstance(layers, list):
             return layers
-        net = type(self)(prefix=self._prefix)
+        net = self._empty_copy()
         with net.name_scope():
             net.add(*layers)
         return net
+
+    def _empty_copy(self):
+        """A container like this one, without children (what a slice fills)."""
+        return type(self)(prefix=self._prefix)
 
     def __len__(self):
         return len(self._children)
@@ -61,9 +65,6 @@ class Sequential(_SequentialMixin, Block):
     ...     net.add(mx.gluon.nn.Dense(20))
     """
 
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
     def forward(self, x):
         for block in self._children.values():
             x = block(x)
@@ -79,9 +80,6 @@ class Sequential(_SequentialMixin, Block):
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially."""
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
 
     def hybrid_forward(self, F, x):
         for block in self._children.values():

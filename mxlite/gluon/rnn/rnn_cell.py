@@ -145,9 +145,6 @@ class RecurrentCell(Block):
 class HybridRecurrentCell(RecurrentCell, HybridBlock):
     """A recurrent cell whose step is ``hybrid_forward(F, inputs, states, **params)``."""
 
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError("%s must define hybrid_forward()" % type(self).__name__)
 
@@ -419,15 +416,9 @@ class SequentialRNNCell(_SequentialCellMixin, RecurrentCell):
     ...     stack.add(mx.gluon.rnn.GRUCell(8))
     """
 
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
 
 class HybridSequentialRNNCell(_SequentialCellMixin, HybridRecurrentCell):
     """:class:`SequentialRNNCell` of hybrid cells."""
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
 
     def hybrid_forward(self, *args, **kwargs):
         raise NotImplementedError

@@ -381,17 +381,33 @@ def _max_pool_grad(x, gy, y, kh, kw, sh, sw, ph, pw, gx):
     first maximum (row-major; a padding position takes it and drops it).
 
     NOTE: the windows run last to first, so that each input position adds the
-    windows' gradients in the order NumPy's passes (one per window offset) add them."""
+    windows' gradients in the order NumPy's passes (one per window offset) add them.
+    A window inside ``x`` is scanned whole, without bounds checks or an early exit
+    (the first maximum kept by a select: no branch to mispredict)."""
     n_, c_, h_, w_ = x.shape
     oh, ow = y.shape[2:]
     for n in range(n_):
         for c in range(c_):
             for oy in range(oh - 1, -1, -1):
+                r0 = oy * sh - ph
+                rows_inside = r0 >= 0 and r0 + kh <= h_
                 for ox in range(ow - 1, -1, -1):
+                    q0 = ox * sw - pw
                     m = y[n, c, oy, ox]
+                    if rows_inside and q0 >= 0 and q0 + kw <= w_:
+                        br, bq = -1, 0
+                        for r in range(r0 + kh - 1, r0 - 1, -1):   # the first hit stays
+                            for q in range(q0 + kw - 1, q0 - 1, -1):
+                                v = x[n, c, r, q]
+                                hit = (v == m) | (v != v)
+                                br = r if hit else br
+                                bq = q if hit else bq
+                        if br >= 0:
+                            gx[n, c, br, bq] += gy[n, c, oy, ox]
+                        continue
                     found = False
-                    for r in range(oy * sh - ph, oy * sh - ph + kh):
-                        for q in range(ox * sw - pw, ox * sw - pw + kw):
+                    for r in range(r0, r0 + kh):
+                        for q in range(q0, q0 + kw):
                             inside = 0 <= r < h_ and 0 <= q < w_
                             v = x[n, c, r, q] if inside else -np.inf
                             if v == m or v != v:

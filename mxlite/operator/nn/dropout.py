@@ -7,7 +7,8 @@ the forward pass.
 """
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_shape, parse_bool
-from ..registry import register_op, Param, context_of_raw
+from ..registry import register_op, Param
+from ..util import generator_of
 
 
 def _mask_shape(p, x):
@@ -30,13 +31,17 @@ def _compute(p, xp, x):
     active = (_state.training or p.mode == "always") and p.p > 0
     if not active:
         return x.copy(), xp.ones(shape, dtype=x.dtype)
-    from ... import random
-    gen = random.get_generator(context_of_raw(x))
-    keep = 1.0 - p.p
+    mask = keep_mask(x, shape, p.p)
+    return (x * mask).astype(x.dtype, copy=False), mask
+
+
+def keep_mask(like, shape, p):
+    """A mask of ``shape`` and ``like``'s dtype: ``1 / (1 - p)`` with probability ``1 - p``,
+    else 0, drawn from the generator of ``like``'s device."""
+    keep = 1.0 - p
     # NOTE: p = 1 drops everything; a zero scale avoids dividing by zero.
     scale = 1.0 / keep if keep > 0 else 0.0
-    mask = ((gen.random(shape) < keep) * scale).astype(x.dtype)
-    return (x * mask).astype(x.dtype, copy=False), mask
+    return ((generator_of(like).random(shape) < keep) * scale).astype(like.dtype)
 
 
 def _gradient(p, x, y, gy, need):

@@ -30,6 +30,7 @@ from ...autograd import _state
 from ...base import MXNetError, parse_bool, parse_float, parse_int, optional
 from ..registry import register_op, Param
 from ..util import fill_missing
+from .dropout import keep_mask
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
@@ -410,12 +411,7 @@ def _dropout_masks(p, xp, data):
     shape = (p.num_layers - 1,) + data.shape[:2] + (d * h,)
     if not (_state.training and p.p > 0 and p.num_layers > 1):
         return xp.zeros((0,), dtype=data.dtype)
-    from ... import random
-    from ...context import cpu, gpu
-    ctx = cpu() if xp is np else gpu(int(data.device.id))
-    keep = 1.0 - p.p
-    gen = random.get_generator(ctx)
-    return ((gen.random(shape) < keep) * (1.0 / keep if keep > 0 else 0.0)).astype(data.dtype)
+    return keep_mask(data, shape, p.p)
 
 
 def _layer_input(xp, x, k):

@@ -11,7 +11,8 @@ import numpy as onp
 
 from ... import nd
 from ...nd.ndarray import NDArray
-from ...base import MXNetError, parse_bool, parse_float, parse_int, parse_shape, parse_str
+from ...base import (MXNetError, optional, parse_bool, parse_float, parse_int, parse_shape,
+                     parse_str)
 from ..registry import OPS, Param, apply, ranks, register_op
 from ..util import norm_axis, unbroadcast
 from .elemwise import promote
@@ -134,13 +135,9 @@ def _roll_grad(p, x, y, gy, need):
     return [_op("_np_roll", gy[0], shift=tuple(-s for s in p.shift), axis=p.axis)]
 
 
-def _opt_shape(v):
-    return None if v is None or v == "None" else parse_shape(v)
-
-
 register_op("_np_roll", _roll, inputs=("data",), gradient=_roll_grad, saves="",
-            params=[Param("shift", _opt_shape, None, "How far to roll (per axis)."),
-                    Param("axis", _opt_shape, None, "The axes; None: the flattened array.")],
+            params=[Param("shift", optional(parse_shape), None, "How far to roll (per axis)."),
+                    Param("axis", optional(parse_shape), None, "The axes; None: the flattened array.")],
             doc="Roll elements along axes (``mx.np.roll``).")
 
 
@@ -160,7 +157,7 @@ register_op("_npi_rot90", lambda p, xp, x: xp.rot90(x, p.k, _rot90_axes(p)).copy
             gradient=lambda p, x, y, gy, need: [_op("_npi_rot90", gy[0], k=-p.k,
                                                     axes=_rot90_axes(p))],
             params=[Param("k", parse_int, 1, "How many quarter turns."),
-                    Param("axes", _opt_shape, None, "The plane; None: (0, 1).")],
+                    Param("axes", optional(parse_shape), None, "The plane; None: (0, 1).")],
             doc="Rotate by 90 degrees ``k`` times in the plane of ``axes``. NOTE: the "
                 "gradient turns back by -k; MXNet 1.9.1's turns it on by k (a wrong "
                 "gradient for k = 1, 3); mxlite's is the derivative.")

@@ -11,7 +11,7 @@ import ast
 
 import numpy as onp
 
-from ...base import MXNetError, parse_bool, parse_float, parse_int, parse_str
+from ...base import MXNetError, optional, parse_bool, parse_float, parse_int, parse_str
 from ..registry import REQUIRED, Param, ranks, register_op
 from ..util import norm_axis, same_dtype, unbroadcast
 from .elemwise import promote
@@ -166,10 +166,6 @@ register_op("_npi_ldexp", _ldexp, inputs=("lhs", "rhs"), gradient=_ldexp_grad, s
 
 # -- nan_to_num -------------------------------------------------------------------------------
 
-def _opt_float(v):
-    return None if v is None or v == "None" else parse_float(v)
-
-
 def _nan_to_num(p, xp, x):
     if x.dtype.kind != "f":
         return x.copy()
@@ -185,8 +181,8 @@ register_op("_npi_nan_to_num", _nan_to_num, inputs=("data",), gradient=_nan_to_n
             saves="x",
             params=[Param("copy", parse_bool, True, "Accepted; a new array always."),
                     Param("nan", parse_float, 0.0, "What NaN becomes."),
-                    Param("posinf", _opt_float, None, "What +inf becomes (None: the max)."),
-                    Param("neginf", _opt_float, None, "What -inf becomes (None: the min).")],
+                    Param("posinf", optional(parse_float), None, "What +inf becomes (None: the max)."),
+                    Param("neginf", optional(parse_float), None, "What -inf becomes (None: the min).")],
             doc="NaN and infinities replaced by finite numbers; the gradient is 1 at "
                 "finite entries, 0 elsewhere.")
 
@@ -232,10 +228,6 @@ register_op("_npi_polyval", _polyval, inputs=("p", "x"), gradient=_polyval_grad,
 
 # -- delete -----------------------------------------------------------------------------------
 
-def _opt_int(v):
-    return None if v is None or v == "None" else parse_int(v)
-
-
 def _delete(p, xp, arr, obj=None):
     a, axis = (arr.reshape(-1), 0) if p.axis is None else (arr, p.axis)
     if a.ndim == 0:
@@ -262,9 +254,9 @@ def _delete(p, xp, arr, obj=None):
 register_op("_npi_delete", _delete,
             inputs=lambda p: ("arr",) if p.int_ind is not None or p.start is not None or
             p.stop is not None or p.step is not None else ("arr", "obj"),
-            params=[Param("start", _opt_int, None, "obj as a slice: its start."),
-                    Param("stop", _opt_int, None, "obj as a slice: its stop."),
-                    Param("step", _opt_int, None, "obj as a slice: its step."),
-                    Param("int_ind", _opt_int, None, "obj as one index."),
-                    Param("axis", _opt_int, None, "The axis; None: the flattened array.")],
+            params=[Param("start", optional(parse_int), None, "obj as a slice: its start."),
+                    Param("stop", optional(parse_int), None, "obj as a slice: its stop."),
+                    Param("step", optional(parse_int), None, "obj as a slice: its step."),
+                    Param("int_ind", optional(parse_int), None, "obj as one index."),
+                    Param("axis", optional(parse_int), None, "The axis; None: the flattened array.")],
             doc="A copy of arr without the entries obj names along axis.")

@@ -3,11 +3,10 @@ ops: ``_npi_average`` (with its gradient in the data and the weights),
 ``_npi_percentile`` (a zero gradient, as MXNet's), ``_npi_ediff1d`` and ``_npi_bincount`` (no gradient, as MXNet's)."""
 import numpy as onp
 
-from ...base import MXNetError, parse_axis, parse_bool, parse_int, parse_str
+from ...base import MXNetError, optional, parse_axis, parse_bool, parse_float, parse_int, parse_str
 from ..registry import Param, register_op
 from ..util import norm_axis, unbroadcast, zeros_grad
 from .matrix import _op
-from .numeric import _opt_float
 
 
 def _axes(axis, ndim):
@@ -115,7 +114,7 @@ register_op("_npi_percentile", _percentile,
                     Param("interpolation", parse_str, "linear", "Between two data points.",
                           choices=_METHODS),
                     Param("keepdims", parse_bool, False, "Keep the reduced axes as 1."),
-                    Param("q_scalar", _opt_float, None, "A scalar q (no q input).")],
+                    Param("q_scalar", optional(parse_float), None, "A scalar q (no q input).")],
             doc="The q-th percentiles of the data along ``axis``; a zero gradient, as "
                 "MXNet 1.9.1's.")
 
@@ -169,8 +168,8 @@ register_op("_npi_ediff1d", _ediff1d, inputs=_ediff1d_inputs, gradient=_ediff1d_
             saves="x", check=_ediff1d_rule,
             params=[Param("to_begin_arr_given", parse_bool, False, "An input2 to prepend."),
                     Param("to_end_arr_given", parse_bool, False, "An input3 to append."),
-                    Param("to_begin_scalar", _opt_float, None, "A number to prepend."),
-                    Param("to_end_scalar", _opt_float, None, "A number to append.")],
+                    Param("to_begin_scalar", optional(parse_float), None, "A number to prepend."),
+                    Param("to_end_scalar", optional(parse_float), None, "A number to append.")],
             doc="The differences of consecutive elements of the flattened array, with "
                 "numbers prepended and appended.")
 

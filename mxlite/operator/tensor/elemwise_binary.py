@@ -6,7 +6,7 @@ ops return 0/1 in the input dtype, as in MXNet, and are not differentiable.
 import numpy as np
 
 from ... import nd
-from ...base import MXNetError, parse_bool, parse_float
+from ...base import MXNetError, parse_bool, parse_float, parse_int
 from ..registry import register_op, Param, dtypes
 from ..util import unbroadcast, same_dtype
 
@@ -258,13 +258,8 @@ def _add_n_grad(p, x, y, gy, need):
     return [gy[0]] * len(x)
 
 
-def _parse_count(v):
-    from ...base import parse_int
-    return parse_int(v)
-
-
 register_op("add_n", _add_n, inputs=lambda p: ["arg%d" % i for i in range(p.num_args)],
-            params=[Param("num_args", _parse_count, doc="Number of inputs.")],
+            params=[Param("num_args", parse_int, doc="Number of inputs.")],
             gradient=_add_n_grad, saves="", variadic="num_args", same_shape="all",
             aliases=("ElementWiseSum",),
             doc="Sum of all the input arrays, elementwise.")

@@ -123,17 +123,10 @@ def _crop_inputs(p):
     return ("data", "crop_like") if p.num_args == 2 else ("data",)
 
 
-def _check_num_args(v):
-    n = parse_int(v)
-    if n not in (1, 2):
-        raise ValueError("expected 1 (data) or 2 (data, crop_like), got %d" % n)
-    return n
-
-
 register_op("Crop", _crop, inputs=_crop_inputs, variadic="num_args", gradient=_crop_grad,
             saves="",
-            params=[Param("num_args", _check_num_args, 1, "1: crop to h_w; 2: crop to the "
-                          "height and width of the second input (crop_like)."),
+            params=[Param("num_args", parse_int, 1, "1: crop to h_w; 2: crop to the height "
+                          "and width of the second input (crop_like).", low=1, high=2),
                     Param("offset", parse_shape, (0, 0), "Top-left corner (y, x) of the crop."),
                     Param("h_w", parse_shape, (0, 0), "Crop (height, width) when num_args=1."),
                     Param("center_crop", parse_bool, False, "Crop the centre; ignores offset.")],

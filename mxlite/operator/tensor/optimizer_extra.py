@@ -20,7 +20,7 @@ from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, pars
 from ..registry import register_op, Param, ranks
 from ..util import per_item_names
 from .optimizer_ops import (MULTI_SGD_INPUTS, check_count, check_lengths, multi_sgd, per_weight,
-                            update_rules, _scalars, _rescaled)
+                            update_rules, _betas, _scalars, _rescaled)
 
 _F32 = np.dtype(np.float32)
 
@@ -71,9 +71,7 @@ def _multi_adamw(mp):
 def _register_adamw(mp):
     compute, inputs = _multi_adamw(mp)
     params = [Param("lrs", parse_float_tuple, doc="Learning rates, one per weight."),
-              Param("beta1", parse_float, 0.9, "Decay of the first moment."),
-              Param("beta2", parse_float, 0.999, "Decay of the second moment."),
-              Param("epsilon", parse_float, 1e-8, "Added to the denominator."),
+              *_betas(),
               Param("wds", parse_float_tuple, doc="Decoupled weight decays, one per weight."),
               Param("etas", parse_float_tuple, doc="Schedule multipliers, one per weight."),
               Param("clip_gradient", parse_float, -1.0, "Gradient clipping; < 0: off."),
@@ -159,9 +157,7 @@ def _multi_lamb(mp):
 def _register_lamb(mp):
     compute, inputs = _multi_lamb(mp)
     params = [Param("learning_rates", parse_float_tuple, doc="Learning rates, one per tensor."),
-              Param("beta1", parse_float, 0.9, "Decay of the first moment."),
-              Param("beta2", parse_float, 0.999, "Decay of the second moment."),
-              Param("epsilon", parse_float, 1e-6, "Added to the denominator."),
+              *_betas(epsilon=1e-6),
               Param("wds", parse_float_tuple, doc="Weight decays, one per tensor."),
               Param("rescale_grad", parse_float, 1.0, "Rescale the gradients first."),
               Param("lower_bound", parse_float, -1.0, "Lower bound of the weight norm; < 0: "

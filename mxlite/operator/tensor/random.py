@@ -19,9 +19,9 @@ import numpy as np
 
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool, optional,
                      np_dtype)
-from ...context import current_context, Context
+from ...context import current_context
 from ..registry import register_op, Param, dtypes
-from ..util import zeros_grad, fits_memory, _size
+from ..util import generator_of, zeros_grad, fits_memory, _size
 from .elemwise_unary import _parse_ctx
 
 _FLOATS = ("float16", "float32", "float64")
@@ -45,15 +45,10 @@ def _dtype_parser(choices):
 
 def _generator_for(xp, arrays=(), ctx=None):
     """The generator of ``ctx`` or, for ops with inputs, of the inputs' device."""
+    if ctx is None and arrays:
+        return generator_of(arrays[0])
     from ... import random as _random
-    if ctx is None:
-        if arrays and xp is not np:
-            ctx = Context("gpu", arrays[0].device.id)
-        elif arrays:
-            ctx = Context("cpu", 0)
-        else:
-            ctx = current_context()
-    return _random.get_generator(ctx)
+    return _random.get_generator(ctx if ctx is not None else current_context())
 
 
 # -- distributions ------------------------------------------------------------

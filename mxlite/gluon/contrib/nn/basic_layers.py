@@ -36,14 +36,8 @@ class _ConcurrentMixin:
         super().__init__(prefix=prefix, params=params)
         self.axis = axis
 
-    def __getitem__(self, key):
-        layers = list(self._children.values())[key]
-        if not isinstance(layers, list):
-            return layers
-        net = type(self)(axis=self.axis, prefix=self._prefix)
-        with net.name_scope():
-            net.add(*layers)
-        return net
+    def _empty_copy(self):
+        return type(self)(axis=self.axis, prefix=self._prefix)
 
 
 class Concurrent(_ConcurrentMixin, Sequential):
@@ -94,9 +88,6 @@ class Identity(HybridBlock):
     [[1. 1.]]
     <NDArray 1x2 @cpu(0)>
     """
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
 
     def hybrid_forward(self, F, x):
         return x

@@ -17,6 +17,7 @@ from .... import nd
 from ....context import cpu
 from ....nd.ndarray import _wrap
 from ....operator.image_ops import _resize_linear, _resize_nearest
+from ...utils import _same_class
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop",
            "RandomResizedCrop", "RandomFlipLeftRight", "RandomFlipTopBottom",
@@ -46,13 +47,6 @@ def _new(y, x):
     if ctx.device_typeid == 2:
         return _same_class(nd.array(y, dtype=y.dtype, ctx=ctx), x)
     return _same_class(_wrap(y, ctx), x)
-
-
-def _same_class(y, x):
-    """An np input gives an np output (``mx.np.ndarray`` in, the same class out)."""
-    if isinstance(x, nd.NDArray) and x._np:
-        y.__class__ = x.__class__
-    return y
 
 
 def _uniform(low, high):
