@@ -6,8 +6,8 @@ Fork safety: ``os.fork()`` is always safe. mxlite has no engine threads (custom
 operators run in the caller's thread, unlike MXNet, whose documented fork
 deadlock came from them), and an at-fork handler drains pending GPU work
 (:func:`waitall`) before the process forks. The only threads are the CPU workers
-that split one large pass of a kernel (:func:`parallel`); they are idle between
-passes and joined before a fork.
+that split one large pass or product of a kernel (:func:`parallel`,
+:func:`matmul`); they are idle between passes and joined before a fork.
 """
 import functools
 import itertools
@@ -99,7 +99,8 @@ __getattr__, __dir__ = _exports(__name__, {
 # copies, padding, BatchNorm, ReLU, pooling) runs on one. NumPy's ufuncs and copies
 # release the GIL, so a large pass split along an axis that no reduction crosses
 # (the batch, the channels) runs on a few threads with the same result, bit for bit.
-# mxlite's kernels do that through :func:`parallel`.
+# mxlite's kernels do that through :func:`parallel`, and run their products on the
+# same threads (:func:`matmul`, the BLAS at one thread meanwhile).
 
 # Bytes a pass must touch before it is split. NOTE: measured on a shared 2-core
 # machine, a split copy or ReLU gained 1.5-1.6x at 6-14 MB, nothing at 2 MB and lost
@@ -204,7 +205,9 @@ def num_threads():
 
 def set_num_threads(n):
     """Set the threads of :func:`num_threads`; returns the previous count. 1 runs every
-    kernel serially, with no pool. BLAS keeps its own setting (OMP_NUM_THREADS)."""
+    kernel serially, with no pool, and its products on the BLAS's own threads
+    (OPENBLAS_NUM_THREADS, :func:`set_blas_threads`); above 1, mxlite's products run
+    split over its threads with the BLAS at one thread (:func:`matmul`)."""
     global _threads
     n = int(n)
     if n < 1:
@@ -418,9 +421,14 @@ def matmul(xp, a, b, out=None):
     worker) the BLAS runs at one thread and a large product (``PARALLEL_MIN_MACS``)
     is split over the workers: by the leading batch axis where it has enough entries
     for the threads (each entry's product is then the serial one, bit for bit), else
-    by the rows or the columns of the product, whichever are more. Each part is one
-    BLAS call that releases the GIL; the parts are cut by the shapes and the thread
-    count alone, so a given thread count gives the same bits every time."""
+    by the rows or the columns of the product, whichever are more, one part per
+    thread. Each part is one BLAS call that releases the GIL; the parts are cut by
+    the shapes and the thread count alone, so a given thread count gives the same
+    bits every time.
+
+    NOTE: each part of a 2-D product packs the operand it shares with the others
+    again (a row part the whole right operand): (256, 2304) x (2304, 196) took 1.2x
+    the serial CPU time in 2 parts and 1.8x in 8."""
     k = _threads
     if xp is not np or k <= 1 or _here.inside or a.ndim < 2 or b.ndim < 2:
         return xp.matmul(a, b, out=out)
@@ -443,16 +451,16 @@ def matmul(xp, a, b, out=None):
             def part(lo, hi):
                 np.matmul(_lead(a, len(batch), lo, hi), _lead(b, len(batch), lo, hi),
                           out=out[lo:hi])
-            size = lead
+            size, parts = lead, PARTS_PER_THREAD * k
         elif n >= m:
             def part(lo, hi):
                 np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
-            size = n
+            size, parts = n, k
         else:
             def part(lo, hi):
                 np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
-            size = m
-        _run(part, size, min(size, PARTS_PER_THREAD * k), min(k, size))
+            size, parts = m, k
+        _run(part, size, min(size, parts), min(k, size))
         return out
 
 
