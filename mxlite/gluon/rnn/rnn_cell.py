@@ -525,7 +525,6 @@ class ZoneoutCell(ModifierCell):
         super().__init__(base_cell)
         self.zoneout_outputs = zoneout_outputs
         self.zoneout_states = zoneout_states
-        self._prev_output = None
 
     def __repr__(self):
         return "{name}(p_out={p_out}, p_state={p_state}, {base})".format(

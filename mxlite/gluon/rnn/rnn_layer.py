@@ -74,14 +74,12 @@ class _RNNLayer(HybridBlock):
                      num_layers * self._dir * rows * (hidden_size + 2) * np.dtype(dtype).itemsize)
         for i in range(num_layers):
             for j in self._directions():
-                self._register_param("%s%d_i2h_weight" % (j, i), (rows, n_in),
-                                     i2h_weight_initializer, dtype)
-                self._register_param("%s%d_h2h_weight" % (j, i), (rows, hidden_size),
-                                     h2h_weight_initializer, dtype)
-                self._register_param("%s%d_i2h_bias" % (j, i), (rows,), i2h_bias_initializer,
-                                     dtype)
-                self._register_param("%s%d_h2h_bias" % (j, i), (rows,), h2h_bias_initializer,
-                                     dtype)
+                for name, shape, init in (
+                        ("i2h_weight", (rows, n_in), i2h_weight_initializer),
+                        ("h2h_weight", (rows, hidden_size), h2h_weight_initializer),
+                        ("i2h_bias", (rows,), i2h_bias_initializer),
+                        ("h2h_bias", (rows,), h2h_bias_initializer)):
+                    self._register_param("%s%d_%s" % (j, i, name), shape, init, dtype)
             n_in = hidden_size * self._dir
 
     def _directions(self):

@@ -203,7 +203,7 @@ register_op("ROIPooling", _roi_pool, inputs=("data", "rois"), params=_ROI_POOL_P
             doc="Max pooling of every region of interest to ``pooled_size`` (Fast R-CNN). "
                 "rois: (R, 5) rows [batch_index, x1, y1, x2, y2]; output (R, C, ph, pw). "
                 "Empty bins give 0; the gradient goes to each bin's first maximum.")
-_ROI_POOL_SCATTER = register_op(
+register_op(
     "_roi_pool_scatter", _roi_pool_scatter, inputs=("grad", "maxidx", "rois"),
     params=_ROI_POOL_PARAMS + [Param("in_shape", parse_shape, doc="The data's shape.")],
     gradient=_roi_pool_scatter_grad, saves="x",
@@ -356,7 +356,7 @@ register_op("_contrib_ROIAlign", _roi_align, inputs=("data", "rois"),
                 "rois: (R, 5) [batch_index, x1, y1, x2, y2]; "
                 "a negative batch index gives zeros (MXNet zeroes only one element of "
                 "such a roi's output and leaves the rest unset).")
-_ROI_ALIGN_SCATTER = register_op(
+register_op(
     "_roi_align_scatter", _roi_align_scatter, inputs=("grad", "rois"), check=_align_scatter_rule,
     params=_ROI_ALIGN_PARAMS + [Param("in_shape", parse_shape, doc="The data's shape.")],
     gradient=_roi_align_scatter_grad, saves="x",

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...base import MXNetError, parse_shape, parse_int, parse_float
 from ..registry import register_op, Param
-from .detection import _host, _batch_index
+from .detection import _host, _batch_index, _pair
 
 
 _RROI = "RROIAlign"
@@ -60,9 +60,7 @@ def _rroi_align(p, xp, data, rois):
     if rois.ndim != 2 or rois.shape[1] != 6:
         raise MXNetError("%s: rois must be 2-D (num_rois, 6) [batch_index, x, y, w, h, angle], "
                          "got shape %s" % (_RROI, rois.shape))
-    if len(p.pooled_size) != 2 or min(p.pooled_size) <= 0:
-        raise MXNetError("%s: pooled_size=%s, expected two positive integers (h, w)"
-                         % (_RROI, tuple(p.pooled_size)))
+    _pair(p.pooled_size, _RROI, "pooled_size")
     n, c, h, w = data.shape
     dt = data.dtype
     b = _batch_index(xp, _RROI, rois, n, negative_ok=False)

@@ -391,7 +391,7 @@ register_op("_contrib_PSROIPooling", _psroi_pool, inputs=("data", "rois"),
                 "(i, j) of channel c the average of input channel (c * gs + gi) * gs + gj over "
                 "the bin (empty bins 0). data: (N, output_dim * gs^2, H, W); rois (R, 5) "
                 "[batch_index, x1, y1, x2, y2], corners rounded.")
-_PSROI_SCATTER = register_op(
+register_op(
     "_psroi_pool_scatter", _psroi_scatter, inputs=("grad", "rois"),
     params=_PSROI_PARAMS + [Param("in_shape", parse_shape, doc="The data's shape.")],
     gradient=_psroi_scatter_grad, saves="x", check=_psroi_scatter_rule,

@@ -22,8 +22,6 @@ from ..util import per_item_names
 from .optimizer_ops import (MULTI_SGD_INPUTS, check_count, check_lengths, multi_sgd, per_weight,
                             update_rules, _betas, _scalars, _rescaled)
 
-_F32 = np.dtype(np.float32)
-
 
 # ----------------------------------------------------------------------------------------
 # _multi_[mp_]adamw_update

@@ -69,9 +69,6 @@ class VariationalDropoutCell(ModifierCell):
         self.drop_inputs = drop_inputs
         self.drop_states = drop_states
         self.drop_outputs = drop_outputs
-        self.drop_inputs_mask = None
-        self.drop_states_mask = None
-        self.drop_outputs_mask = None
 
     def _alias(self):
         return "vardrop"
