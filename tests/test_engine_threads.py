@@ -433,14 +433,23 @@ def test_overlap_raises_either_error_after_both_end(split_everything):
     assert ended == [1]
 
 
-@pytest.mark.parametrize("dshape,wshape,kw", CONVS[:3])
+DECONVS = [
+    ((3, 5, 6, 6), (5, 4, 3, 3), dict(kernel=(3, 3), num_filter=4, stride=(2, 2), adj=(1, 1))),
+    ((2, 4, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), num_filter=6, num_group=2, pad=(1, 1))),
+]
+
+
+@pytest.mark.parametrize("op,dshape,wshape,kw",
+                         [("Convolution",) + c for c in CONVS[:3]]
+                         + [("Deconvolution",) + c for c in DECONVS])
 def test_convolution_gradients_side_by_side_are_the_ops(split_everything, monkeypatch,
-                                                         dshape, wshape, kw):
+                                                         op, dshape, wshape, kw):
     """The data and weight gradients that an unrecorded backward runs side by side
     (raw arrays) are those of the gradient ops (NDArrays), bit for bit."""
     from mxlite import autograd
-    shapes = [dshape, wshape] + ([] if kw.get("no_bias") else [(kw["num_filter"],)])
-    fn = _grads(mx.nd.Convolution, shapes, **kw)
+    no_bias = kw.get("no_bias", op == "Deconvolution")
+    shapes = [dshape, wshape] + ([] if no_bias else [(kw["num_filter"],)])
+    fn = _grads(getattr(mx.nd, op), shapes, **kw)
     side_by_side = _run(fn, 3)
     monkeypatch.setattr(autograd, "RAW_RULES", False)
     for a, b in zip(side_by_side, _run(fn, 3)):

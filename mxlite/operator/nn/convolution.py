@@ -317,6 +317,14 @@ def _adj_for(size, out, kernel, stride, dilate, pad):
                  for n, o, k, s, d, q in zip(size, out, kernel, stride, dilate, pad))
 
 
+def _side_by_side(need, arrays):
+    """Whether a backward needs both the data and the weight gradient, unrecorded, of
+    NumPy ``arrays``: the two are independent, and run side by side on the CPU
+    workers (:func:`engine.overlap`) by the kernels their ops run."""
+    return (need[0] and need[1] and _ag_state.raw
+            and all(type(a) is np.ndarray for a in arrays))
+
+
 def _conv_grad(p, x, y, gy, need):
     data, w = x[0], x[1]
     g = gy[0]
@@ -325,10 +333,7 @@ def _conv_grad(p, x, y, gy, need):
     # the first layer's Deconvolution would cost as much as its forward.
     gx = gw = None
     adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
-    if need[0] and need[1] and _ag_state.raw and all(type(a) is np.ndarray
-                                                     for a in (data, w, g, y[1])):
-        # An unrecorded backward on NumPy arrays: the two gradients are independent,
-        # and run side by side on the CPU workers (the kernels the ops below run).
+    if _side_by_side(need, (data, w, g, y[1])):
         gx, gw = engine.overlap(
             lambda: deconv_nd(np, g, w, kernel, stride, dilate, pad, adj, p.num_group),
             lambda: conv_weight_grad(np, data, g, kernel, stride, dilate, pad, p.num_group,
@@ -473,6 +478,12 @@ def _deconv_grad(p, x, y, gy, need):
     kernel, stride, dilate, pad, _ = _deconv_geometry(p, data)
     common = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=p.num_group)
     gx = gw = None
+    if _side_by_side(need, (data, w, g)):
+        gx, gw = engine.overlap(
+            lambda: conv_nd(np, g, w, kernel, stride, dilate, pad, p.num_group)[0],
+            lambda: conv_weight_grad(np, g, data, kernel, stride, dilate, pad, p.num_group))
+        return [gx.astype(g.dtype, copy=False), gw] + (
+            [] if p.no_bias else [_bias_grad(g, need[2])])
     if need[0]:
         gx = nd.Convolution(g, w, num_filter=data.shape[1], no_bias=True, **common)
     if need[1]:
