@@ -94,13 +94,10 @@ class SimpleDataset(Dataset):
         return self._data[idx]
 
 
-class _LazyTransformDataset(Dataset):
+class _LazyTransformDataset(SimpleDataset):
     def __init__(self, data, fn):
-        self._data = data
+        super().__init__(data)
         self._fn = fn
-
-    def __len__(self):
-        return len(self._data)
 
     def __getitem__(self, idx):
         item = self._data[idx]
