@@ -94,10 +94,13 @@ class SimpleDataset(Dataset):
         return self._data[idx]
 
 
-class _LazyTransformDataset(SimpleDataset):
+class _LazyTransformDataset(Dataset):
     def __init__(self, data, fn):
-        super().__init__(data)
+        self._data = data
         self._fn = fn
+
+    def __len__(self):
+        return len(self._data)
 
     def __getitem__(self, idx):
         item = self._data[idx]
