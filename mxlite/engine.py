@@ -432,6 +432,9 @@ def matmul(xp, a, b, out=None):
     k = _threads
     if xp is not np or k <= 1 or _here.inside or a.ndim < 2 or b.ndim < 2:
         return xp.matmul(a, b, out=out)
+    if a.ndim == 2 and b.ndim == 2 and a.shape[0] * a.shape[1] * b.shape[1] < PARALLEL_MIN_MACS:
+        with _serial_blas:      # a small 2-D product: one part, no batch shapes to work out
+            return np.matmul(a, b, out=out)
     with _serial_blas:
         try:
             batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])

@@ -190,27 +190,31 @@ def record_node(op, p, inputs, outs, checks=None):
         checks = []
     else:
         saves = ""
-    check_x = "x" in saves
     parents = []
     xdata = []
-    for x in inputs:
-        if check_x:
+    if "x" in saves:
+        for x in inputs:
             v = x._version
             if v is None:
                 v = x._version = [0]
             checks.append((v, v[0], x))
+    for x in inputs:
         # As MXNet: an array whose graph a backward has freed is a constant to new records.
         e = x._entry
         parents.append(None if e is not None and e[0].freed else e)
         xdata.append(x._data)
+    y0 = outs[0]
     if "y" in saves:
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    node = Node(op, p, parents, xdata, [y._data for y in outs], inputs[0]._ctx, outs[0]._ctx,
-                checks)
-    for i, y in enumerate(outs):
-        y._entry = (node, i)
+    node = Node(op, p, parents, xdata, [y._data for y in outs] if len(outs) > 1 else [y0._data],
+                inputs[0]._ctx, y0._ctx, checks)
+    if len(outs) == 1:
+        y0._entry = (node, 0)
+    else:
+        for i, y in enumerate(outs):
+            y._entry = (node, i)
     return node
 
 
@@ -466,8 +470,8 @@ def _write_var_grad(vnode, g, probe=False):
         if probe:
             return _ref_counts(g, s, d)
         if (type(s) is _ndarray and type(d) is _ndarray and s.base is None
-                and s.dtype == d.dtype and s.shape == d.shape and s.flags.c_contiguous
-                and s.flags.writeable and _ref_counts(g, s, d) == _SOLE_OWNER):
+                and (s.dtype is d.dtype or s.dtype == d.dtype) and s.shape == d.shape
+                and _writable_c(s.flags) and _ref_counts(g, s, d) == _SOLE_OWNER):
             # The fresh gradient is referenced by nothing but the backward pass (no
             # other variable, head or saved value shares it) and the old buffer by
             # nothing but ``.grad`` (no view of it exists): take the fresh array over
@@ -480,6 +484,10 @@ def _write_var_grad(vnode, g, probe=False):
     if buf._version is not None:
         buf._version[0] += 1
     vnode.fresh = True
+
+
+def _writable_c(flags):
+    return flags.c_contiguous and flags.writeable
 
 
 def _ref_counts(g, s, d):

@@ -53,7 +53,7 @@ class Function:
         self.saved_tensors = args
 
     def __call__(self, *inputs):
-        from . import _state, record_node, pause
+        from . import _state, in_graph, record_node, pause
         from ..nd.ndarray import NDArray, _wrap
         if self._used:
             raise MXNetError("%s: each Function instance can be called only once; create a "
@@ -63,7 +63,7 @@ class Function:
             outputs = self.forward(*inputs)
         single = isinstance(outputs, NDArray)
         outs = [outputs] if single else list(outputs)
-        if _state.recording and any(x._entry is not None for x in inputs):
+        if _state.recording and any(in_graph(x) for x in inputs):
             # An output that is an input (or a view the caller still holds) must
             # become a new array: rewiring the input itself would make a cycle.
             outs = [_wrap(y._data, y._ctx) if any(y is x for x in inputs) else y for y in outs]

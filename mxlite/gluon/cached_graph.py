@@ -11,6 +11,8 @@ steps in reverse through :func:`~mxlite.autograd.node_backward`, so results and
 gradients are those of the imperative run. Graphs with unusual ops (an
 ``output_ctx``) or outputs that are not plain step results replay op by op.
 """
+from operator import itemgetter
+
 from ..base import MXNetError
 from ..autograd import _state as _ag_state, record_node, node_backward, _node_gradient
 from ..nd.ndarray import NDArray, _wrap
@@ -205,18 +207,6 @@ class CachedGraph:
             self._param_cache[ctx] = ([param._data for param in self._params_only], arrays)
         return arrays
 
-    def _params_for(self, inputs):
-        """Every step's params for these input shapes (open graphs)."""
-        key = ("params",) + tuple(a.shape for a in inputs)
-        ps = self._resolved.get(key)
-        if ps is None:
-            override = self._overrides(inputs)
-            ps = [override.get(nid, p) if override else p
-                  for _, p, _, _, _, nid, _, _ in self._plan]
-            if len(self._resolved) < 256:
-                self._resolved[key] = ps
-        return ps
-
     def _overrides(self, inputs):
         key = tuple(a.shape for a in inputs)
         found = self._resolved.get(key)
@@ -264,6 +254,7 @@ class CachedGraph:
         self._need = {}
         self._gop = _GraphOp(self)
         self._params_used = [st[1] for st in plan]
+        self._takes = [_taker(st[2]) for st in plan]
 
     def _plan_frees(self, plan, keep):
         """Per step: the slots an unrecorded replay drops after it, those it was the last
@@ -341,12 +332,13 @@ class CachedGraph:
         # the params each step ran with: the plan's own unless a shape overrides them
         used = [None] * len(self._plan) if override else self._params_used
         frees = None if record else self._frees
+        takes = self._takes
         for k, (op, p, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
             if override:
                 if nid in override:
                     p = override[nid]
                 used[k] = p
-            ys = run_step(op, p, xp, [raw[i] for i in ins])
+            ys = run_step(op, p, xp, takes[k](raw))
             if type(ys) is tuple:
                 if multi:
                     raw[first:first + nvis] = ys[:nvis]
@@ -410,6 +402,7 @@ class CachedGraph:
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
+        takes = self._takes
         for k, op, ins, first, nvis in self._backward_order:
             if nvis == 1:
                 gv = g[first]
@@ -436,7 +429,9 @@ class CachedGraph:
             else:
                 ys = (y,)
             need_k = need_ins[k]
-            gxs = node_backward(op, used[k], [raw[i] for i in ins], ys, gvis, need_k, ctx)
+            xs = takes[k](raw)
+            gxs = node_backward(op, used[k], xs if type(xs) is list else list(xs), ys, gvis,
+                                need_k, ctx)
             for i, gx, want in zip(ins, gxs, need_k):
                 if gx is not None and want:
                     gi = g[i]
@@ -479,6 +474,14 @@ class CachedGraph:
                 if gx is not None and vals[i]._entry is not None:
                     g[i] = gx if g[i] is None else g[i] + gx
         return [g[s] for s in self.leaf_slots]
+
+
+def _taker(slots):
+    """A function of the value slots giving the values at ``slots`` (a step's inputs), in
+    C: a tuple, or a list for one slot or none."""
+    if len(slots) > 1:
+        return itemgetter(*slots)
+    return itemgetter(slice(slots[0], slots[0] + 1) if slots else slice(0, 0))
 
 
 def _all_none(values):

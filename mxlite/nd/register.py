@@ -161,7 +161,8 @@ def make_function(op, fname, face="nd"):
                     raw = True
             else:
                 p = op.keyword_params(kwargs)
-                if p is not None and len(args) == len(op.input_names(p)):
+                if p is not None and len(args) == (n_static if n_static >= 0 else
+                                                   len(op.input_names(p))):
                     if raw:
                         return _run(op, args, p, out)
                     return invoke(op, args, p, out, copy_views=True)

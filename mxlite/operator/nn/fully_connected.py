@@ -78,7 +78,7 @@ def _gradient(p, x, y, gy, need):
     gx = gw = None
     if need[0]:
         gx = _DOT(g, w)
-        if gx.shape != data.shape:
+        if data.ndim != 2:      # (2-D data: gx has its shape already)
             gx = gx.reshape(data.shape)
     if need[1]:
         gw = _DOT_TA(g, data if data.ndim == 2 else _rows(p, data))
