@@ -323,6 +323,34 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
         assert np.array_equal(g, w)
 
 
+def test_fused_steps_split_over_the_cpu_workers_give_the_serial_bits(fast_kernels, monkeypatch):
+    from mxlite import engine
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+
+    def run():
+        mx.random.seed(0)
+        net = _residual_net()
+        net.initialize(mx.init.Xavier())
+        net.hybridize()
+        x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 8, 8))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        return [y.asnumpy(), x.grad.asnumpy(), net(x).asnumpy()] + \
+            [p.data().asnumpy() for p in net.collect_params().values()]
+
+    outs = []
+    for threads in (1, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            outs.append(run())
+        finally:
+            engine.set_num_threads(prev)
+    for serial, split in zip(*outs):
+        assert np.array_equal(serial, split)
+
+
 def test_second_order_gradient_through_fused_steps_is_the_chains():
     rng = np.random.RandomState(5)
     x0 = mx.nd.array(rng.randn(3, 6, 5, 5))
