@@ -348,10 +348,11 @@ def _openblas_maps():
 
 @functools.cache
 def _openblas():
-    """(get, set) thread-count functions of each OpenBLAS in the process, via ctypes."""
+    """(get, set) thread-count functions of each OpenBLAS in the process, via ctypes,
+    NumPy's first (a wheel's bundled copy lies under its ``numpy.libs``)."""
     import ctypes
     found = []
-    for path in _openblas_maps():
+    for path in sorted(_openblas_maps(), key=lambda p: "numpy" not in p):
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -373,10 +374,11 @@ def blas_threads():
 
 
 def set_blas_threads(n):
-    """Let NumPy's OpenBLAS run products on ``n`` threads (best effort: the library is
-    found among the process's mapped files on Linux and called through ctypes);
-    returns the previous count, or None where no OpenBLAS was found (nothing changes;
-    ``OPENBLAS_NUM_THREADS`` in the environment does the same at start)."""
+    """Let the OpenBLAS libraries of the process (NumPy's, SciPy's) run products on
+    ``n`` threads (best effort: they are found among the process's mapped files on
+    Linux and called through ctypes); returns NumPy's previous count, or None where
+    no OpenBLAS was found (nothing changes; ``OPENBLAS_NUM_THREADS`` in the
+    environment does the same at start)."""
     n = int(n)
     if n < 1:
         raise ValueError("set_blas_threads: n must be at least 1, got %d" % n)
@@ -388,8 +390,9 @@ def set_blas_threads(n):
 
 
 class _SerialBlas:
-    """The BLAS at one thread while any thread of the process is inside (counted, so
-    that nested and concurrent users restore it once, when the last one leaves)."""
+    """NumPy's OpenBLAS at one thread while any thread of the process is inside
+    (counted, so that nested and concurrent users restore it once, when the last one
+    leaves)."""
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -399,20 +402,38 @@ class _SerialBlas:
     def __enter__(self):
         with self.lock:
             if not self.users:
-                self.saved = set_blas_threads(1) if _openblas() else None
+                libs = _openblas()
+                self.saved = libs[0][0]() if libs else 1
+                if self.saved != 1:
+                    libs[0][1](1)
             self.users += 1
 
     def __exit__(self, *exc):
         with self.lock:
             self.users -= 1
-            if not self.users and self.saved not in (None, 1):
-                set_blas_threads(self.saved)
+            if not self.users and self.saved != 1:
+                _openblas()[0][1](self.saved)
 
 
 _serial_blas = _SerialBlas()
 
-# Multiply-adds from which :func:`matmul` splits a product over the workers.
+# Multiply-adds from which :func:`matmul` splits a product over the workers, and
+# under which it leaves the BLAS alone (OpenBLAS runs a product under 4 * 65536 on
+# the calling thread whatever its setting).
 PARALLEL_MIN_MACS = 1 << 23
+SERIAL_MACS = 1 << 18
+
+
+def _batch(a, b):
+    """The broadcast batch shape of two matmul operands; None where they do not fit
+    (NumPy raises the error)."""
+    sa, sb = a.shape[:-2], b.shape[:-2]
+    if not sa and not sb:
+        return ()
+    sa, sb = (1,) * (len(sb) - len(sa)) + sa, (1,) * (len(sa) - len(sb)) + sb
+    if any(x != y and x != 1 and y != 1 for x, y in zip(sa, sb)):
+        return None
+    return tuple(max(x, y) for x, y in zip(sa, sb))
 
 
 def matmul(xp, a, b, out=None):
@@ -432,18 +453,16 @@ def matmul(xp, a, b, out=None):
     k = _threads
     if xp is not np or k <= 1 or _here.inside or a.ndim < 2 or b.ndim < 2:
         return xp.matmul(a, b, out=out)
-    if a.ndim == 2 and b.ndim == 2 and a.shape[0] * a.shape[1] * b.shape[1] < PARALLEL_MIN_MACS:
-        with _serial_blas:      # a small 2-D product: one part, no batch shapes to work out
-            return np.matmul(a, b, out=out)
+    batch = _batch(a, b)
+    m, n = a.shape[-2], b.shape[-1]
+    macs = m * n * a.shape[-1]
+    for d in batch or ():
+        macs *= d
+    if batch is None or a.shape[-1] != b.shape[-2] or macs < SERIAL_MACS:
+        return np.matmul(a, b, out=out)     # (a mismatch raises NumPy's own error)
     with _serial_blas:
-        try:
-            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        except ValueError:
-            batch = None
-        m, n = a.shape[-2], b.shape[-1]
-        if (batch is None or a.shape[-1] != b.shape[-2]
-                or int(np.prod(batch, dtype=np.int64)) * m * n * a.shape[-1] < PARALLEL_MIN_MACS):
-            return np.matmul(a, b, out=out)     # (a mismatch raises NumPy's own error)
+        if macs < PARALLEL_MIN_MACS:
+            return np.matmul(a, b, out=out)
         lead = batch[0] if batch else 1
         if out is None:
             out = np.empty(batch + (m, n), dtype=np.result_type(a, b))

@@ -258,6 +258,7 @@ def test_fork_after_a_split_pass_is_safe(split_everything):
 def split_products(split_everything, monkeypatch):
     """Split every product too, however small, over 3 threads."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(engine, "SERIAL_MACS", 0)
 
 
 def _operands(sa, sb, dtype=np.float32, seed=0):
@@ -360,6 +361,12 @@ def test_products_run_the_blas_at_one_thread_and_restore_it(split_products, monk
         monkeypatch.setattr(np, "matmul", real)
         assert seen and set(seen) == {1}
         assert engine.blas_threads() == 2           # a user's np.dot keeps its threads
+        monkeypatch.setattr(engine, "SERIAL_MACS", 16 * 5 * 7 * 6 + 1)
+        seen.clear()
+        monkeypatch.setattr(np, "matmul", spy)
+        engine.matmul(np, *_operands((16, 5, 7), (16, 7, 6)))   # one thread in OpenBLAS
+        monkeypatch.setattr(np, "matmul", real)                  # anyway: left alone
+        assert seen == [2]
         with engine._serial_blas:                   # nested users restore it once
             with engine._serial_blas:
                 assert engine.blas_threads() == 1

@@ -323,6 +323,34 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
         assert np.array_equal(g, w)
 
 
+def test_fused_steps_split_over_the_cpu_workers_give_the_serial_bits(fast_kernels, monkeypatch):
+    from mxlite import engine
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+
+    def run():
+        mx.random.seed(0)
+        net = _residual_net()
+        net.initialize(mx.init.Xavier())
+        net.hybridize()
+        x = mx.nd.array(np.random.RandomState(0).randn(4, 3, 8, 8))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        return [y.asnumpy(), x.grad.asnumpy(), net(x).asnumpy()] + \
+            [p.data().asnumpy() for p in net.collect_params().values()]
+
+    outs = []
+    for threads in (1, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            outs.append(run())
+        finally:
+            engine.set_num_threads(prev)
+    for serial, split in zip(*outs):
+        assert np.array_equal(serial, split)
+
+
 def test_second_order_gradient_through_fused_steps_is_the_chains():
     rng = np.random.RandomState(5)
     x0 = mx.nd.array(rng.randn(3, 6, 5, 5))
@@ -412,9 +440,10 @@ def test_a_graph_keeps_3x3_filters_while_the_weights_are_unchanged(fast_kernels,
     names = [s[0].name for s in net._cached_graph[0][1].steps]
     assert names == ["_conv_kept_filters", "Activation", "_conv_kept_filters", "Convolution"]
     winograd = fast_kernels != "numpy"
-    del made[:]
-    net(x)
-    assert len(made) == (2 if winograd else 0)
+    for _ in range(2):      # seen once, then kept
+        del made[:]
+        net(x)
+        assert len(made) == (2 if winograd else 0)
     params = list(net.collect_params().values())
     w0 = params[0]
 
@@ -450,6 +479,28 @@ def test_a_graph_keeps_3x3_filters_while_the_weights_are_unchanged(fast_kernels,
     check("a trainer step", 2)
     net.initialize(mx.init.Xavier(), force_reinit=True)
     check("initialize(force_reinit=True)", 2)
+    net(x)
+    check("a repeat call after a change", 0)
+
+
+def test_a_graph_run_once_keeps_no_filters(fast_kernels):
+    # a child block's graph runs while its parent traces, then never again: it holds none
+    net = _conv_net()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 10, 10))
+
+    def kept():
+        graph = net._cached_graph[0][1]
+        return [s[1].kept.kept.held for s in graph.steps if s[0].name == "_conv_kept_filters"]
+    net(x)      # traces
+    net(x)      # the graph's first run
+    assert len(kept()) == 2 and all(h is None or h[3] is None for h in kept())
+    net(x)
+    if fast_kernels == "numpy":     # no Winograd: nothing to keep
+        assert kept() == [None, None]
+    else:
+        assert all(h[3] is not None for h in kept())
 
 
 def test_a_recorded_call_transforms_the_filters_each_time(fast_kernels, monkeypatch):

@@ -31,14 +31,21 @@ def _legacy(a):
     return a
 
 
-class _NpFace:
-    """``mx.nd`` as Gluon's ``F`` under NumPy semantics: op functions take np arrays,
-    other callables (``F.zeros``, ``F.random.normal`` ...) give np arrays."""
+class _SymFace:
+    """``mx.sym`` as ``F`` while tracing under NumPy semantics (``F.np``/``F.npx``)."""
 
     def __init__(self, module, np_mod, npx_mod):
         self._module = module
         self.np = np_mod
         self.npx = npx_mod
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+class _NpFace(_SymFace):
+    """``mx.nd`` as Gluon's ``F`` under NumPy semantics: op functions take np arrays,
+    other callables (``F.zeros``, ``F.random.normal`` ...) give np arrays."""
 
     def __getattr__(self, name):
         # Called once per name: the function is then an instance attribute, which
@@ -59,18 +66,6 @@ class _NpFace:
             return attr
         self.__dict__[name] = fn
         return fn
-
-
-class _SymFace:
-    """``mx.sym`` as ``F`` while tracing under NumPy semantics (``F.np``/``F.npx``)."""
-
-    def __init__(self, module, np_mod, npx_mod):
-        self._module = module
-        self.np = np_mod
-        self.npx = npx_mod
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
 
 
 _faces = {}

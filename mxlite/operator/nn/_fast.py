@@ -264,9 +264,9 @@ _kept = threading.local()
 
 
 class KeptFilters:
-    """One layer's ``U``, with the weight array (weakly), the version list and the count
-    it was made at, in one tuple (replaced at once: a thread reading it meanwhile sees
-    the old or the new one)."""
+    """One layer's ``U`` (or None, the weight seen once), with the weight array (weakly),
+    the version list and the count it was made at, in one tuple (replaced at once: a
+    thread reading it meanwhile sees the old or the new one)."""
     __slots__ = ("held",)
 
     def __init__(self):
@@ -287,16 +287,21 @@ def keeping(w, version, kept):
 
 
 def _kept_filters(w):
-    """(the ``U`` kept for ``w`` or None, and where there is a holder for ``w``: the
-    holder and the stamp to keep a new ``U`` with, taken before it is made)."""
+    """(the ``U`` kept for ``w`` or None, and where a new ``U`` is to be kept: the holder
+    and the stamp to keep it with, taken before it is made).
+
+    NOTE: ``U`` is kept from the second call with the same weight on, so that a graph
+    that runs once (a child block's, while its parent traces its own) holds none."""
     entry = getattr(_kept, "entry", None)
     if entry is None or entry[0] is not w:
         return None, None
     kept, version = entry[2], entry[1]
     held = kept.held
-    if held is not None and held[0]() is w and held[1] is version and held[2] == version[0]:
-        return held[3], None
-    return None, (kept, (weakref.ref(w), version, version[0]))
+    stamp = (weakref.ref(w), version, version[0])
+    if held is None or held[0]() is not w or held[1] is not version or held[2] != version[0]:
+        kept.held = stamp + (None,)        # seen once
+        return None, None
+    return (held[3], None) if held[3] is not None else (None, (kept, stamp))
 
 
 def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
