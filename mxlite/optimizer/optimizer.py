@@ -269,8 +269,7 @@ class Optimizer:
         for idx in index if isinstance(index, (list, tuple)) else (index,):
             n = counts.get(idx, self.begin_num_update) + 1
             counts[idx] = n
-            if n > self.num_update:     # (a comparison: cheaper than max() per weight)
-                self.num_update = n
+            self.num_update = max(self.num_update, n)
 
     def _get_lrs(self, indices):
         lr = self.learning_rate
