@@ -168,11 +168,22 @@ def test_choices_feed_the_signature_and_the_docstring():
      "slice_axis: begin=0, end=7 out of range for axis 3 of size 4"),
     (lambda x: mx.nd.Pooling(x, kernel=(2, 2), layout="NHWC"),
      "Pooling: layout='NHWC' is not supported for 4-D data"),
+    (lambda x: mx.nd.add_n(x, x, num_args="two"),
+     "add_n: invalid value 'two' for argument 'num_args'"),
+    (lambda x: mx.nd.Concat(x, x, num_args="a", dim=0),
+     "Concat: invalid value 'a' for argument 'num_args'"),
 ])
 def test_params_mxnet_rejects_are_rejected(call, msg):
     x = mx.nd.ones((1, 2, 4, 4))
     with pytest.raises(mx.MXNetError, match=re.escape(msg)):
         call(x)
+
+
+def test_variadic_count_must_match_the_inputs():
+    x = mx.nd.ones((2,))
+    with pytest.raises(ValueError, match=re.escape("add_n: num_args=3 but 2 inputs were given")):
+        mx.nd.add_n(x, x, num_args=3)
+    assert mx.nd.add_n(x, x, num_args="2").asnumpy().tolist() == [2.0, 2.0]
 
 
 def test_every_string_param_declares_its_choices():

@@ -203,12 +203,15 @@ def _call(op, param_names, args, kwargs, out, face="nd", fname=None):
         for i, a in enumerate(inputs):
             _check_input(op, "data[%d]" % i, a, face, fname)
         count = op.variadic_count(len(inputs))
-        if op.variadic in kwargs and int(kwargs[op.variadic]) != count:
-            raise ValueError("%s: %s=%s but %d inputs were given"
-                             % (op.name, op.variadic, kwargs[op.variadic], len(inputs)))
+        given = kwargs.get(op.variadic)
         kwargs = dict(kwargs)
         kwargs[op.variadic] = count
-        return _run(op, inputs, op.parse_params(kwargs), out)
+        p = op.parse_params(kwargs)
+        if given is not None and getattr(
+                op.parse_params(dict(kwargs, **{op.variadic: given})), op.variadic) != count:
+            raise ValueError("%s: %s=%s but %d inputs were given"
+                             % (op.name, op.variadic, given, len(inputs)))
+        return _run(op, inputs, p, out)
 
     pos_inputs, pkw, named = op.split_args(args, kwargs, _is_array)
     if named and not callable(op.inputs):

@@ -112,11 +112,6 @@ class Params:
         return "%s(%s)" % (self._op.name, ", ".join("%s=%r" % kv for kv in self.items()))
 
 
-def _all_inputs_same_dtype(p, dtypes):
-    """Default dtype rule: every output takes the first input's dtype."""
-    return dtypes[0]
-
-
 class Op:
     """An operator declaration. See the module docstring and :func:`register_op`."""
 
