@@ -102,11 +102,17 @@ __getattr__, __dir__ = _exports(__name__, {
 # mxlite's kernels do that through :func:`parallel`, and run their products on the
 # same threads (:func:`matmul`, the BLAS at one thread meanwhile).
 
-# Bytes a pass must touch before it is split. NOTE: measured on a shared 2-core
-# machine, a split copy or ReLU gained 1.5-1.6x at 6-14 MB, nothing at 2 MB and lost
-# below (a hand-off to a sleeping thread costs ~40 us, more on a busy machine); and
-# after a product, NumPy's BLAS threads spin a while on the cores the workers want.
-PARALLEL_MIN_BYTES = 1 << 22
+# Bytes a pass must touch before it is split. NOTE: measured at 2 threads on a 2-core
+# machine (wall clock, split/serial alternated, best of 8x5), at ResNet-18 batch-8
+# and ResNet-50 batch-1 activation sizes: a transposing copy gained 1.6x at 6 MB,
+# 1.15-1.4x at 3 MB, lost at 1.5 MB (0.8-0.9x); a ReLU or scale pass on preallocated
+# output gained 1.05-1.5x at 6 MB, 0.8-1.0x at 3 MB, 0.3-0.8x below; BatchNorm
+# inference (numba, one pass) lost at every size, 0.55-0.75x up to 24 MB; the passes
+# are bound by the memory both cores share. Whole networks, the two thresholds
+# alternated in one process: 8 MB against 4 MB ran ResNet-18 b8 training 1.03-1.06x,
+# ResNet-50 b1 inference 1.0-1.03x, ResNet-18 b8 inference 0.99-1.04x; 2 MB and
+# below ran slower (ResNet-50 b1 0.96-0.98x), 16 MB no better than 8 MB.
+PARALLEL_MIN_BYTES = 1 << 23
 # Parts per thread a pass is cut into (claimed by whichever thread is free).
 PARTS_PER_THREAD = 4
 # Parts of a pass whose parts reduce (see :func:`parallel`), whatever the threads.
@@ -419,7 +425,11 @@ _serial_blas = _SerialBlas()
 
 # Multiply-adds from which :func:`matmul` splits a product over the workers, and
 # under which it leaves the BLAS alone (OpenBLAS runs a product under 4 * 65536 on
-# the calling thread whatever its setting).
+# the calling thread whatever its setting). NOTE: measured at 2 threads as for
+# PARALLEL_MIN_BYTES, at ResNet's convolution and dense shapes: a split gained
+# 1.55-1.75x from 49M multiply-adds, 0.8-1.4x at 12-16M, 0.35-0.8x at 3-7M (a busy
+# machine moves the break-even up); ResNet-50 b1's products under 2^25 are 2.5% of
+# its step, so this stays.
 PARALLEL_MIN_MACS = 1 << 23
 SERIAL_MACS = 1 << 18
 
