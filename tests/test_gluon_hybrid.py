@@ -531,6 +531,36 @@ def test_replay_backward_names_a_failing_rule():
             y.backward()
 
 
+def test_replay_backward_checks_gradient_shapes_per_input_shapes():
+    # The replay checks a rule's gradient shapes once per set of input shapes: a rule
+    # right for one input shape and wrong for another is caught on the other, and a
+    # walk that failed is checked again next time.
+    def right_for_two_rows(p, x, y, gy, need):
+        return [gy[0] * 2 if x[0].shape[0] == 2 else gy[0][:1] * 2]
+
+    mx.operator.register_op("_test_cg_rows", lambda p, xp, x: x * 2, saves="x",
+                            gradient=right_for_two_rows)
+    net = nn.HybridLambda(lambda F, x: F._internal._test_cg_rows(x) + 1)
+    net.hybridize()
+
+    def backward(rows):
+        x = mx.nd.ones((rows, 3))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        return x.grad.asnumpy()
+
+    for _ in range(2):
+        np.testing.assert_array_equal(backward(2), np.full((2, 3), 2.0))
+    assert _graphs(net)
+    for _ in range(2):
+        with pytest.raises(mx.MXNetError, match=r"_test_cg_rows \(backward\): gradient has "
+                                                r"shape \(1, 3\), expected \(4, 3\)"):
+            backward(4)
+    np.testing.assert_array_equal(backward(2), np.full((2, 3), 2.0))
+
+
 def test_hybridized_block_sees_replaced_and_rewritten_parameters():
     # The replay keeps the parameters' arrays between calls: a re-initialisation,
     # set_data, a load or a new context must all reach it.

@@ -419,7 +419,7 @@ def _free(node):
     node.p = None       # what an op kept for its backward (a hybridized graph's tape)
 
 
-def node_backward(op, p, x, y, gy, need, ctx):
+def node_backward(op, p, x, y, gy, need, ctx, check=True):
     """The one place a gradient rule runs: ``op.gradient(p, x, y, gy, need)``.
 
     ``x``, ``y``, ``gy`` are raw arrays when the backward is not recorded and NDArrays
@@ -427,8 +427,10 @@ def node_backward(op, p, x, y, gy, need, ctx):
     None where no gradient came. Rules on integer data get NDArrays wrapped on ``ctx``
     (zeros for the missing ``gy``) and give raw arrays back: Python's operators on raw
     arrays would follow NumPy there (``/`` is true division) instead of MXNet. Errors
-    are named after the op; a needed gradient of the wrong shape is an error. Returns
-    one gradient per input (None where ``need`` is false or the input has none).
+    are named after the op; a needed gradient of the wrong shape is an error (``check``
+    False skips that check, for a caller that has already seen the rule give the right
+    shapes for these very input shapes). Returns one gradient per input (None where
+    ``need`` is false or the input has none).
     """
     x0 = x[0]
     wrapped = entered = False
@@ -453,10 +455,11 @@ def node_backward(op, p, x, y, gy, need, ctx):
     finally:
         if entered:
             _state.raw = False
-    for xi, gi, want in zip(x, gx, need):
-        if gi is not None and want and gi.shape != xi.shape:
-            raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                             % (op.name, gi.shape, xi.shape))
+    if check:
+        for xi, gi, want in zip(x, gx, need):
+            if gi is not None and want and gi.shape != xi.shape:
+                raise MXNetError("%s (backward): gradient has shape %s, expected %s"
+                                 % (op.name, gi.shape, xi.shape))
     if wrapped:
         return [None if g is None else g._data for g in gx]
     return gx

@@ -252,6 +252,7 @@ class CachedGraph:
         self._backward_order = [(k, st[0], st[2], st[3], st[6])
                                 for k, st in reversed(list(enumerate(plan)))]
         self._need = {}
+        self._shapes_checked = set()
         self._gop = _GraphOp(self)
         self._params_used = [st[1] for st in plan]
         self._takes = [_taker(st[2]) for st in plan]
@@ -399,6 +400,10 @@ class CachedGraph:
         free = _ag_state.freeing
         if free:
             tape.raw = tape.full = None
+        # The rules' gradient shapes follow from the graph's input and parameter shapes:
+        # a walk that checked them for these shapes (and this need mask) needs no recheck
+        shapes = (tape.mask, tuple([raw[s].shape for s in self.leaf_slots]))
+        check = shapes not in self._shapes_checked
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
@@ -431,11 +436,13 @@ class CachedGraph:
             need_k = need_ins[k]
             xs = takes[k](raw)
             gxs = node_backward(op, used[k], xs if type(xs) is list else list(xs), ys, gvis,
-                                need_k, ctx)
+                                need_k, ctx, check)
             for i, gx, want in zip(ins, gxs, need_k):
                 if gx is not None and want:
                     gi = g[i]
                     g[i] = gx if gi is None else gi + gx
+        if check and len(self._shapes_checked) < 64:
+            self._shapes_checked.add(shapes)
         return [g[s] for s in self.leaf_slots]
 
     def _gradient_recorded(self, tape, xs, gys):
