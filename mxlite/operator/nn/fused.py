@@ -115,8 +115,10 @@ _CONV = get_op("Convolution")
 
 
 def _parse_kept(v):
-    if v is None or isinstance(v, KeptWeight) or v == "None":
-        return None if v == "None" else v
+    if isinstance(v, KeptWeight):
+        return v
+    if v is None or v == "None":
+        return None
     raise ValueError("expected a KeptWeight (a hybridized graph's) or None, got %r" % (v,))
 
 
