@@ -67,5 +67,6 @@ def fast_kernels(request, monkeypatch):
         pytest.skip("numba (the extra 'fast') is not installed")
     else:
         monkeypatch.setattr(_fast, "MIN_TILES", 0)
+        monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
         monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
     return request.param

@@ -517,3 +517,26 @@ def test_a_recorded_call_transforms_the_filters_each_time(fast_kernels, monkeypa
             net(x)
     n_convs = 2 if fast_kernels != "numpy" else 0
     assert len(made) == 2 * n_convs
+
+
+def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
+    """With the filters' transform kept, Winograd pays from fewer tiles (MIN_TILES_KEPT):
+    a batch-1 10x10 map (25 tiles) runs it in a hybridized graph's inference, not in an
+    imperative call, with the imperative results to float32 round-off."""
+    if _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    assert _fast.MIN_TILES_KEPT <= 25 < _fast.MIN_TILES
+    made = []
+    filters = _fast._filters
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w: made.append(w.shape) or
+                        filters(jit, w))
+    net = nn.Conv2D(16, 3, padding=1, in_channels=16)
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(0).randn(1, 16, 10, 10))
+    want = net(x).asnumpy()
+    assert made == []
+    net.hybridize()
+    for _ in range(4):
+        got = net(x).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(made) == 2      # the second call made the transform, kept from then on
