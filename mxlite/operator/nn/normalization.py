@@ -118,9 +118,10 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
     y = xp.empty(x.shape, dtype=x.dtype)
     if batch:
         mean, var = xp.empty(nc, dtype=x.dtype), xp.empty(nc, dtype=x.dtype)
+        inv = xp.empty(nc, dtype=x.dtype)
     else:
         mean, var = moving_mean.astype(x.dtype), moving_var.astype(x.dtype)
-    inv = xp.empty(nc, dtype=x.dtype)
+        inv = _inv_std(p, xp, var)
     bc = (1,) * c + (-1,) + (1,) * (x.ndim - c - 1)
 
     def part(lo, hi):
@@ -136,9 +137,9 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
             mean[lo:hi] = m.reshape(-1)
             var[lo:hi] = (ys * ys).mean(axis=axes)
             centred = True
-        inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
-        scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
-        shift = beta[lo:hi].astype(x.dtype)
+        if batch:
+            inv[lo:hi] = _inv_std(p, xp, var[lo:hi])
+        scale, shift = _scale_shift(p, inv[lo:hi], gamma[lo:hi], beta[lo:hi], x.dtype)
         rs = None if residual is None else residual[at]
         if not centred and fast and _fast.batch_norm_apply(xs, mean[lo:hi], scale, shift, ys,
                                                            rs, relu):
@@ -155,6 +156,24 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
             xp.maximum(ys, ys.dtype.type(0), out=ys)
     parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
+
+
+def _inv_std(p, xp, var):
+    return 1 / xp.sqrt(var + p.eps)
+
+
+def _scale_shift(p, inv, gamma, beta, dtype):
+    """BatchNorm's per-channel ``(scale, shift)``: ``y = (x - mean) * scale + shift``."""
+    return (inv if p.fix_gamma else inv * gamma.astype(dtype)), beta.astype(dtype)
+
+
+def moving_affine(p, xp, dtype, gamma, beta, moving_mean, moving_var):
+    """Inference BatchNorm (the moving statistics) on data of ``dtype`` (float32 or
+    float64) as ``(mean, inv, scale, shift)`` per channel, the values
+    :func:`batch_norm` computes, for a kernel that applies ``(x - mean) * scale +
+    shift`` itself (``fused.py``)."""
+    mean, inv = moving_mean.astype(dtype), _inv_std(p, xp, moving_var.astype(dtype))
+    return (mean, inv) + _scale_shift(p, inv, gamma, beta, dtype)
 
 
 def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
