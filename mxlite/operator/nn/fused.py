@@ -38,7 +38,7 @@ import functools
 import numpy as np
 
 from ...autograd import _state as _ag_state
-from ...base import parse_bool
+from ...base import MXNetError, parse_bool
 from ...nd.ndarray import NDArray
 from ..registry import register_op, Param, get_op, array_module_of, dtypes
 from ..util import norm_axis
@@ -191,7 +191,9 @@ class ConvBatchNorm:
 def _parse_chain(v):
     if isinstance(v, ConvBatchNorm):
         return v
-    raise ValueError("expected a ConvBatchNorm (a hybridized graph's), got %r" % (v,))
+    if v is None or v == "None":
+        return None
+    raise ValueError("expected a ConvBatchNorm (a hybridized graph's) or None, got %r" % (v,))
 
 
 def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *residual):
@@ -199,6 +201,10 @@ def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *residual):
     and columns). In inference with the moving statistics, the Winograd kernel applies
     BatchNorm's affine (and the sum and relu) as it makes the output, where it runs."""
     chain = p.chain
+    if chain is None:
+        raise MXNetError("_conv_batch_norm: chain is None; expected the chain's ops and params "
+                         "(a ConvBatchNorm), which a hybridized graph gives the step it "
+                         "runs in place of Convolution -> BatchNorm")
     r = residual[0] if residual else None
     bn_p = chain.bn_p
     if not _ag_state.recording and (bn_p.use_global_stats or not _ag_state.training):
@@ -251,9 +257,9 @@ def _conv_bn_gradient(p, x, y, gy, need):
 CONV_BATCH_NORM = register_op(
     "_conv_batch_norm", _conv_bn, gradient=_conv_bn_gradient, saves="xy",
     inputs=lambda p: ("data", "weight", "gamma", "beta", "moving_mean", "moving_var") + (
-        ("residual",) if p.chain.residual else ()),
+        ("residual",) if p.chain is not None and p.chain.residual else ()),
     num_outputs=5, num_visible_outputs=1, mutate=(4, 5), no_grad_inputs=(4, 5),
-    params=[Param("chain", _parse_chain, doc="The chain's ops and params (a ConvBatchNorm).")],
+    params=[Param("chain", _parse_chain, None, "The chain's ops and params (a ConvBatchNorm).")],
     doc="Convolution (no bias) -> BatchNorm [-> elemwise_add] [-> relu] in one step (what a "
         "hybridized graph runs for that chain), with the chain's outputs, moving statistics "
         "and gradients; hidden outputs: the convolution's output and columns.")
