@@ -577,6 +577,28 @@ def _conv_bn_chain(fused, conv_p, bn, bn_p, ins, gy, training, recorded):
     return outs + gc + [g for g in gb[1:] if g is not None]
 
 
+def _conv_bn_relu_ref(x, w, gamma, beta, mm, mv):
+    z = _conv_ref(x, w, np.zeros(w.shape[0], x.dtype))
+    sh = (1, -1, 1, 1)
+    return np.maximum((z - mm.reshape(sh)) / np.sqrt(mv.reshape(sh) + 1e-3) *
+                      gamma.reshape(sh) + beta.reshape(sh), 0)
+
+
+def _conv_bn_row():
+    from mxlite.operator.nn.fused import ConvBatchNorm
+    rng = np.random.RandomState(6)
+    chain = ConvBatchNorm(KEPT_CONV, KEPT_CONV.parse_params(dict(
+        kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True)), get_op(
+        "_contrib_BatchNormWithReLU"), get_op("BatchNorm").parse_params(dict(fix_gamma=False,
+                                                                  use_global_stats=True)))
+    return row("_conv_batch_norm", _conv_bn_relu_ref,
+               [rng.randn(2, 3, 5, 4), rng.randn(4, 3, 3, 3)] + _bn_args((2, 4), np.float64, rng)[1:],
+               {"chain": chain}, grad=(0, 1, 2, 3), rtol32=1e-5)
+
+
+globals().update({"test_conv_batch_norm_" + k: v for k, v in row_tests([_conv_bn_row()]).items()})
+
+
 @pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
 @pytest.mark.parametrize("bn_name", ["BatchNorm", "_contrib_BatchNormWithReLU",
                                      "_batch_norm_add_relu"])
