@@ -189,8 +189,7 @@ def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_ga
         return mx.nd.BatchNorm(*[mx.nd.array(a, dtype=dtype) for a in args],
                                fix_gamma=fix_gamma, eps=1e-3).asnumpy()
 
-    x = args[0].astype(dtype)
-    assert _fast.batch_norm_apply(x, *[a.astype(dtype) for a in args[1:4]], np.empty_like(x))
+    assert _fast.channel_views(args[0].astype(dtype)) is not None     # the kernels apply
     fast = run()
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     want = run()
@@ -220,7 +219,7 @@ def test_batch_norm_training_passes_are_float32_round_off_of_float64(shape, monk
     x = rng.standard_normal(shape) * 0.1 + 3.0        # an offset: cancellation in the variance
     gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
     gy = rng.standard_normal(shape)
-    assert _fast.batch_norm_moments(x.astype(np.float32), *np.empty((2, c), np.float32))
+    assert _fast.channel_views(x.astype(np.float32)) is not None      # the kernels apply
     exact = _bn_train(x, gamma, beta, gy)
     fast = _bn_train(*(a.astype(np.float32) for a in (x, gamma, beta, gy)))
     monkeypatch.setattr(_fast, "kernels", lambda: None)
@@ -244,16 +243,35 @@ def test_batch_norm_gradient_pass_is_numpys_formula_bit_for_bit(dtype):
         with np.errstate(invalid="ignore"):     # inf * 0 where relu masks inf
             g = gy if relu_y is None else np.multiply(gy, relu_y > 0)
             want = g * a.reshape(sh) - (x - mean.reshape(sh)) * k1.reshape(sh) - k2.reshape(sh)
-            got = np.empty_like(x)
-            assert _fast.batch_norm_grad(x, mean, gy, a, k1, k2, got, relu_y)
-            # the sums see the same g, and write it where asked
-            kept = np.empty_like(x)
-            sums = _fast.batch_norm_grad_sums(x, mean, gy, relu_y,
-                                              None if relu_y is None else kept)
-            np.testing.assert_allclose(sums[0], g.sum(axis=(0, 2, 3)), rtol=1e-5)
+            got, kept = np.full_like(x, 7), np.full_like(x, 7)
+            x3, gy3, y3, got3, kept3 = _fast.channel_views(x, gy, relu_y, got, kept)
+            # in two parts of the channels, as the CPU workers run them
+            sums = []
+            for lo, hi in ((0, 1), (1, 4)):
+                _fast.batch_norm_grad(x3, lo, mean[lo:hi], gy3, a[lo:hi], k1[lo:hi],
+                                      k2[lo:hi], got3, y3)
+                # the sums see the same g, and write it where asked
+                sums.append(_fast.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3,
+                                                       None if relu_y is None else kept3))
+            np.testing.assert_allclose(np.concatenate([s[0] for s in sums]),
+                                       g.sum(axis=(0, 2, 3)), rtol=1e-5)
+            np.testing.assert_allclose(np.concatenate([s[1] for s in sums]),
+                                       ((x - mean.reshape(sh)) * g).sum(axis=(0, 2, 3)),
+                                       rtol=1e-5)
         assert np.array_equal(got, want, equal_nan=True)
         if relu_y is not None:
             assert np.array_equal(kept.view(np.uint8), g.view(np.uint8))
+
+
+@needs_numba
+def test_batch_norm_kernels_refuse_vectors_that_do_not_fit_the_data():
+    x3 = _fast.channel_views(np.ones((2, 4, 5), np.float32))[0]
+    y3 = np.empty_like(x3)
+    with pytest.raises(ValueError, match="do not fit data of shape"):
+        _fast.batch_norm_apply(x3, 2, *np.ones((3, 3), np.float32), y3)    # channels 2..4 of 4
+    with pytest.raises(ValueError, match="do not fit data of shape"):
+        _fast.batch_norm_moments(x3, 0, *np.ones((2, 4), np.float64))      # another dtype
+    assert np.array_equal(x3, np.ones((2, 4, 5), np.float32))
 
 
 @needs_numba
@@ -271,7 +289,8 @@ def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monk
     x = np.ones((2, 8, 9, 9))
     assert _fast.kernels() is not None
     y = np.empty_like(x)
-    assert _fast.batch_norm_apply(x, *np.ones((3, 8)), y)
+    x3, y3 = _fast.channel_views(x, y)
+    _fast.batch_norm_apply(x3, 0, *np.ones((3, 8)), y3)
     np.testing.assert_array_equal(y, x)
 
 

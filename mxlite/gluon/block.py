@@ -684,7 +684,7 @@ class HybridBlock(Block):
         """Run ``hybrid_forward`` with ``F = mx.nd`` and this block's parameters on the
         context of the first input array."""
         if isinstance(x, NDArray) and not args:
-            ctx, has_sym = x.context, False
+            ctx, has_sym = x._ctx, False
         else:
             ctx, has_sym, ctxs = _input_kinds((x,) + args)
             if has_sym and ctx is not None:

@@ -13,6 +13,7 @@ and traces into a symbol graph alike.
 [1.]
 <NDArray 1 @cpu(0)>
 """
+import math
 import numbers
 
 import numpy as np
@@ -50,10 +51,10 @@ def _reshape_like(F, block, x, y, what="label"):
         return F.reshape_like(x, y)
     if xs == ys:
         return x
-    if int(np.prod(xs)) != int(np.prod(ys)):
+    if math.prod(xs) != math.prod(ys):
         raise ValueError("%s: %s of shape %s cannot be reshaped to the prediction's shape %s "
                          "(sizes %d and %d differ)" % (type(block).__name__, what, xs, ys,
-                                                       int(np.prod(xs)), int(np.prod(ys))))
+                                                       math.prod(xs), math.prod(ys)))
     return x.reshape(ys)
 
 
@@ -211,7 +212,7 @@ class SoftmaxCrossEntropyLoss(Loss):
         if ps is None or ls is None or not self._sparse_label:
             return
         want = ps[:self._axis % len(ps)] + ps[self._axis % len(ps) + 1:]
-        if int(np.prod(ls)) != int(np.prod(want)):
+        if math.prod(ls) != math.prod(want):
             raise ValueError("SoftmaxCrossEntropyLoss: sparse label of shape %s does not match "
                              "pred of shape %s; expected one class index per position, shape "
                              "%s (or pass sparse_label=False for dense labels)"

@@ -33,7 +33,7 @@ does not make it fresh; reducing it over contexts does not either.
 import numbers
 
 from .. import optimizer as opt
-from ..autograd import is_fresh, set_fresh
+from ..autograd import is_fresh
 from ..base import MXNetError
 from ..kvstore.base import KVStoreBase
 from ..kvstore.dist import is_async, is_dist
@@ -374,7 +374,8 @@ class Trainer:
         for i, param, datas, grads, flags in plan:
             for upd, arr, grad, ok in zip(updates, datas, grads, flags):
                 if ok:
-                    if grad.shape != arr.shape or grad.dtype != arr.dtype:
+                    a, g = arr._data, grad._data
+                    if g.shape != a.shape or g.dtype != a.dtype:
                         _check_update_pair(param, arr, grad)
                     upd[0].append(i)
                     upd[1].append(grad)
@@ -387,7 +388,7 @@ class Trainer:
             updater.apply(idx, grads, arrs)
         for _, _, arrs in updates:
             for arr in arrs:
-                set_fresh(arr._entry, False)
+                arr._entry[0].fresh = False     # (a fresh gradient: a variable's entry)
 
 
 def _check_update_pair(param, arr, grad):

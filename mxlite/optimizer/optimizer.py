@@ -280,7 +280,8 @@ class Optimizer:
         return self.learning_rate * self._mult(index, self.lr_mult, "lr_mult")
 
     def _get_wds(self, indices):
-        return [self._get_wd(index) for index in indices]
+        wd = self.wd
+        return [wd * self._mult(index, self.wd_mult, "wd_mult") for index in indices]
 
     def _get_wd(self, index):
         """The weight decay of parameter ``index`` (multipliers applied)."""
@@ -424,10 +425,20 @@ class Updater:
             for i, w, g in zip(indices, weights, grads):
                 opt.update_multi_precision(i, w, g, states[i])
             return
+        size = max(1, opt.aggregate_num)
+        dtype = weights[0]._data.dtype
+        for w in weights:
+            if w._data.dtype != dtype:
+                break
+        else:       # one dtype (the common case): the groups are slices
+            for start in range(0, len(weights), size):
+                idx = indices[start:start + size]
+                group(idx, weights[start:start + size], grads[start:start + size],
+                      [states[i] for i in idx])
+            return
         by_dtype = {}
         for item in zip(indices, weights, grads):
             by_dtype.setdefault(item[1].dtype, []).append(item)
-        size = max(1, opt.aggregate_num)
         for items in by_dtype.values():
             for start in range(0, len(items), size):
                 idx, ws, gs = zip(*items[start:start + size])

@@ -498,15 +498,22 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
 
 
 # -- BatchNorm ---------------------------------------------------------------------------
+# Each kernel takes whole (N, C, L) arrays and the first channel ``c0`` of the part it
+# runs (its per-channel vectors hold that part's channels): a part of the channels cut
+# out of a C-contiguous array is a strided view, which numba compiles for any strides,
+# without vector loads (measured: the statistics pass 6x slower on such a view than on
+# the whole array it came from).
 
-def _channel_affine(x, mean, scale, shift, r, add, relu, y):
-    """``y = (x - mean) * scale + shift`` with the per-channel values of axis 1 of ``x``
-    and ``y`` (N, C, L); then ``+ r`` where ``add``, and ``max(., 0)`` where ``relu``
-    (NaN stays NaN and -0 becomes +0, as in ``np.maximum(v, 0)``)."""
-    n_, c_, l_ = x.shape
+def _channel_affine(x, c0, mean, scale, shift, r, add, relu, y):
+    """``y = (x - mean) * scale + shift`` with the per-channel values for channels
+    ``c0, c0 + 1, ...`` of axis 1 of ``x`` and ``y`` (N, C, L); then ``+ r`` where
+    ``add``, and ``max(., 0)`` where ``relu`` (NaN stays NaN and -0 becomes +0, as in
+    ``np.maximum(v, 0)``)."""
+    n_, l_ = x.shape[0], x.shape[2]
     for n in range(n_):
-        for c in range(c_):
-            m, s, b = mean[c], scale[c], shift[c]
+        for k in range(mean.shape[0]):
+            c = c0 + k
+            m, s, b = mean[k], scale[k], shift[k]
             for i in range(l_):
                 v = (x[n, c, i] - m) * s + b
                 if add:
@@ -516,36 +523,38 @@ def _channel_affine(x, mean, scale, shift, r, add, relu, y):
                 y[n, c, i] = v
 
 
-def _channel_moments(x, mean, var):
+def _channel_moments(x, c0, mean, var):
     """The mean and the variance ``mean((x - mean)^2)`` (two passes, summed in float64)
-    of each channel (axis 1) of ``x`` (N, C, L), into ``mean`` and ``var`` (x's dtype;
-    the variance is taken about the mean as rounded to that dtype)."""
-    n_, c_, l_ = x.shape
+    of channels ``c0, c0 + 1, ...`` (axis 1) of ``x`` (N, C, L), into ``mean`` and ``var``
+    (x's dtype; the variance is taken about the mean as rounded to that dtype)."""
+    n_, l_ = x.shape[0], x.shape[2]
     count = n_ * l_
-    for c in range(c_):
+    for k in range(mean.shape[0]):
+        c = c0 + k
         s = 0.0
         for n in range(n_):
             for i in range(l_):
                 s += x[n, c, i]
-        mean[c] = s / count
-        m = mean[c]
+        mean[k] = s / count
+        m = mean[k]
         s = 0.0
         for n in range(n_):
             for i in range(l_):
                 d = x[n, c, i] - m
                 s += float(d) * float(d)
-        var[c] = s / count
+        var[k] = s / count
 
 
-def _channel_grad_sums(x, mean, gy, y, relu, g, store, sums):
-    """``sums[c] = (sum(g), sum((x - mean) * g))`` over each channel (axis 1) of (N, C, L)
-    arrays, in float64 (``x - mean`` rounded to x's dtype, as NumPy's), for ``g = gy``
-    or, where ``relu``, relu's gradient ``gy * (y > 0)`` for its output ``y`` (stored
-    in ``g`` where ``store``)."""
-    n_, c_, l_ = x.shape
+def _channel_grad_sums(x, c0, mean, gy, y, relu, g, store, sums):
+    """``sums[k] = (sum(g), sum((x - mean) * g))`` over channel ``c0 + k`` (axis 1) of
+    (N, C, L) arrays, in float64 (``x - mean`` rounded to x's dtype, as NumPy's), for
+    ``g = gy`` or, where ``relu``, relu's gradient ``gy * (y > 0)`` for its output
+    ``y`` (stored in ``g`` where ``store``)."""
+    n_, l_ = x.shape[0], x.shape[2]
     zero = np.zeros(1, dtype=gy.dtype)[0]
-    for c in range(c_):
-        m = mean[c]
+    for k in range(mean.shape[0]):
+        c = c0 + k
+        m = mean[k]
         s = 0.0
         t = 0.0
         for n in range(n_):
@@ -557,19 +566,20 @@ def _channel_grad_sums(x, mean, gy, y, relu, g, store, sums):
                     g[n, c, i] = v
                 s += v
                 t += float(x[n, c, i] - m) * float(v)
-        sums[c, 0] = s
-        sums[c, 1] = t
+        sums[k, 0] = s
+        sums[k, 1] = t
 
 
-def _channel_grad(x, mean, gy, y, relu, a, k1, k2, gx):
-    """``gx = g * a - (x - mean) * k1 - k2`` with the per-channel values of axis 1 (N, C,
-    L), in that order (BatchNorm's data gradient as NumPy computes it), ``g`` as in
-    :func:`_channel_grad_sums`."""
-    n_, c_, l_ = x.shape
+def _channel_grad(x, c0, mean, gy, y, relu, a, k1, k2, gx):
+    """``gx = g * a - (x - mean) * k1 - k2`` with the per-channel values for channels
+    ``c0, c0 + 1, ...`` of axis 1 (N, C, L), in that order (BatchNorm's data gradient
+    as NumPy computes it), ``g`` as in :func:`_channel_grad_sums`."""
+    n_, l_ = x.shape[0], x.shape[2]
     zero = np.zeros(1, dtype=gy.dtype)[0]
     for n in range(n_):
-        for c in range(c_):
-            m, ac, p, q = mean[c], a[c], k1[c], k2[c]
+        for k in range(mean.shape[0]):
+            c = c0 + k
+            m, ac, p, q = mean[k], a[k], k1[k], k2[k]
             for i in range(l_):
                 v = gy[n, c, i]
                 if relu and not y[n, c, i] > 0:
@@ -577,70 +587,64 @@ def _channel_grad(x, mean, gy, y, relu, a, k1, k2, gx):
                 gx[n, c, i] = v * ac - (x[n, c, i] - m) * p - q
 
 
-def _channel_views(arrays, vectors):
-    """The (N, C, L) views of ``arrays`` (float, one dtype, one shape, NumPy; the first
-    one's channels on axis 1) with per-channel ``vectors`` of that dtype too, or None
-    where numba is off or they do not qualify (the caller keeps its NumPy passes).
-    An array that is no view as (N, C, L) is reshaped into a copy: only inputs may be."""
+def channel_views(*arrays):
+    """The (N, C, L) views of NumPy float ``arrays`` of one shape and dtype (channels on
+    axis 1, None entries passed through), for the BatchNorm kernels below; None where
+    numba is off or they do not qualify (the caller keeps its NumPy passes). An array
+    that is no view as (N, C, L) is reshaped into a copy: only inputs may be."""
     x = arrays[0]
+    given = [a for a in arrays if a is not None]
     if (x.ndim < 2 or x.dtype not in _DTYPES or 0 in x.shape
-            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in arrays + vectors)
-            or any(a.shape != x.shape for a in arrays)
-            or any(v.shape != (x.shape[1],) for v in vectors)):
+            or any(type(a) is not np.ndarray or a.dtype != x.dtype or a.shape != x.shape
+                   for a in given)):
         return None
     if kernels() is None:
         return None
     shape3 = x.shape[:2] + (-1,)
-    return [a.reshape(shape3) for a in arrays]
+    return [None if a is None else a.reshape(shape3) for a in arrays]
 
 
-def batch_norm_apply(x, mean, scale, shift, y, residual=None, relu=False):
-    """``y = (x - mean) * scale + shift`` with per-channel (axis 1) vectors, then
-    ``+ residual`` (of ``x``'s shape) and ``relu`` where given, in one pass; False
-    (``y`` untouched) where the kernel does not apply (numba off, not float data of
-    one dtype, or ``y`` not viewable as (N, C, L))."""
-    arrays = (x, y) + (() if residual is None else (residual,))
-    views = _channel_views(arrays, (mean, scale, shift))
-    if views is None or views[1].ctypes.data != y.ctypes.data:     # a reshaped copy of y
-        return False
-    x3, y3 = views[:2]
-    r3 = x3 if residual is None else views[2]       # (read only where added)
-    kernels().channel_affine(x3, mean, scale, shift, r3, residual is not None, relu, y3)
-    return True
+def _vectors(x3, c0, *vectors):
+    # NOTE: the kernels index without bounds checks: a misfit is refused before them
+    if any(v.dtype != x3.dtype or v.shape != vectors[0].shape for v in vectors) \
+            or not 0 <= c0 <= c0 + len(vectors[0]) <= x3.shape[1]:
+        raise ValueError("BatchNorm kernels: per-channel vectors of %s channels from channel "
+                         "%d do not fit data of shape %s and dtype %s"
+                         % ([v.shape for v in vectors], c0, x3.shape, x3.dtype))
 
 
-def batch_norm_moments(x, mean, var):
-    """Fill ``mean`` and ``var`` (C,) with the batch statistics of ``x``'s channels (axis
-    1), summed in float64; False where the kernel does not apply."""
-    views = _channel_views((x,), (mean, var))
-    if views is None:
-        return False
-    kernels().channel_moments(views[0], mean, var)
-    return True
+def batch_norm_apply(x3, c0, mean, scale, shift, y3, r3=None, relu=False):
+    """``y3 = (x3 - mean) * scale + shift`` for channels ``c0, ...`` (as many as the
+    vectors hold) of :func:`channel_views` ``x3``, ``y3`` (N, C, L), then ``+ r3``
+    (where given) and ``relu`` (where ``relu``), in one pass."""
+    _vectors(x3, c0, mean, scale, shift)
+    kernels().channel_affine(x3, c0, mean, scale, shift, x3 if r3 is None else r3,
+                             r3 is not None, relu, y3)
 
 
-def batch_norm_grad_sums(x, mean, gy, y=None, g=None):
-    """``(sum(g), sum((x - mean) * g))`` per channel (axis 1), in x's dtype (summed in
-    float64), for ``g = gy``, or, given relu's output ``y``, ``g = gy * (y > 0)``
-    (written into ``g`` where given); None where the kernel does not apply."""
-    arrays = (x, gy) + (() if y is None else (y,)) + (() if g is None else (g,))
-    views = _channel_views(arrays, (mean,))
-    if views is None or (g is not None and views[-1].ctypes.data != g.ctypes.data):
-        return None
-    x3, gy3 = views[:2]
-    y3 = gy3 if y is None else views[2]
-    sums = np.empty((x.shape[1], 2))
-    kernels().channel_grad_sums(x3, mean, gy3, y3, y is not None, views[-1],
-                                g is not None, sums)
-    return sums[:, 0].astype(x.dtype), sums[:, 1].astype(x.dtype)
+def batch_norm_moments(x3, c0, mean, var):
+    """Fill ``mean`` and ``var`` with the batch statistics of channels ``c0, ...`` of
+    :func:`channel_views` ``x3`` (N, C, L), summed in float64."""
+    _vectors(x3, c0, mean, var)
+    kernels().channel_moments(x3, c0, mean, var)
 
 
-def batch_norm_grad(x, mean, gy, a, k1, k2, gx, y=None):
-    """``gx = g * a - (x - mean) * k1 - k2`` per channel (axis 1) in one pass, ``g`` as in
-    :func:`batch_norm_grad_sums`; False where the kernel does not apply."""
-    views = _channel_views((x, gy, gx) + (() if y is None else (y,)), (mean, a, k1, k2))
-    if views is None or views[2].ctypes.data != gx.ctypes.data:
-        return False
-    y3 = views[1] if y is None else views[3]
-    kernels().channel_grad(views[0], mean, views[1], y3, y is not None, a, k1, k2, views[2])
-    return True
+def batch_norm_grad_sums(x3, c0, mean, gy3, y3=None, g3=None):
+    """``(sum(g), sum((x - mean) * g))`` for channels ``c0, ...`` (as many as ``mean``
+    holds) of :func:`channel_views` (N, C, L), in x's dtype (summed in float64), for
+    ``g = gy``, or, given relu's output ``y3``, ``g = gy * (y > 0)`` (written into
+    ``g3`` where given)."""
+    _vectors(x3, c0, mean)
+    sums = np.empty((len(mean), 2))
+    kernels().channel_grad_sums(x3, c0, mean, gy3, gy3 if y3 is None else y3, y3 is not None,
+                                gy3 if g3 is None else g3, g3 is not None, sums)
+    return sums[:, 0].astype(x3.dtype), sums[:, 1].astype(x3.dtype)
+
+
+def batch_norm_grad(x3, c0, mean, gy3, a, k1, k2, gx3, y3=None):
+    """``gx3 = g * a - (x - mean) * k1 - k2`` for channels ``c0, ...`` of
+    :func:`channel_views` (N, C, L) in one pass, ``g`` as in
+    :func:`batch_norm_grad_sums`."""
+    _vectors(x3, c0, mean, a, k1, k2)
+    kernels().channel_grad(x3, c0, mean, gy3, gy3 if y3 is None else y3, y3 is not None,
+                           a, k1, k2, gx3)

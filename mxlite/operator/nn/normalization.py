@@ -118,53 +118,56 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
     y = xp.empty(x.shape, dtype=x.dtype)
     if batch:
         mean, var = xp.empty(nc, dtype=x.dtype), xp.empty(nc, dtype=x.dtype)
-        inv = xp.empty(nc, dtype=x.dtype)
     else:
         mean, var = moving_mean.astype(x.dtype), moving_var.astype(x.dtype)
-        inv = _inv_std(p, xp, var)
-    bc = (1,) * c + (-1,) + (1,) * (x.ndim - c - 1)
+    inv = xp.empty(nc, dtype=x.dtype)
 
-    def part(lo, hi):
-        at = (slice(None),) * c + (slice(lo, hi),)
-        xs, ys = x[at], y[at]
-        # where numba runs (channels on axis 1): the statistics in two passes summed in
-        # float64, and y in one pass, the same operations as NumPy's passes below
-        fast = c == 1
-        centred = False
-        if batch and not (fast and _fast.batch_norm_moments(xs, mean[lo:hi], var[lo:hi])):
-            m = xs.mean(axis=axes, keepdims=True)
-            xp.subtract(xs, m, out=ys)
-            mean[lo:hi] = m.reshape(-1)
-            var[lo:hi] = (ys * ys).mean(axis=axes)
-            centred = True
-        if batch:
-            inv[lo:hi] = _inv_std(p, xp, var[lo:hi])
-        scale, shift = _scale_shift(p, inv[lo:hi], gamma[lo:hi], beta[lo:hi], x.dtype)
-        rs = None if residual is None else residual[at]
-        if not centred and fast and _fast.batch_norm_apply(xs, mean[lo:hi], scale, shift, ys,
-                                                           rs, relu):
-            return
-        if not centred:
-            xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
-        # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array; then the
-        # residual sum and relu in place too (the same operations as elemwise_add, relu)
-        ys *= scale.reshape(bc)
-        ys += shift.reshape(bc)
-        if rs is not None:
-            xp.add(ys, rs, out=ys)
-        if relu:
-            xp.maximum(ys, ys.dtype.type(0), out=ys)
+    def affine(lo, hi):
+        """inv, then the scale and shift of channels lo:hi"""
+        inv[lo:hi], scale, shift = _affine(p, xp, var[lo:hi], gamma[lo:hi], beta[lo:hi],
+                                           x.dtype)
+        return scale, shift
+    # where numba runs (channels on axis 1): the statistics in two passes summed in
+    # float64, and y in one pass, the same operations as NumPy's passes
+    views = _fast.channel_views(x, y, residual) if c == 1 else None
+    if views is not None:
+        x3, y3, r3 = views
+
+        def part(lo, hi):
+            if batch:
+                _fast.batch_norm_moments(x3, lo, mean[lo:hi], var[lo:hi])
+            _fast.batch_norm_apply(x3, lo, mean[lo:hi], *affine(lo, hi), y3, r3, relu)
+    else:
+        bc = (1,) * c + (-1,) + (1,) * (x.ndim - c - 1)
+
+        def part(lo, hi):
+            at = (slice(None),) * c + (slice(lo, hi),)
+            xs, ys = x[at], y[at]
+            if batch:
+                m = xs.mean(axis=axes, keepdims=True)
+                xp.subtract(xs, m, out=ys)
+                mean[lo:hi] = m.reshape(-1)
+                var[lo:hi] = (ys * ys).mean(axis=axes)
+            else:
+                xp.subtract(xs, mean[lo:hi].reshape(bc), out=ys)
+            scale, shift = affine(lo, hi)
+            # NOTE: ((x - mean) * scale) + beta in place, on the one fresh array; then the
+            # residual sum and relu in place too (the same operations as elemwise_add, relu)
+            ys *= scale.reshape(bc)
+            ys += shift.reshape(bc)
+            if residual is not None:
+                xp.add(ys, residual[at], out=ys)
+            if relu:
+                xp.maximum(ys, ys.dtype.type(0), out=ys)
     parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
 
 
-def _inv_std(p, xp, var):
-    return 1 / xp.sqrt(var + p.eps)
-
-
-def _scale_shift(p, inv, gamma, beta, dtype):
-    """BatchNorm's per-channel ``(scale, shift)``: ``y = (x - mean) * scale + shift``."""
-    return (inv if p.fix_gamma else inv * gamma.astype(dtype)), beta.astype(dtype)
+def _affine(p, xp, var, gamma, beta, dtype):
+    """BatchNorm's per-channel ``(inv, scale, shift)`` for the variance ``var`` (of
+    ``dtype``): ``y = (x - mean) * scale + shift``."""
+    inv = 1 / xp.sqrt(var + p.eps)
+    return inv, (inv if p.fix_gamma else inv * gamma.astype(dtype)), beta.astype(dtype)
 
 
 def moving_affine(p, xp, dtype, gamma, beta, moving_mean, moving_var):
@@ -172,8 +175,8 @@ def moving_affine(p, xp, dtype, gamma, beta, moving_mean, moving_var):
     float64) as ``(mean, inv, scale, shift)`` per channel, the values
     :func:`batch_norm` computes, for a kernel that applies ``(x - mean) * scale +
     shift`` itself (``fused.py``)."""
-    mean, inv = moving_mean.astype(dtype), _inv_std(p, xp, moving_var.astype(dtype))
-    return (mean, inv) + _scale_shift(p, inv, gamma, beta, dtype)
+    return (moving_mean.astype(dtype),) + _affine(p, xp, moving_var.astype(dtype), gamma,
+                                                  beta, dtype)
 
 
 def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
@@ -181,7 +184,8 @@ def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
     channel, as MXNet's CPU kernel: with ``a = gamma * inv``, the data gradient is
     ``a * g - (a * inv^2 * dotp / n) * (x - mean) - a * sum(g) / n`` (the formula of
     ``norm_backward``, regrouped), plus what reaches the mean and inv outputs.
-    Unrecorded, the same formula runs on the channels split over the CPU workers.
+    Unrecorded, the same formula runs on the channels split over the CPU workers
+    (in numba's passes where they apply, else in NumPy's).
 
     ``relu``: ``y[0]`` is relu's output and ``gy[0]`` its gradient (a fused
     BatchNorm -> relu), so ``g`` is relu's gradient ``gy * (y > 0)``, applied as the
@@ -195,6 +199,51 @@ def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
     # As MXNet: the backward pass's mode (not the forward's) picks the batch formula.
     batch = _state.training and not p.use_global_stats
     n = _count(data.shape, axes)
+    found = None
+    if c == 1 and gy[1] is None and gy[2] is None:
+        found = _bn_grad_fast(data, y[1], gy[0], y[0] if relu else None, a, inv, n, batch,
+                              need[0], relu and keep_g)
+    if found is None:
+        found = _bn_grad_numpy(p, data, y, gy, a, inv, n, batch, c, axes, bc, need[0], relu,
+                               keep_g)
+    gbeta, dotp, gx, g_full = found
+    ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
+    return [gx, ggamma, gbeta, None, None] + ([g_full] if keep_g else [])
+
+
+def _bn_grad_fast(data, mean, gy, relu_y, a, inv, n, batch, want_x, keep_g):
+    """(sum(g), dotp, gx, g) of :func:`_bn_grad` in numba's passes over parts of the
+    channels (axis 1), or None where they do not apply: the sums in one pass (in
+    float64), gx in another (NumPy's ``g * a`` without batch statistics), with the
+    operations of NumPy's passes."""
+    views = _fast.channel_views(data, gy, relu_y)
+    if views is None or any(v.dtype != data.dtype for v in (mean, a, inv)):
+        return None
+    x3, gy3, y3 = views
+    nc = x3.shape[1]
+    gbeta, dotp = np.empty(nc, dtype=data.dtype), np.empty(nc, dtype=data.dtype)
+    gx = np.empty(data.shape, dtype=data.dtype) if want_x else None
+    g_full = np.empty(data.shape, dtype=data.dtype) if keep_g else None
+    gx3, g3 = (None if v is None else v.reshape(x3.shape) for v in (gx, g_full))
+
+    def part(lo, hi):
+        gbeta[lo:hi], dotp[lo:hi] = _fast.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3, g3)
+        al = a[lo:hi]
+        if want_x and batch:
+            il = inv[lo:hi]
+            k1, k2 = al * (il * il) * (dotp[lo:hi] / n), al * (gbeta[lo:hi] / n)
+            _fast.batch_norm_grad(x3, lo, mean[lo:hi], gy3, al, k1, k2, gx3, y3)
+        elif want_x:
+            g = gy3[:, lo:hi] if y3 is None else gy3[:, lo:hi] * (y3[:, lo:hi] > 0)
+            np.multiply(g, al[:, None], out=gx3[:, lo:hi])
+    parallel(part, nc, data.nbytes, np, fixed=True)
+    return gbeta, dotp, gx, g_full
+
+
+def _bn_grad_numpy(p, data, y, gy, a, inv, n, batch, c, axes, bc, want_x, relu, keep_g):
+    """(sum(g), dotp, gx, g) of :func:`_bn_grad` in NumPy's passes (or mxlite ops on
+    NDArrays, recorded), over parts of the channels where the arrays are raw and of
+    one dtype."""
     arrays = [data, gy[0], a] + list(y[1:]) + [v for v in gy[1:] if v is not None]
     whole = isinstance(data, NDArray) or len({v.dtype for v in arrays}) > 1
     g_full = None
@@ -209,14 +258,13 @@ def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
             return v if v is None or i is None else v[i]
         return _bn_grad_channels(take(data, at), take(y[1], sl), take(gy[0], at), take(a, sl),
                                  take(inv, sl), take(gy[1], sl), take(gy[2], sl), n, batch,
-                                 axes, bc, need[0], out, take(y[0], at) if relu else None,
+                                 axes, bc, want_x, out, take(y[0], at) if relu else None,
                                  take(g_full, at) if relu else None)
     if whole:
         gbeta, dotp, gx = channels()
     else:
-        gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c, need[0])
-    ggamma = nd.zeros_like(gamma) if p.fix_gamma else dotp * inv
-    return [gx, ggamma, gbeta, None, None] + ([g_full] if keep_g else [])
+        gbeta, dotp, gx = _split_channels(array_module_of(data), channels, data, c, want_x)
+    return gbeta, dotp, gx, g_full
 
 
 def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc, want_x,
@@ -235,38 +283,19 @@ def _bn_grad_channels(data, mean, g, a, inv, gy_mean, gy_inv, n, batch, axes, bc
         v -= t
         return v
     xp = array_module_of(g)
-    # where numba runs (channels on axis 1, no gradient reaching mean or inv): the sums
-    # in one pass (in float64) and gx in another, with the operations of NumPy's below
-    fast = bc[1:2] == (-1,) and gy_mean is None and gy_inv is None
-    sums = _fast.batch_norm_grad_sums(data, mean, g, relu_y, g_out) if fast else None
-    if relu_y is not None and (sums is None or g_out is not None):
-        if sums is None:    # relu's rule first, as _backward_relu
-            g = xp.multiply(g, relu_y > 0, out=g_out)
-        else:
-            g = g_out
-        relu_y = None
-    if sums is not None:
-        gbeta, dotp = sums
-    else:
-        gbeta = g.sum(axis=axes)
-        xc = data - mean.reshape(bc)
-        dotp = (xc * g).sum(axis=axes)
+    if relu_y is not None:      # relu's rule first, as _backward_relu
+        g = xp.multiply(g, relu_y > 0, out=g_out)
+    gbeta = g.sum(axis=axes)
+    xc = data - mean.reshape(bc)
+    dotp = (xc * g).sum(axis=axes)
     gx = None
     if want_x:
-        if batch:
-            k1, k2 = a * (inv * inv) * (dotp / n), a * (gbeta / n)
-            if sums is not None:
-                gx = xp.empty(g.shape, dtype=g.dtype) if out is None else out
-                if _fast.batch_norm_grad(data, mean, g, a, k1, k2, gx, relu_y):
-                    return gbeta, dotp, gx
-                xc = data - mean.reshape(bc)
-        if relu_y is not None:
-            g = g * (relu_y > 0)
         if out is None:
             gx = g * a.reshape(bc)
         else:
             gx = xp.multiply(g, a.reshape(bc), out=out)
         if batch:
+            k1, k2 = a * (inv * inv) * (dotp / n), a * (gbeta / n)
             gx = minus(gx, xc * k1.reshape(bc))
             gx = minus(gx, k2.reshape(bc))
             # d mean / dx = 1 / n;  d inv / dx = -inv^3 (x - mean) / n
