@@ -149,21 +149,25 @@ def test_winograd_leaves_other_convolutions_to_numpy(case):
 
 @needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape, kernel, stride, pad", [
-    ((2, 8, 15, 16), (3, 3), (2, 2), (1, 1)), ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1))])
-def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, dtype,
-                                                          monkeypatch):
+@pytest.mark.parametrize("shape, kernel, stride, pad, convention", [
+    ((2, 8, 15, 16), (3, 3), (2, 2), (1, 1), "valid"),
+    ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1), "valid"),
+    ((2, 4, 10, 11), (3, 3), (2, 2), (1, 1), "full"),        # windows past the end
+    ((1, 5, 8, 9), (3, 4), (2, 1), (2, 3), "valid")])       # windows mostly padding
+def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, convention,
+                                                          dtype, monkeypatch):
     rng = np.random.default_rng(3)
     x = (rng.integers(0, 5, shape) + rng.standard_normal(shape) * (rng.random(shape) < 0.5))
     x.reshape(-1)[::37] = np.nan
-    gy = rng.standard_normal(mx.nd.Pooling(mx.nd.array(x), kernel=kernel, stride=stride,
-                                           pad=pad).shape)
+    x.reshape(-1)[5::11] = -np.inf      # windows whose maximum is -inf, as the padding
+    args = dict(kernel=kernel, stride=stride, pad=pad, pooling_convention=convention)
+    gy = rng.standard_normal(mx.nd.Pooling(mx.nd.array(x), **args).shape)
 
     def run():
         xn = mx.nd.array(x, dtype=dtype)
         xn.attach_grad()
         with mx.autograd.record():
-            y = mx.nd.Pooling(xn, kernel=kernel, stride=stride, pad=pad, pool_type="max")
+            y = mx.nd.Pooling(xn, pool_type="max", **args)
         y.backward(mx.nd.array(gy, dtype=dtype))
         return y.asnumpy(), xn.grad.asnumpy()
 
@@ -312,8 +316,16 @@ def test_kernels_split_over_the_cpu_workers_give_the_serial_bits(monkeypatch):
             z = mx.nd.Pooling(y, **pool)
         z.backward(mx.nd.array(rng.standard_normal(z.shape), dtype="float32"))
         y2 = mx.nd.Convolution(xn, wn, kernel=(3, 3), pad=(1, 1), num_filter=7, no_bias=True)
-        bn = mx.nd.BatchNorm(y2, *[mx.nd.array(rng.random(7) + 0.5) for _ in range(4)])
-        return [a.asnumpy() for a in (y, z, xn.grad, wn.grad, y2, bn)]
+        stats = [mx.nd.array(rng.random(7) + 0.5) for _ in range(4)]
+        bn = mx.nd.BatchNorm(y2, *stats)
+        y2.attach_grad()
+        for a in stats[:2]:
+            a.attach_grad()
+        with mx.autograd.record():      # training: batch statistics, and their gradient
+            t = mx.nd.relu(mx.nd.BatchNorm(y2, *stats, fix_gamma=False))
+        t.backward(mx.nd.array(rng.standard_normal(t.shape), dtype="float32"))
+        return [a.asnumpy() for a in (y, z, xn.grad, wn.grad, y2, bn, t, y2.grad, stats[0].grad,
+                                      stats[1].grad)]
 
     outs = []
     for threads in (1, 3):
