@@ -125,6 +125,20 @@ def test_weight_gradient_with_and_without_the_forwards_columns(kernel, kept, fas
 
 
 @needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_winograd_filters_of_a_flipped_transposed_view_are_those_of_its_copy(dtype, monkeypatch):
+    # a data gradient's weights (C, F, 3, 3) flipped and transposed: read as they lie
+    from mxlite import engine
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)     # in parts, as the workers run
+    w = np.random.default_rng(2).standard_normal((12, 10, 3, 3)).astype(dtype)
+    view = w.swapaxes(0, 1)[:, :, ::-1, ::-1]
+    jit = _fast.kernels()
+    got = _fast._filters(jit, view)
+    assert got.shape == (16, 10, 12)
+    assert np.array_equal(got, _fast._filters(jit, np.ascontiguousarray(view)))
+
+
+@needs_numba
 @pytest.mark.parametrize("case", ["stride", "dilate", "groups", "kernel", "dtype",
                                   "channels", "tiles"])
 def test_winograd_leaves_other_convolutions_to_numpy(case):

@@ -195,8 +195,8 @@ def transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups):
     nsp = len(kernel)
     cg = cin // groups
     wt = w.reshape((groups, cg, fg) + tuple(kernel)).swapaxes(1, 2)
-    wt = wt[(Ellipsis,) + (slice(None, None, -1),) * nsp]
-    wt = xp.ascontiguousarray(wt).reshape((groups * fg, cg) + tuple(kernel))
+    # a view with one group (Winograd's filter transform reads the weights as they lie)
+    wt = wt[(Ellipsis,) + (slice(None, None, -1),) * nsp].reshape((groups * fg, cg) + tuple(kernel))
     before = tuple(d * (k - 1) - q for d, k, q in zip(dilate, kernel, pad))
     after = tuple(b + a for b, a in zip(before, adj))
     out = tuple(m + b + a - d * (k - 1)

@@ -111,14 +111,19 @@ def _input_tiles(xp, th, tw, v):
                         v[4 * i + 3, c, o + b] = t[i, q + 1] - t[i, q + 3]
 
 
-def _filter_tiles(w, u):
-    """``U = G g G^T`` of every 3x3 filter g of ``w`` (F, C, 3, 3) into ``u`` (16, F, C)."""
-    f_, c_ = w.shape[:2]
-    for f in range(f_):
-        for c in range(c_):
-            g00, g01, g02 = w[f, c, 0, 0], w[f, c, 0, 1], w[f, c, 0, 2]
-            g10, g11, g12 = w[f, c, 1, 0], w[f, c, 1, 1], w[f, c, 1, 2]
-            g20, g21, g22 = w[f, c, 2, 0], w[f, c, 2, 1], w[f, c, 2, 2]
+def _filter_tiles(w, a0, flip, u):
+    """``U = G g G^T`` of every 3x3 filter g of ``w`` (F, C, 3, 3), the filters ``a0, a0 +
+    1, ...``, into ``u`` (16, F, C); where ``flip``, of the flipped filters of ``w`` read
+    as (C, F, 3, 3), a transposed convolution's: ``U[:, f, c]`` of ``w[c, f, ::-1, ::-1]``."""
+    a_, b_ = w.shape[:2]
+    i0, i2 = (2, 0) if flip else (0, 2)
+    for i in range(b_ if flip else a_):
+        for j in range(a_ if flip else b_):     # along u's rows
+            a, b = (j, i) if flip else (i, j)
+            f, c = (b, a0 + a) if flip else (a0 + a, b)
+            g00, g01, g02 = w[a, b, i0, i0], w[a, b, i0, 1], w[a, b, i0, i2]
+            g10, g11, g12 = w[a, b, 1, i0], w[a, b, 1, 1], w[a, b, 1, i2]
+            g20, g21, g22 = w[a, b, i2, i0], w[a, b, i2, 1], w[a, b, i2, i2]
             # G g: rows g0, p, q, g2; then each row r times G^T
             p0, p1, p2 = 0.5 * (g00 + g10 + g20), 0.5 * (g01 + g11 + g21), 0.5 * (g02 + g12 + g22)
             q0, q1, q2 = 0.5 * (g00 - g10 + g20), 0.5 * (g01 - g11 + g21), 0.5 * (g02 - g12 + g22)
@@ -271,10 +276,15 @@ def _input(jit, x, pad, th, tw):
 
 
 def _filters(jit, w):
-    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3)."""
+    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3). Where ``w`` is the flipped,
+    transposed view of contiguous (C, F, 3, 3) weights (a data gradient's), they are
+    read as they lie, with no copy (a serial pass over the weights, as long as the
+    transform's)."""
     u = _planes(w.shape[0], w.shape[1], w.dtype)
-    w = np.ascontiguousarray(w)
-    _split(lambda lo, hi: jit.filter_tiles(w[lo:hi], u[:, lo:hi]), w.shape[0], u.nbytes)
+    src = w[:, :, ::-1, ::-1].swapaxes(0, 1)
+    flip = src.flags.c_contiguous
+    src = src if flip else np.ascontiguousarray(w)
+    _split(lambda lo, hi: jit.filter_tiles(src[lo:hi], lo, flip, u), src.shape[0], u.nbytes)
     return u
 
 
