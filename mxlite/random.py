@@ -31,7 +31,39 @@ def _key(ctx):
 
 def _make(ctx, s):
     xp = ctx.xp or ctx.array_module()
-    return np.random.default_rng(s) if xp is np else xp.random.default_rng(s)
+    return np.random.default_rng(s) if xp is np else _DeviceGenerator(xp, s)
+
+
+class _DeviceGenerator:
+    """A GPU's generator with the methods of NumPy's ``Generator`` that mxlite's
+    samplers call. CuPy's own ``Generator`` lacks most distributions (``normal``,
+    ``uniform``, ``permutation``, ...), its ``RandomState`` has them all: the draws
+    come from that, under the Generator's names."""
+    __slots__ = ("_state", "_xp")
+
+    def __init__(self, xp, s):
+        self._state, self._xp = xp.random.RandomState(s), xp
+
+    def random(self, size=None, dtype=np.float64):
+        u = self._state.random_sample(size)
+        return u if np.dtype(dtype) == np.float64 else u.astype(dtype)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        if high is None:
+            low, high = 0, low
+        return self._state.randint(low, high + 1 if endpoint else high, size, dtype)
+
+    def multinomial(self, n, pvals, size=None):
+        # n categorical draws per sample, counted (CuPy's RandomState has no multinomial)
+        xp = self._xp
+        pvals = xp.asarray(pvals, dtype=np.float64)
+        shape = () if size is None else tuple(np.atleast_1d(size).tolist())
+        k = pvals.shape[-1]
+        draws = self._state.choice(k, size=shape + (int(n),), p=pvals)
+        return (draws[..., None] == xp.arange(k)).sum(axis=-2).astype(np.int64)
+
+    def __getattr__(self, name):
+        return getattr(self._state, name)
 
 
 def _device_seed(s, key):

@@ -9,6 +9,16 @@ from mxlite.operator.registry import OPS
 
 REF = os.path.join(os.path.dirname(__file__), "reference")
 
+# MXLITE_TEST_CONTEXT=gpu(0) runs every test with that context as the default (arrays
+# made without ctx= live there), as MXNet's GPU suite re-runs its unit tests under
+# set_default_context(mx.gpu(0)). Unset: cpu(0).
+_TEST_CONTEXT = os.environ.get("MXLITE_TEST_CONTEXT", "")
+
+
+def _parse_context(text):
+    name, _, rest = text.strip().partition("(")
+    return mx.Context(name, int(rest.rstrip(")") or 0))
+
 
 def pytest_ignore_collect(collection_path, config):
     """Under ``pytest -m smoke``, skip importing the test files that mark no test as smoke:
@@ -32,7 +42,11 @@ def _fresh_state():
     mx.autograd.set_training(False)
     mx.random.seed(0)
     np.random.seed(0)
-    yield
+    if _TEST_CONTEXT:
+        with _parse_context(_TEST_CONTEXT):
+            yield
+    else:
+        yield
     mx.autograd.set_recording(False)
     mx.autograd.set_training(False)
     mx.util.reset_np()

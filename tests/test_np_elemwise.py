@@ -51,7 +51,7 @@ BINARY = [
 ]
 UNARY = [
     ("_npi_ceil", np.ceil), ("_npi_floor", np.floor), ("_npi_trunc", np.trunc),
-    ("_npi_fix", np.fix), ("_npi_rint", np.rint), ("_npi_sign", np.sign),
+    ("_npi_fix", np.trunc), ("_npi_rint", np.rint), ("_npi_sign", np.sign),
 ]
 PREDICATES = [
     ("_npi_isnan", np.isnan), ("_npi_isinf", np.isinf), ("_npi_isfinite", np.isfinite),

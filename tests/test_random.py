@@ -376,3 +376,29 @@ def test_like_samplers_take_0d_data():
     for fn in (mx.nd.random.poisson_like, mx.nd.random.negative_binomial_like,
                mx.nd.random.generalized_negative_binomial_like):
         assert fn(mx.nd.ones(())).shape == () and fn(mx.nd.ones((2,))).shape == (2,)
+
+
+def test_device_generator_gives_numpys_generator_methods():
+    # A GPU's generator draws from CuPy's RandomState under NumPy Generator's names;
+    # NumPy's RandomState has the same interface, so it stands in for CuPy's here.
+    from mxlite.random import _DeviceGenerator
+    g = _DeviceGenerator(np, 5)
+    u = g.random((1000,))
+    assert u.shape == (1000,) and u.dtype == np.float64 and 0 <= u.min() and u.max() < 1
+    assert g.random((2,), dtype=np.float32).dtype == np.float32
+    i = g.integers(3, 7, size=(500,))
+    assert i.dtype == np.int64 and set(np.unique(i).tolist()) == {3, 4, 5, 6}
+    assert set(np.unique(g.integers(2, size=200)).tolist()) == {0, 1}
+    assert set(np.unique(g.integers(1, 3, size=300, endpoint=True)).tolist()) == {1, 2, 3}
+    assert sorted(g.permutation(6).tolist()) == list(range(6))
+    for name, args in (("normal", (0, 1)), ("uniform", (-1, 1)), ("standard_normal", ()),
+                       ("standard_gamma", (2.0,)), ("standard_exponential", ()),
+                       ("poisson", (3.0,)), ("gamma", (2.0, 1.0)), ("laplace", (0, 1)),
+                       ("gumbel", (0, 1)), ("logistic", (0, 1)), ("lognormal", (0, 1)),
+                       ("weibull", (2.0,)), ("pareto", (3.0,)), ("rayleigh", (1.0,))):
+        assert getattr(g, name)(*args, size=(4, 3)).shape == (4, 3), name
+    m = g.multinomial(10, [0.2, 0.3, 0.5], size=(4,))
+    assert m.shape == (4, 3) and m.dtype == np.int64 and (m.sum(axis=1) == 10).all()
+    assert abs(g.multinomial(4000, [0.25, 0.75])[0] - 1000) < 150
+    again = _DeviceGenerator(np, 5)
+    np.testing.assert_array_equal(again.random((1000,)), u)

@@ -101,6 +101,13 @@ def test_rnn_begin_state_zeros_take_the_batch_size_from_the_data(cell):
     for name, arr in ex.arg_dict.items():
         arr[:] = 0.1
     assert ex.forward()[0].shape == (4, 3, 8)
+    # the zeros are made on the executor's context, not the default one
+    other = outs.simple_bind(mx.cpu(1), data=(4, 3, 5))
+    for name, arr in other.arg_dict.items():
+        arr[:] = 0.1
+    y = other.forward()[0]
+    assert y.context == mx.cpu(1)
+    np.testing.assert_array_equal(y.asnumpy(), ex.outputs[0].asnumpy())
 
 
 def test_infer_shape_error_names_node():

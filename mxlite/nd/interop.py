@@ -57,7 +57,7 @@ def from_dlpack(dlpack):
         # Not host memory: GPU memory, read through CuPy (which raises if absent).
         data = Context("gpu", 0).array_module().from_dlpack(dlpack)
         ctx = Context("gpu", data.device.id)
-    if not data.flags.writeable:
+    if not getattr(data.flags, "writeable", True):    # CuPy arrays are always writable
         data = data.copy()
     return _wrap(data, ctx)
 

@@ -648,7 +648,9 @@ def array(source_array, ctx=None, dtype=None):
         # dtype is given (only NDArray sources keep their dtype).
         dt = np_dtype(dtype, "array") if dtype is not None else _float32
         src = source_array
-        if hasattr(src, "__cuda_array_interface__") and ctx.device_typeid != 2:
+        if hasattr(src, "__cuda_array_interface__"):
+            if ctx.device_typeid == 2:      # device to device: a copy on the GPU
+                return _wrap(ctx.array_module().array(src, dtype=dt), ctx)
             src = src.get()
     try:
         data = np.array(src, dtype=dt)

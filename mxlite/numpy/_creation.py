@@ -34,6 +34,8 @@ def _make(data, ctx):
         ctx = current_context()
     if ctx.device_typeid == 2:
         data = ctx.array_module().asarray(data)
+    elif hasattr(data, "__cuda_array_interface__"):
+        data = data.get()
     a = _wrap(data, ctx)
     a.__class__ = ndarray
     return a
@@ -55,11 +57,13 @@ def array(object, dtype=None, ctx=None):
         dt = src.dtype if dtype is None else _dtype(dtype, "array")
         if ctx is None:
             ctx = object.ctx
-    elif isinstance(object, onp.ndarray):
+    elif isinstance(object, onp.ndarray) or hasattr(object, "__cuda_array_interface__"):
         src = object
         dt = src.dtype if dtype is None else _dtype(dtype, "array")
         if dt not in _SUPPORTED:
             dt = _nearest(dt)
+        if not isinstance(object, onp.ndarray):     # a GPU array: copied on its device
+            return _make(src.astype(dt, copy=True), ctx)
     else:
         src = object
         if isinstance(object, (list, tuple)) and any(isinstance(e, NDArray) for e in object):

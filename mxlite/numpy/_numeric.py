@@ -5,7 +5,7 @@ Recorded by autograd and hybridizable."""
 import numbers
 
 from ._ndarray import apply
-from ._shape import _np
+from ._shape import _np, _np_like
 
 __all__ = ["pad", "copysign", "ldexp", "nan_to_num", "polyval", "average", "percentile",
            "ediff1d", "bincount", "delete"]
@@ -118,4 +118,5 @@ def delete(arr, obj, axis=None):
     if isinstance(obj, numbers.Integral):
         return apply("_npi_delete", (_np(arr),), {"int_ind": int(obj), "axis": axis},
                      py_name="delete")
-    return apply("_npi_delete", (_np(arr), _np(obj)), {"axis": axis}, py_name="delete")
+    return apply("_npi_delete", (_np(arr), _np_like(obj, arr)), {"axis": axis},
+                 py_name="delete")

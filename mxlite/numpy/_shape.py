@@ -27,6 +27,14 @@ def _np(x):
     return array(x)
 
 
+def _np_like(x, like):
+    """``_np(x)``, with host data (a list, a NumPy array) made on ``like``'s context."""
+    if not isinstance(like, NDArray) or isinstance(x, NDArray):
+        return _np(x)
+    from ._creation import array
+    return array(x, ctx=like.ctx)
+
+
 def reshape(a, newshape, order="C"):
     """NumPy's reshape (one -1 allowed; MXNet's codes are ``npx.reshape``'s)."""
     if isinstance(newshape, int):

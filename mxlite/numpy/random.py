@@ -8,6 +8,7 @@ import numpy as onp
 from ..context import current_context
 from ..nd.ndarray import NDArray
 from .. import random as _random
+from ..operator.util import host
 
 __all__ = ["normal", "uniform", "randint", "randn", "rand", "multinomial", "choice",
            "shuffle", "gamma", "beta", "chisquare", "exponential", "gumbel", "logistic",
@@ -23,7 +24,7 @@ def seed(seed_state, ctx="all"):
 
 
 def _val(x):
-    return x.asnumpy() if isinstance(x, NDArray) else x
+    return x._data if isinstance(x, NDArray) else x
 
 
 def _ctx(ctx, *args):
@@ -37,7 +38,8 @@ def _ctx(ctx, *args):
 
 def _out(y, dtype, ctx, out=None):
     from ._creation import array
-    res = array(onp.asarray(y), dtype=dtype, ctx=ctx)
+    res = array(y if hasattr(y, "__cuda_array_interface__") else onp.asarray(y), dtype=dtype,
+                ctx=ctx)     # (a NumPy sampler gives a Python scalar for size None)
     if out is not None:
         out[...] = res
         return out
@@ -114,7 +116,7 @@ def rand(*size, **kwargs):
 def multinomial(n, pvals, size=None):
     """Counts of ``n`` draws over categories with probabilities ``pvals`` (int64)."""
     c = current_context()
-    p = onp.asarray(_val(pvals), dtype=onp.float64)
+    p = host(_val(pvals)).astype(onp.float64)
     if p.size == 0:         # no categories: an empty sample of the requested batch shape
         shape = (() if size is None else _size(size)) + (0,)
         return _out(onp.zeros(shape, onp.int64), onp.int64, c)

@@ -44,7 +44,7 @@ from ..base import MXNetError, DTYPE_TO_FLAG, np_dtype, parse_str
 from ..context import current_context, _state as _ctx_state
 from ..autograd import in_graph, is_recording, is_training, record_node, set_recording
 from ..nd.ndarray import NDArray, _wrap, _write_into
-from .registry import Param, Params, on_ndarrays, register_op
+from .registry import Param, Params, context_of_raw, on_ndarrays, register_op
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "make_params", "registered"]
 
@@ -127,11 +127,13 @@ class CustomOp:
             s = np.asarray(src)
         else:
             s = src
+        xp = dst._ctx.xp or dst._ctx.array_module()
+        if xp is not np and isinstance(s, np.ndarray):
+            s = xp.asarray(s)       # host values into a GPU array, as MXNet copies them
         shape = getattr(s, "shape", ())
         if shape != d.shape and shape != ():
             raise MXNetError(self._assign_error(dst, shape))
         if req == "add":
-            xp = dst._ctx.xp or dst._ctx.array_module()
             xp.add(d, s, out=d, casting="unsafe")
         elif (s is not d and getattr(s, "dtype", None) == d.dtype and shape == d.shape
               and type(s) is type(d) and getattr(s, "base", 0) is None
@@ -661,6 +663,8 @@ def _entry_of(p):
 def _compute(p, xp, *data):
     entry = _entry_of(p)
     ctx = current_context()
+    if data and (ctx.device_typeid == 2) != (not isinstance(data[0], np.ndarray)):
+        ctx = context_of_raw(data[0])   # the inputs' device, not the default one
     inputs = [_wrap(d, ctx) for d in data]
     plan = entry.plan(ctx, (ctx,) + tuple((d.shape, d.dtype) for d in data), inputs)
     op = plan.take()

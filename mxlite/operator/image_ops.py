@@ -30,7 +30,7 @@ import numpy as np
 from .. import nd
 from ..base import MXNetError, parse_int, parse_bool, parse_float, parse_float_tuple, parse_shape
 from .registry import register_op, Param
-from .util import const_like, generator_of
+from .util import const_like, generator_of, host
 
 _GRAY = (0.299, 0.587, 0.114)       # ITU-R BT.601 luma, MXNet's grey level
 _F32 = np.float32
@@ -381,7 +381,7 @@ def _gray_mean(xp, x):
         v = x
     # NOTE: a sequential sum (cumsum), as MXNet's loop: NumPy's pairwise sum rounds
     # differently, and a uint8 output can then flip by one.
-    total = xp.cumsum(v.reshape(-1).astype(_F32))[-1]
+    total = host(xp.cumsum(v.reshape(-1).astype(_F32))[-1])
     return _F32(total) / _F32(n)
 
 
@@ -528,7 +528,7 @@ def _random_color_jitter(p, xp, x):
     _check_hwc("random_color_jitter", x)
     g = generator_of(x)
     y = x
-    for k in g.permutation(4):
+    for k in host(g.permutation(4)).tolist():
         amount = (p.brightness, p.contrast, p.saturation, p.hue)[k]
         if amount <= 0:
             continue

@@ -93,6 +93,14 @@ def raw_data(a):
     return a._data if isinstance(a, NDArray) else a
 
 
+def host(a):
+    """A raw backend array (NumPy or CuPy), or a scalar, as a NumPy array: GPU data is
+    copied to the host. For the steps that run on the host whatever the device (a
+    histogram's search, a sampler's rejection loop)."""
+    import numpy as np
+    return a.get() if hasattr(a, "__cuda_array_interface__") else np.asarray(a)
+
+
 def const_like(like, arr):
     """NumPy ``arr`` as a constant beside ``like`` in a gradient rule: on its device, and
     an NDArray (outside the graph) when ``like`` is one, else a raw array."""

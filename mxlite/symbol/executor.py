@@ -3,10 +3,13 @@
 ``forward(is_train=True)`` records the graph with autograd; ``backward`` then writes
 the gradients of the arguments into ``grad_arrays`` by their ``grad_req``.
 """
+import contextlib
+
 import numpy as np
 
 from .. import autograd
 from ..base import MXNetError
+from ..context import Context
 from ..nd.ndarray import NDArray
 from ..operator.registry import invoke
 
@@ -131,7 +134,11 @@ class Executor:
         if self._overrides is None:      # zeros((L, 0, H))-like nodes, resolved once
             self._overrides = self._symbol.resolved_params(
                 **{n: a.shape for n, a in named.items()})
-        return run_graph(self._symbol, self._nodes, named, self._overrides, self._monitor)
+        # ops without inputs (zeros of a begin state, samplers) run where the arguments
+        # are (arrays bound may live elsewhere than the ctx named at bind)
+        device = next((a.context for a in self.arg_arrays if a is not None), self._ctx)
+        with device if isinstance(device, Context) else contextlib.nullcontext():
+            return run_graph(self._symbol, self._nodes, named, self._overrides, self._monitor)
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` for every op output during ``forward``
@@ -159,6 +166,11 @@ class Executor:
                              "gradient arrays (grad_req other than 'null')")
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
+        if out_grads is not None and len(out_grads) == len(self.outputs):
+            # head gradients from another device are copied to their output's, as MXNet
+            # copies them into its own buffers
+            out_grads = [g.as_in_context(y.context) if isinstance(g, NDArray) else g
+                         for g, y in zip(out_grads, self.outputs)]
         autograd.backward(self.outputs, out_grads, retain_graph=True, train_mode=is_train)
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):

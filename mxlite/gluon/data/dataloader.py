@@ -22,7 +22,7 @@ from ... import nd
 from ...nd.ndarray import _wrap
 from ...util import _state as _np_state
 from ...base import MXNetError
-from ...context import cpu, cpu_pinned
+from ...context import _state as _context_state, cpu, cpu_pinned
 from . import sampler as _sampler
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
@@ -159,6 +159,9 @@ def _worker_loop(dataset, batchify_fn, task_conn, result_conn, seed):
     """Body of a worker process: run tasks until told to stop or orphaned."""
     # Ctrl-C is for the parent, which then shuts the workers down (as MXNet's pool does).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Batches are made in host memory (MXNet's workers use cpu_shared), whatever the
+    # parent's default context: a forked child cannot use the parent's GPU anyway.
+    _context_state.ctx = cpu()
     _seed_worker(seed)
     parent = multiprocessing.parent_process()
     while True:

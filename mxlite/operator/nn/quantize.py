@@ -11,6 +11,7 @@ import numpy as np
 
 from ...base import MXNetError, optional, parse_float
 from ..registry import Param, register_op
+from ..util import host
 
 _F32 = np.float32
 _INT8_RANGE, _UINT8_RANGE = 127.5, 255.5        # MXNet's kInt8Range, kUint8Range
@@ -211,7 +212,7 @@ def _quantize_asym(p, xp, x):
     if cmin is not None and cmax is not None:
         lo, hi = _F32(cmin), _F32(cmax)
     else:
-        lo, hi = (_F32(x.min()), _F32(x.max())) if x.size else (_F32(0), _F32(0))
+        lo, hi = (_F32(host(x.min())), _F32(host(x.max()))) if x.size else (_F32(0), _F32(0))
     if not hi > lo:
         raise MXNetError("quantize_asym: the range [%g, %g] is empty; it needs min < max"
                          % (lo, hi))

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...base import MXNetError, optional, parse_bool, parse_float, parse_int
 from ..registry import OPS, Param, register_op
+from ..util import host
 from .quantize import (_F32, _INT32_RANGE, _INT8_RANGE, _UINT8_RANGE, _max_abs, _scalar,
                        range_inputs)
 from . import pooling, fully_connected  # noqa: F401  (Pooling and FullyConnected declared)
@@ -336,8 +337,8 @@ def _divergence(hist, start, stop, nqb):
 
 
 def _calibrate(p, xp, hist, edges):
-    hist = np.asarray(hist, dtype=_F32)
-    edges = np.asarray(edges, dtype=_F32)
+    hist = host(hist).astype(_F32, copy=False)
+    edges = host(edges).astype(_F32, copy=False)
     n = hist.size
     if edges.size != n + 1:
         raise MXNetError("calibrate_entropy: hist_edges must have %d values for %d bins, got %d"

@@ -21,7 +21,7 @@ from ... import nd
 from ...base import MXNetError, optional, parse_axis, parse_bool, parse_float, parse_int
 from ...base import parse_shape
 from ..registry import OPS, Param, register_op
-from ..util import fill_missing, norm_axis, norm_axes, zeros_grad
+from ..util import const_like, fill_missing, norm_axis, norm_axes, zeros_grad
 from ..tensor.linalg import _check_matrix, _inv, _mT, _ndT
 from ..tensor.linalg_extra import _check_float, _fix_signs, _sign_flips
 from .reduce import expand_to
@@ -72,7 +72,7 @@ def _svd_grad(p, x, y, gy, need):
     k = nd.linalg_gemm2(v, gv, transpose_b=True)
     sk = nd.expand_dims(s, axis=-2)
     sj = nd.expand_dims(s, axis=-1)
-    eye = onp.eye(s.shape[-1], dtype=s.dtype)
+    eye = const_like(s, onp.eye(s.shape[-1], dtype=s.dtype))
     e = sk * sk - sj * sj + eye
     inner = ((j - _ndT(j)) * sk + sj * (k - _ndT(k))) / e + nd.linalg_makediag(gs)
     ga = nd.linalg_gemm2(nd.linalg_gemm2(ut, inner), v)
@@ -244,14 +244,21 @@ def _pinv(p, xp, a, rcond):
         raise MXNetError("rcond has shape %s, expected () or the batch shape %s"
                          % (rcond.shape, a.shape[:-2]))
     _finite(xp, "A", a)
-    return xp.linalg.pinv(a, rcond=rcond, hermitian=p.hermitian).astype(a.dtype)
+    return _pinv_kernel(xp, a, rcond, p.hermitian)
 
 
 def _pinv_scalar(p, xp, a):
     _check_float("A", a)
     _check_matrix("A", a)
     _finite(xp, "A", a)
-    return xp.linalg.pinv(a, rcond=p.rcond, hermitian=p.hermitian).astype(a.dtype)
+    return _pinv_kernel(xp, a, p.rcond, p.hermitian)
+
+
+def _pinv_kernel(xp, a, rcond, hermitian):
+    # CuPy's pinv has no `hermitian`: its SVD gives the same pseudo-inverse of a Hermitian
+    # matrix; NumPy's eigen-decomposition path is only the faster way there.
+    extra = {"hermitian": True} if hermitian and xp is onp else {}
+    return xp.linalg.pinv(a, rcond=rcond, **extra).astype(a.dtype)
 
 
 _HERMITIAN = Param("hermitian", parse_bool, False, "Whether A is symmetric.")

@@ -10,11 +10,10 @@ einsum), so it differentiates again.
 import numpy as onp
 
 from ... import nd
-from ...nd.ndarray import NDArray
 from ...base import (MXNetError, optional, parse_bool, parse_float, parse_int, parse_shape,
                      parse_str)
 from ..registry import OPS, Param, apply, ranks, register_op
-from ..util import norm_axis, unbroadcast
+from ..util import const_like, norm_axis, unbroadcast
 from .elemwise import promote
 
 
@@ -71,7 +70,7 @@ def _trace_grad(p, x, y, gy, need):
     g = gy[0]
     for ax in sorted((a1, a2)):
         g = nd.expand_dims(g, axis=ax)
-    return [g * _diag_mask(p, a.shape).astype(a.dtype)]
+    return [g * const_like(g, _diag_mask(p, a.shape).astype(a.dtype))]
 
 
 register_op("_np_trace", lambda p, xp, x: xp.asarray(xp.trace(x, p.offset, p.axis1, p.axis2)),
@@ -87,7 +86,8 @@ def _diagonal_grad(p, x, y, gy, need):
     n = y[0].shape[-1]
     place = onp.zeros((n, a.shape[a1], a.shape[a2]), a.dtype)
     place[onp.arange(n), onp.arange(n) + max(-p.offset, 0), onp.arange(n) + max(p.offset, 0)] = 1
-    g = nd.sum(nd.expand_dims(nd.expand_dims(gy[0], axis=-1), axis=-1) * place, axis=-3)
+    g = nd.sum(nd.expand_dims(nd.expand_dims(gy[0], axis=-1), axis=-1)
+               * const_like(gy[0], place), axis=-3)
     rest = [i for i in range(a.ndim) if i not in (a1, a2)]
     return [nd.transpose(g, axes=tuple(int(i) for i in onp.argsort(rest + [a1, a2])))]
 
@@ -244,6 +244,8 @@ def _tensordot(p, xp, a, b):
     if [a.shape[i] for i in ax_a] != [b.shape[i] for i in ax_b]:
         raise MXNetError("shape mismatch for the summed axes: a %s over %s, b %s over %s"
                          % (a.shape, ax_a, b.shape, ax_b))
+    if not ax_a:    # the outer product (CuPy's tensordot refuses a 0-d input here)
+        return xp.asarray(a.reshape(a.shape + (1,) * b.ndim) * b)
     return xp.asarray(xp.tensordot(a, b, (ax_a, ax_b)))
 
 
@@ -367,9 +369,7 @@ def _expand_to_subscripts(g, have, want, shape):
         else:
             seen.add(c)
             labels.append(c)
-    eyes = [onp.eye(shape[want.index(t[0])], dtype=g.dtype) for t in ties]
-    if isinstance(g, NDArray):
-        eyes = [nd.array(e, ctx=g.ctx, dtype=e.dtype) for e in eyes]
+    eyes = [const_like(g, onp.eye(shape[want.index(t[0])], dtype=g.dtype)) for t in ties]
     return _op("_npi_einsum", g, *eyes, subscripts="%s->%s" % (",".join([full] + ties),
                                                                "".join(labels)),
                num_args=1 + len(eyes))

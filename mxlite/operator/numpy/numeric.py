@@ -13,13 +13,13 @@ import numpy as onp
 
 from ...base import MXNetError, optional, parse_bool, parse_float, parse_int, parse_str
 from ..registry import REQUIRED, Param, ranks, register_op
-from ..util import norm_axis, same_dtype, unbroadcast
+from ..util import const_like, host, norm_axis, same_dtype, unbroadcast
 from .elemwise import promote
 from .matrix import _SCALAR, _op
 
 
 def _raw(a):
-    return a.asnumpy() if hasattr(a, "asnumpy") else onp.asarray(a)
+    return a.asnumpy() if hasattr(a, "asnumpy") else host(a)
 
 
 # -- pad --------------------------------------------------------------------------------------
@@ -98,7 +98,8 @@ def _copysign(p, xp, a, b):
 def _copysign_grad(p, x, y, gy, need):
     a, b = x
     flip = onp.where(onp.signbit(_raw(a)) == onp.signbit(_raw(b)), 1.0, -1.0)
-    return [unbroadcast(gy[0] * flip.astype(y[0].dtype), a.shape) if need[0] else None,
+    return [unbroadcast(gy[0] * const_like(gy[0], flip.astype(y[0].dtype)), a.shape)
+            if need[0] else None,
             unbroadcast(gy[0] * 0, b.shape) if need[1] else None]
 
 
@@ -132,7 +133,7 @@ def _in_dtype_of(fn):
 
 def _copysign_scalar_grad(p, x, y, gy, need):
     flip = onp.where(onp.signbit(_raw(x[0])) == onp.signbit(p.scalar), 1.0, -1.0)
-    return [gy[0] * flip.astype(y[0].dtype)]
+    return [gy[0] * const_like(gy[0], flip.astype(y[0].dtype))]
 
 
 def _ldexp_kernel(xp, a, b):
@@ -174,7 +175,7 @@ def _nan_to_num(p, xp, x):
 
 def _nan_to_num_grad(p, x, y, gy, need):
     keep = onp.isfinite(_raw(x[0])) if _raw(x[0]).dtype.kind == "f" else 1.0
-    return [gy[0] * onp.asarray(keep, dtype=gy[0].dtype)]
+    return [gy[0] * const_like(gy[0], onp.asarray(keep, dtype=gy[0].dtype))]
 
 
 register_op("_npi_nan_to_num", _nan_to_num, inputs=("data",), gradient=_nan_to_num_grad,
@@ -209,7 +210,7 @@ def _polyval_grad(p, x, y, gy, need):
     gc = gv = None
     if need[1]:     # the derivative polynomial, at x
         if n > 1:
-            der = c[:n - 1] * onp.arange(n - 1, 0, -1).astype(c.dtype)
+            der = c[:n - 1] * const_like(c, onp.arange(n - 1, 0, -1).astype(c.dtype))
             gv = gy[0] * _op("_npi_polyval", der, v)
         else:
             gv = gy[0] * 0
@@ -238,7 +239,7 @@ def _delete(p, xp, arr, obj=None):
         if obj.ndim > 1 or (obj.dtype.kind == "f" and not onp.isfinite(obj).all()):
             raise MXNetError("_npi_delete: obj expected finite indices (at most 1-D), got "
                              "%s of shape %s" % (obj.dtype, obj.shape))
-        idx = onp.asarray(obj).astype(onp.int64).reshape(-1)
+        idx = host(obj).astype(onp.int64).reshape(-1)
     elif p.int_ind is not None:
         idx = onp.asarray([p.int_ind])
     else:

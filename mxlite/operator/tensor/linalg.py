@@ -10,13 +10,15 @@ their matrix argument, and their gradient w.r.t. it lives in that triangle too,
 except ``potrf``, whose gradient is symmetric (it assumes the caller fills both
 triangles of the symmetric input from the same values).
 """
+import contextlib
+
 import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
 from ...util import is_np_shape
 from ..registry import register_op, Param
-from ..util import norm_axis
+from ..util import const_like, norm_axis
 
 _ALPHA = Param("alpha", parse_float, 1.0, "Scale factor of the result.")
 
@@ -63,17 +65,18 @@ def _ndT(x):
     return nd.transpose(x, axes=perm)
 
 
-def _tri_mask(n, lower, strict=False, dtype=np.float64):
-    """A 0/1 NumPy matrix keeping one triangle, in ``dtype`` (a rule's raw arrays would
-    otherwise be promoted by a float64 mask)."""
+def _tri_mask(like, lower, strict=False):
+    """A 0/1 matrix keeping one triangle of ``like``'s matrices, a constant beside it
+    (on its device, in its dtype: a rule's raw arrays would otherwise be promoted by a
+    float64 mask)."""
     k = -1 if strict else 0
-    ones = np.ones((n, n), dtype)
-    return np.tril(ones, k) if lower else np.triu(ones, -k)
+    ones = np.ones((like.shape[-1],) * 2, like.dtype)
+    return const_like(like, np.tril(ones, k) if lower else np.triu(ones, -k))
 
 
 def _nd_tri(x, lower):
     """Keep one triangle of an NDArray (a product with a constant mask)."""
-    return x * _tri_mask(x.shape[-1], lower, dtype=x.dtype)
+    return x * _tri_mask(x, lower)
 
 
 def _batch_scalar(gy, mat_shape):
@@ -162,9 +165,19 @@ register_op("_linalg_gemm", _gemm, inputs=("A", "B", "C"),
 
 # -- Cholesky: potrf, potri ----------------------------------------------------------
 
+def _failures_raise(xp):
+    """A scope in which a failed factorisation raises ``LinAlgError``: NumPy always
+    does; CuPy only inside ``cupyx.errstate(linalg='raise')`` (else it gives NaNs)."""
+    if xp is np:
+        return contextlib.nullcontext()
+    import cupyx
+    return cupyx.errstate(linalg="raise")
+
+
 def _cholesky(xp, a):
     try:
-        return xp.linalg.cholesky(a)
+        with _failures_raise(xp):
+            return xp.linalg.cholesky(a)
     except np.linalg.LinAlgError:
         raise MXNetError("A is not symmetric positive definite (the Cholesky factorisation "
                          "failed); expected an SPD matrix (or a batch of them)") from None
@@ -176,8 +189,7 @@ def _potrf(p, xp, a):
 
 
 def _copy_lower_to_upper(s):
-    n = s.shape[-1]
-    return s * _tri_mask(n, True, dtype=s.dtype) + _ndT(s * _tri_mask(n, True, True, s.dtype))
+    return s * _tri_mask(s, True) + _ndT(s * _tri_mask(s, True, True))
 
 
 def _potrf_grad(p, x, y, gy, need):
@@ -203,7 +215,8 @@ def _inv(xp, a):
         y = _inv(xp, xp.where(nan[..., None, None], xp.eye(a.shape[-1], dtype=a.dtype), a))
         return xp.where(nan[..., None, None], a.dtype.type(np.nan), y)
     try:
-        return xp.linalg.inv(a)
+        with _failures_raise(xp):
+            return xp.linalg.inv(a)
     except np.linalg.LinAlgError:
         raise MXNetError("A is singular; expected an invertible matrix "
                          "(or a batch of them)") from None
@@ -406,7 +419,7 @@ def _sumlogdiag(p, xp, a):
 
 def _sumlogdiag_grad(p, x, y, gy, need):
     a = x[0]
-    eye = np.eye(a.shape[-1])
+    eye = const_like(a, np.eye(a.shape[-1], dtype=a.dtype))
     # NOTE: off the diagonal divide by 1, not by A, so that no 0/0 appears.
     return [_batch_scalar(gy[0], a.shape) / (a * eye + (1 - eye)) * eye]
 

@@ -216,8 +216,7 @@ def _syevd_grad(p, x, y, gy, need):
     # S_ij = -S_ji = 1 / (2 max(lam_i - lam_j, eps))   (MXNet's SyevdBackHelper)
     u, lam = y
     gu, glam = fill_missing(gy, y)
-    n = u.shape[-1]
-    low = _tri_mask(n, True, strict=True, dtype=lam.dtype)
+    low = _tri_mask(u, True, strict=True)
     gap = nd.expand_dims(lam, axis=-1) - nd.expand_dims(lam, axis=-2)
     # NOTE: off the strict lower triangle divide by 1, so no huge 1/eps enters the
     # graph (its derivative would overflow to inf and give 0 * inf = nan).

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...base import MXNetError, parse_bool, parse_float, parse_float_tuple, parse_int
 from ..registry import register_op, Param, dtype_error
-from ..util import per_item_names
+from ..util import host, per_item_names
 
 _F32 = np.dtype(np.float32)
 
@@ -313,8 +313,8 @@ def lamb_phase2_kernel(xp, w, g, r1, r2, lr, lower_bound=-1.0, upper_bound=-1.0)
     """``w - lr * r1 / r2 * g``, with ``r1`` clamped to the bounds given (``>= 0``) and a
     ratio of 1 when ``r1`` or ``r2`` is 0. ``w`` is the float32 master for the mp op."""
     lr, lower, upper = _scalars(g, lr, lower_bound, upper_bound)
-    r1 = g.dtype.type(r1.reshape(-1)[0])
-    r2 = g.dtype.type(r2.reshape(-1)[0])
+    r1 = g.dtype.type(host(r1.reshape(-1)[0]))
+    r2 = g.dtype.type(host(r2.reshape(-1)[0]))
     if lower >= 0:
         r1 = max(r1, lower)
     if upper >= 0:

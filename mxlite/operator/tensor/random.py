@@ -21,7 +21,7 @@ from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool
                      np_dtype)
 from ...context import current_context
 from ..registry import register_op, Param, dtypes
-from ..util import generator_of, zeros_grad, fits_memory, _size
+from ..util import generator_of, host, zeros_grad, fits_memory, _size
 from .elemwise_unary import _parse_ctx
 
 _FLOATS = ("float16", "float32", "float64")
@@ -72,22 +72,26 @@ def _draw_exponential(g, xp, size, lam):
 
 
 def _draw_poisson(g, xp, size, lam):
-    return np.asarray(g.poisson(lam, size), np.float64)
+    return xp.asarray(g.poisson(lam, size), np.float64)
 
 
 def _draw_negative_binomial(g, xp, size, k, p):
     # NOTE: a gamma-Poisson mixture, as MXNet samples it; p == 1 gives rate 0.
-    # (np.asarray: for size () NumPy's samplers return a Python scalar)
-    return np.asarray(g.poisson(g.standard_gamma(k, size) * ((1.0 - p) / p)), np.float64)
+    # (xp.asarray: for size () NumPy's samplers return a Python scalar)
+    return xp.asarray(g.poisson(g.standard_gamma(k, size) * ((1.0 - p) / p)), np.float64)
 
 
 def _draw_generalized_negative_binomial(g, xp, size, mu, alpha):
     # alpha == 0 is the Poisson limit; guard the 1/alpha of those entries.
-    pos = alpha > 0
-    safe = xp.where(pos, alpha, 1.0) if not np.isscalar(alpha) else (alpha if pos else 1.0)
-    lam = g.standard_gamma(1.0 / safe, size) * (safe * mu)
-    lam = xp.where(pos, lam, xp.broadcast_to(xp.asarray(mu, dtype=np.float64), size))
-    return np.asarray(g.poisson(lam), np.float64)
+    if np.isscalar(alpha):
+        lam = (g.standard_gamma(1.0 / alpha, size) * (alpha * mu) if alpha > 0
+               else xp.full(size, mu, dtype=np.float64))
+    else:
+        pos = alpha > 0
+        safe = xp.where(pos, alpha, 1.0)
+        lam = g.standard_gamma(1.0 / safe, size) * (safe * mu)
+        lam = xp.where(pos, lam, xp.broadcast_to(xp.asarray(mu, dtype=np.float64), size))
+    return xp.asarray(g.poisson(lam), np.float64)
 
 
 def _all(xp, cond):
@@ -314,7 +318,7 @@ def _unique_zipfian(p, xp):
         draws = np.empty(0, np.int64)
         while True:
             # floor(e^(u log(R + 1))) - 1 for u in [0, 1) is class c with probability P(c)
-            more = np.exp(g.random(max(2 * k, 16)) * log_range).astype(np.int64) - 1
+            more = np.exp(host(g.random(max(2 * k, 16))) * log_range).astype(np.int64) - 1
             draws = np.concatenate([draws, np.minimum(more, p.range_max - 1)])
             first = np.sort(np.unique(draws, return_index=True)[1])
             if len(first) >= k:
