@@ -126,16 +126,17 @@ class Node:
     ``seq`` numbers nodes in the order they were recorded. A node's inputs exist before
     it does, so every parent has a smaller ``seq``: visiting nodes by decreasing ``seq``
     is a reverse topological order, which ``backward`` uses instead of sorting."""
-    __slots__ = ("op", "p", "parents", "xdata", "ydata", "ctx", "yctx", "checks", "freed",
-                 "nout", "seq")
+    __slots__ = ("op", "p", "parents", "need", "xdata", "ydata", "ctx", "yctx", "checks",
+                 "freed", "nout", "seq")
 
-    def __init__(self, op, p, parents, xdata, ydata, ctx, yctx, checks):
+    def __init__(self, op, p, parents, need, xdata, ydata, ctx, yctx, checks):
         self.seq = _next_seq()
         self.nout = len(ydata)
         self.yctx = yctx
         self.op = op
         self.p = p
         self.parents = parents
+        self.need = need        # per input, whether it is in the graph (wants a gradient)
         self.xdata = xdata
         self.ydata = ydata
         self.ctx = ctx
@@ -191,6 +192,7 @@ def record_node(op, p, inputs, outs, checks=None):
     else:
         saves = ""
     parents = []
+    need = []
     xdata = []
     if "x" in saves:
         for x in inputs:
@@ -201,15 +203,18 @@ def record_node(op, p, inputs, outs, checks=None):
     for x in inputs:
         # As MXNet: an array whose graph a backward has freed is a constant to new records.
         e = x._entry
-        parents.append(None if e is not None and e[0].freed else e)
+        if e is not None and e[0].freed:
+            e = None
+        parents.append(e)
+        need.append(e is not None)
         xdata.append(x._data)
     y0 = outs[0]
     if "y" in saves:
         for y in outs:
             v = y._version = [0]
             checks.append((v, 0, y))
-    node = Node(op, p, parents, xdata, [y._data for y in outs] if len(outs) > 1 else [y0._data],
-                inputs[0]._ctx, y0._ctx, checks)
+    ydata = [y._data for y in outs] if len(outs) > 1 else [y0._data]
+    node = Node(op, p, parents, need, xdata, ydata, inputs[0]._ctx, y0._ctx, checks)
     if len(outs) == 1:
         y0._entry = (node, 0)
     else:
@@ -314,7 +319,9 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
                 g = nd.ones_like(h.as_nd_ndarray() if h._np else h)
             elif g is None:
                 ctx = h._ctx
-                g = (ctx.xp or ctx.array_module()).ones(h.shape, h._data.dtype)
+                # (empty + fill: what np.ones does, without its Python-level wrapper)
+                g = (ctx.xp or ctx.array_module()).empty(h.shape, h._data.dtype)
+                g.fill(1)
                 if not raw:
                     g = nd.ndarray._wrap(g, ctx)
             elif not isinstance(g, NDArray):
@@ -393,7 +400,7 @@ def _node_gradient(node, gl, create_graph, retain_graph):
                 "(version %d, now %d); its gradient would be wrong. Copy the array (x.copy()) "
                 "before changing it, or change it outside the recorded computation"
                 % (op.name, op.name, version, vobj[0]))
-    need = [e is not None for e in node.parents]
+    need = node.need
     if create_graph or not RAW_RULES:
         _wrap = _nd.ndarray._wrap
         ctx = node.ctx
@@ -408,15 +415,11 @@ def _node_gradient(node, gl, create_graph, retain_graph):
     else:       # raw arrays in and out
         gxs = node_backward(op, node.p, node.xdata, node.ydata, gl, need, node.ctx)
     if not retain_graph:
-        _free(node)
+        node.freed = True
+        node.xdata = node.ydata = None
+        node.checks = ()
+        node.p = None       # what an op kept for its backward (a hybridized graph's tape)
     return gxs
-
-
-def _free(node):
-    node.freed = True
-    node.xdata = node.ydata = None
-    node.checks = ()
-    node.p = None       # what an op kept for its backward (a hybridized graph's tape)
 
 
 def node_backward(op, p, x, y, gy, need, ctx, check=True):

@@ -508,6 +508,7 @@ class HybridBlock(Block):
         self._backend_opts = {}
         self._trace_failed = False
         self._all_ready = False
+        self._on_ctx = None     # see _params_on
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -724,11 +725,29 @@ class HybridBlock(Block):
             _ctx_state.ctx = old
 
     def _imperative_forward(self, ctx, x, args):
-        try:
-            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-        except DeferredInitializationError:
+        params = self._params_on(ctx)
+        if params is None:
             return self._first_forward(ctx, x, args)
         return self.hybrid_forward(face_of(nd) if _np_state.array else nd, x, *args, **params)
+
+    def _params_on(self, ctx):
+        """This block's parameter arrays on ``ctx`` by name, or None while deferred ones
+        wait for the first forward. Looked up again only when a parameter is added or
+        its list of arrays replaced (initialize, reset_ctx, cast and load replace it)."""
+        regs = self._reg_params
+        found = self._on_ctx
+        if found is not None and found[0] is ctx and found[1] is regs and found[2] == len(regs):
+            for param, held in found[3]:
+                if param._data is not held:
+                    break
+            else:
+                return found[4]
+        try:
+            params = {k: v.data(ctx) for k, v in regs.items()}
+        except DeferredInitializationError:
+            return None
+        self._on_ctx = (ctx, regs, len(regs), [(v, v._data) for v in regs.values()], params)
+        return params
 
     def _initialized_for(self, ctx):
         """Whether every parameter of the tree has data (deferred ones resolved); until

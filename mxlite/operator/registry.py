@@ -705,10 +705,7 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
         ctx = op.output_ctx(p)
     # Outputs take the class of the first input: an mx.np.ndarray stays one.
     cls = x0.__class__ if inputs else None
-    if type(ys) is tuple:
-        outs = [_wrap(y, ctx, cls) for y in ys]
-    else:
-        outs = [_wrap(ys, ctx, cls)]
+    outs = [_wrap(y, ctx, cls) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx, cls)]
     if op.is_view:
         if copy_views:
             outs[0]._data = outs[0]._data.copy()

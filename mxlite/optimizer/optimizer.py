@@ -266,10 +266,11 @@ class Optimizer:
     def _update_count(self, index):
         """Count one more update of ``index`` (an int or a list) and refresh ``num_update``."""
         counts = self._index_update_count
+        begin, top = self.begin_num_update, self.num_update
         for idx in index if isinstance(index, (list, tuple)) else (index,):
-            n = counts.get(idx, self.begin_num_update) + 1
-            counts[idx] = n
-            self.num_update = max(self.num_update, n)
+            n = counts[idx] = counts.get(idx, begin) + 1
+            top = max(top, n)
+        self.num_update = top
 
     def _get_lrs(self, indices):
         lr = self.learning_rate

@@ -62,10 +62,13 @@ def _product(xp, x, w):
 
 def _compute(p, xp, x, w, b=None):
     _check(p, x, w, b)
-    y = _product(xp, _rows(p, x), w)
+    flat = x.ndim == 2      # (the common case: rows already, and so is the output)
+    y = _product(xp, x if flat else _rows(p, x), w)
     if b is not None:
         y += b
-    return y.reshape(_out_shape(p, x.shape)).astype(x.dtype, copy=False)
+    if not flat:
+        y = y.reshape(_out_shape(p, x.shape))
+    return y.astype(x.dtype, copy=False)
 
 
 def _gradient(p, x, y, gy, need):

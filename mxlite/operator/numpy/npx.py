@@ -8,6 +8,7 @@ NumPy shapes) is an op of its own.
 from ...base import MXNetError, parse_bool, parse_shape
 from ..registry import OPS, register_op, Param
 from .shape import reshape_to
+from ..tensor.shape import infer_reshape, NPX_RESHAPE_CODES
 from .elemwise import derive
 
 # mx.npx function -> (registry op, the legacy op it is an alias of; None for an op of its own)
@@ -50,76 +51,9 @@ derive("_npx_relu", "relu", OPS["relu"].compute)
 derive("_npx_sigmoid", "sigmoid", OPS["sigmoid"].compute)
 
 
-def npx_reshape_shape(src, codes, reverse=False):
-    """The shape MXNet's ``npx.reshape`` gives ``src`` for ``codes``:
-    -1 infer one, -2 copy one, -3 drop a size-1 axis, -4 copy the rest, -5 merge two,
-    -6 split one into the next two values (one of them may be -1)."""
-    src, codes = tuple(src), tuple(codes)
-    if reverse:
-        src, codes = src[::-1], codes[::-1]
-    out, i, k, infer = [], 0, 0, None
-    while k < len(codes):
-        c = codes[k]
-        if c >= 0:
-            out.append(c)
-            i += 1
-        elif c == -1:
-            if infer is not None:
-                raise MXNetError("npx.reshape: only one -1 is allowed in %s" % (codes,))
-            infer = len(out)
-            out.append(1)
-            i += 1
-        elif c == -2:
-            out.append(src[i])
-            i += 1
-        elif c == -3:
-            if src[i] != 1:
-                raise MXNetError("npx.reshape: -3 drops an axis of size 1, but axis %d has "
-                                 "size %d" % (i, src[i]))
-            i += 1
-        elif c == -4:
-            out.extend(src[i:])
-            i = len(src)
-        elif c == -5:
-            out.append(src[i] * src[i + 1])
-            i += 2
-        elif c == -6:
-            d1, d2 = codes[k + 1], codes[k + 2]
-            if d1 == -1:
-                d1 = src[i] // d2
-            elif d2 == -1:
-                d2 = src[i] // d1
-            if d1 * d2 != src[i]:
-                raise MXNetError("npx.reshape: -6 splits axis %d of size %d into %d x %d"
-                                 % (i, src[i], d1, d2))
-            out.extend([d1, d2])
-            i += 1
-            k += 2
-        else:
-            raise MXNetError("npx.reshape: invalid code %d in %s" % (c, codes))
-        k += 1
-    size = 1
-    for d in src:
-        size *= d
-    if infer is not None:
-        known = 1
-        for j, d in enumerate(out):
-            if j != infer:
-                known *= d
-        if known == 0 or size % known:
-            raise MXNetError("npx.reshape: cannot infer -1 of %s for shape %s" % (codes, src))
-        out[infer] = size // known
-    prod = 1
-    for d in out:
-        prod *= d
-    if prod != size:
-        raise MXNetError("npx.reshape: cannot reshape an array of shape %s with %s"
-                         % (src, codes))
-    return tuple(out[::-1]) if reverse else tuple(out)
-
-
 register_op("_npx_reshape",
-            lambda p, xp, x: x.reshape(npx_reshape_shape(x.shape, p.newshape, p.reverse)),
+            lambda p, xp, x: x.reshape(infer_reshape(x.shape, p.newshape, p.reverse,
+                                                     NPX_RESHAPE_CODES, "npx.reshape")),
             inputs=("a",), is_view=True, saves="",
             gradient=lambda p, x, y, gy, need: [reshape_to(gy[0], x[0].shape)],
             params=[Param("newshape", parse_shape), Param("reverse", parse_bool, False),

@@ -65,23 +65,9 @@ register_op("_np_reshape", _reshape, inputs=("a",), is_view=True, gradient=_as_i
             doc="NumPy's reshape: one -1 is inferred, no other codes.")
 
 
-def _axes_of(p, ndim):
-    if p.axes is None or p.axes == ():
-        return tuple(range(ndim))[::-1]
-    return tuple(norm_axis(a, ndim) for a in p.axes)
-
-
-def _transpose(p, xp, x):
-    return xp.transpose(x, _axes_of(p, x.ndim)).copy()
-
-
-def _transpose_grad(p, x, y, gy, need):
-    axes = _axes_of(p, x[0].ndim)
-    inverse = tuple(int(i) for i in onp.argsort(axes))
-    return [nd.transpose(gy[0], axes=inverse)]
-
-
-register_op("_np_transpose", _transpose, inputs=("a",), gradient=_transpose_grad, saves="",
+# the legacy transpose's kernel and gradient, giving a copy as MXNet's np op does
+register_op("_np_transpose", lambda p, xp, x: OPS["transpose"].kernel(p, xp, x).copy(),
+            inputs=("a",), gradient=OPS["transpose"].gradient, saves="",
             params=[Param("axes", parse_axis, None, "The permutation; None reverses.")],
             doc="Permute the axes (``mx.np.transpose``).")
 
@@ -174,18 +160,15 @@ register_op("_npi_concatenate", _concat, inputs=_variadic, variadic="num_args",
             doc="Join arrays along an existing axis (None: flattened).")
 
 
-def _stack(p, xp, *xs):
-    return xp.stack(xs, axis=norm_axis(p.axis, xs[0].ndim + 1))
-
-
 def _stack_grad(p, x, y, gy, need):
-    axis = norm_axis(p.axis, x[0].ndim + 1)
-    return [reshape_to(nd.slice_axis(gy[0], axis=axis, begin=i, end=i + 1), xi.shape)
-            for i, xi in enumerate(x)]
+    # the legacy rule's parts, reshaped back where the inputs are 0-d (split gives (1,))
+    return [reshape_to(g, xi.shape) for g, xi in zip(OPS["stack"].gradient(p, x, y, gy, need), x)]
 
 
-register_op("_npi_stack", _stack, inputs=_variadic, variadic="num_args", gradient=_stack_grad,
-            saves="", params=[Param("num_args", parse_int), Param("axis", parse_int, 0)],
+# the legacy stack's kernel and gradient under np's input names
+register_op("_npi_stack", OPS["stack"].kernel, inputs=_variadic, variadic="num_args",
+            gradient=_stack_grad, saves="",
+            params=[Param("num_args", parse_int), Param("axis", parse_int, 0)],
             doc="Join arrays along a new axis.")
 
 

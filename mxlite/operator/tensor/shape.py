@@ -2,6 +2,8 @@
 expand_dims, swapaxes, squeeze, Flatten, concat, stack, split, split_v2, tile,
 repeat, reverse, Pad, broadcast_axis/like, reshape_like, depth_to_space,
 space_to_depth, shape_array, size_array and diag."""
+import math
+
 import numpy as np
 
 from ... import nd
@@ -16,73 +18,86 @@ class ReshapeSizeError(MXNetError, ValueError):
     it as a ValueError, the ``Reshape`` op as an MXNetError)."""
 
 
-def infer_reshape(src, spec, reverse=False):
+# What each special code of a reshape does: the legacy op's codes and npx.reshape's
+# (where 0 is a size like any other).
+RESHAPE_CODES = {0: "copy", -1: "infer", -2: "rest", -3: "merge", -4: "split"}
+NPX_RESHAPE_CODES = {-1: "infer", -2: "copy", -3: "drop", -4: "rest", -5: "merge", -6: "split"}
+
+
+def infer_reshape(src, spec, reverse=False, codes=RESHAPE_CODES, name="Reshape"):
     """The target shape of MXNet's ``reshape(shape=spec)`` for an input of shape ``src``.
 
-    Codes: ``0`` copies the input dim, ``-1`` infers it, ``-2`` copies all the
-    remaining dims, ``-3`` merges two input dims, ``-4 a b`` splits one dim into
-    ``a`` and ``b`` (one of them may be -1). ``reverse`` matches right to left.
+    Codes (``codes``, the legacy op's by default): ``0`` copies the input dim, ``-1``
+    infers it, ``-2`` copies all the remaining dims, ``-3`` merges two input dims,
+    ``-4 a b`` splits one dim into ``a`` and ``b`` (one of them may be -1); npx's
+    ``-3`` drops a dim of size 1. ``reverse`` matches right to left.
     """
     src = tuple(src)
     spec = tuple(spec)
     if reverse:
         src = src[::-1]
-        spec = _reverse_spec(spec)
+        spec = _reverse_spec(spec) if codes is RESHAPE_CODES else spec[::-1]
     out = []
     infer_at = -1
     i = j = 0
     try:
         while j < len(spec):
             s = spec[j]
-            if s > 0:
+            action = codes.get(s)
+            if action is None and s >= 0:
                 out.append(s)
                 i += 1
-            elif s == 0:
+            elif action == "copy":
                 out.append(src[i])
                 i += 1
-            elif s == -1:
+            elif action == "infer":
                 if infer_at >= 0:
-                    raise MXNetError("Reshape: only one dimension can be -1 in shape=%s" % (spec,))
+                    raise MXNetError("%s: only one dimension can be -1 in shape=%s" % (name, spec))
                 infer_at = len(out)
                 out.append(1)
                 i += 1
-            elif s == -2:
+            elif action == "rest":
                 out.extend(src[i:])
                 i = len(src)
-            elif s == -3:
+            elif action == "merge":
                 out.append(src[i] * src[i + 1])
                 i += 2
-            elif s == -4:
+            elif action == "drop":
+                if src[i] != 1:
+                    raise MXNetError("%s: %d drops a dimension of size 1, but dimension %d has "
+                                     "size %d" % (name, s, i, src[i]))
+                i += 1
+            elif action == "split":
                 d1, d2 = spec[j + 1], spec[j + 2]
                 j += 2
                 if d1 == -1 and d2 == -1:
-                    raise MXNetError("Reshape: -4 cannot split into two -1 dims")
+                    raise MXNetError("%s: %d cannot split into two -1 dims" % (name, s))
                 if d1 == -1:
                     d1 = src[i] // d2
                 if d2 == -1:
                     d2 = src[i] // d1
                 if d1 * d2 != src[i]:
-                    raise MXNetError("Reshape: -4 splits dimension %d of size %d into %d x %d"
-                                     % (i, src[i], d1, d2))
+                    raise MXNetError("%s: %d splits dimension %d of size %d into %d x %d"
+                                     % (name, s, i, src[i], d1, d2))
                 out.extend((d1, d2))
                 i += 1
             else:
-                raise MXNetError("Reshape: invalid value %d in shape=%s" % (s, spec))
+                raise MXNetError("%s: invalid value %d in shape=%s" % (name, s, spec))
             j += 1
     except IndexError:
-        raise MXNetError("Reshape: shape=%s refers to more dimensions than the input shape %s has"
-                         % (spec, src)) from None
-    total = int(np.prod(src, dtype=np.int64))
+        raise MXNetError("%s: shape=%s refers to more dimensions than the input shape %s has"
+                         % (name, spec, src)) from None
+    total = math.prod(src)
     if infer_at >= 0:
-        known = int(np.prod(out, dtype=np.int64))
+        known = math.prod(out)
         if known == 0 or total % known:
-            raise MXNetError("Reshape: cannot infer the -1 dimension of shape=%s for an input of "
-                             "shape %s" % (spec, src[::-1] if reverse else src))
+            raise MXNetError("%s: cannot infer the -1 dimension of shape=%s for an input of "
+                             "shape %s" % (name, spec, src[::-1] if reverse else src))
         out[infer_at] = total // known
-    if int(np.prod(out, dtype=np.int64)) != total:
-        raise ReshapeSizeError("Reshape: target shape %s has %d elements but the input of shape %s "
-                         "has %d" % (tuple(out[::-1] if reverse else out), int(np.prod(out)),
-                                     src[::-1] if reverse else src, total))
+    if math.prod(out) != total:
+        raise ReshapeSizeError("%s: target shape %s has %d elements but the input of shape %s "
+                               "has %d" % (name, tuple(out[::-1] if reverse else out),
+                                           math.prod(out), src[::-1] if reverse else src, total))
     return tuple(out[::-1]) if reverse else tuple(out)
 
 
@@ -120,19 +135,24 @@ register_op("Reshape", _reshape, gradient=_as_shape_of,
                 "two dims, -4 split a dim.")
 
 
+def _permutation(p, ndim):
+    """The axes ``p.axes`` names in order (reversed when it names none: ``()`` for
+    ``transpose``, None for ``_np_transpose``), each in range and each once."""
+    if not p.axes:
+        return tuple(range(ndim - 1, -1, -1))
+    axes = tuple(norm_axis(a, ndim) for a in p.axes)
+    if sorted(axes) != list(range(ndim)):
+        raise MXNetError("axes=%s is not a permutation of the %d axes" % (p.axes, ndim))
+    return axes
+
+
 def _transpose(p, xp, x):
-    if p.axes:
-        if sorted(a % x.ndim for a in p.axes) != list(range(x.ndim)):
-            raise MXNetError("axes=%s is not a permutation of the %d axes"
-                             % (p.axes, x.ndim))
-        return xp.transpose(x, p.axes)
-    return xp.transpose(x)
+    return xp.transpose(x, _permutation(p, x.ndim))
 
 
 def _transpose_grad(p, x, y, gy, need):
-    nd_ = x[0].ndim
-    axes = tuple(a % nd_ for a in p.axes) if p.axes else tuple(reversed(range(nd_)))
-    return [nd.transpose(gy[0], axes=tuple(np.argsort(axes).tolist()))]
+    inverse = np.argsort(_permutation(p, x[0].ndim))
+    return [nd.transpose(gy[0], axes=tuple(inverse.tolist()))]
 
 
 register_op("transpose", _transpose, gradient=_transpose_grad, saves="", is_view=True,
