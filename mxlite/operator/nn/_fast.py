@@ -137,26 +137,42 @@ def _filter_tiles(w, a0, flip, u):
             u[13, f, c], u[14, f, c] = 0.5 * (g20 + g21 + g22), 0.5 * (g20 - g21 + g22)
 
 
-def _output_tiles(m, th, tw, y):
+def _output_tiles(m, th, tw, mean, scale, shift, r, affine, add, relu, y):
     """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile into its
-    2x2 block of ``y`` (N, F, 2*th, 2*tw) (the caller crops an odd edge)."""
-    n_, f_ = y.shape[:2]
+    2x2 block of ``y`` (N, F, OH, OW), cropped to ``y`` at an odd edge; then, where
+    ``affine``, BatchNorm's ``(v - mean) * scale + shift`` with the per-filter vectors,
+    ``+ r`` (``y``'s shape) where ``add`` and ``max(., 0)`` where ``relu``: the
+    operations of ``_channel_affine``, in its order, on the values it would read."""
+    n_, f_, oh, ow = y.shape
     s = np.empty((2, 4 * tw), dtype=y.dtype)
+    o = np.empty(2 * tw, dtype=y.dtype)
     for f in range(f_):
         for n in range(n_):
             for a in range(th):
-                o = (n * th + a) * tw
+                o_ = (n * th + a) * tw
                 for j in range(4):                  # s = A^T M
                     for b in range(tw):
-                        m1, m2 = m[4 + j, f, o + b], m[8 + j, f, o + b]
-                        s[0, 4 * b + j] = m[j, f, o + b] + m1 + m2
-                        s[1, 4 * b + j] = m1 - m2 - m[12 + j, f, o + b]
-                for i in range(2):                  # y = s A
-                    r = 2 * a + i
+                        m1, m2 = m[4 + j, f, o_ + b], m[8 + j, f, o_ + b]
+                        s[0, 4 * b + j] = m[j, f, o_ + b] + m1 + m2
+                        s[1, 4 * b + j] = m1 - m2 - m[12 + j, f, o_ + b]
+                for i in range(min(2, oh - 2 * a)):     # y = s A
+                    row = 2 * a + i
                     for b in range(tw):
                         q = 4 * b
-                        y[n, f, r, 2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
-                        y[n, f, r, 2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+                        o[2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
+                        o[2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+                    if not affine:
+                        for q in range(ow):
+                            y[n, f, row, q] = o[q]
+                        continue
+                    mf, sf, bf = mean[f], scale[f], shift[f]
+                    for q in range(ow):
+                        v = (o[q] - mf) * sf + bf
+                        if add:
+                            v = v + r[n, f, row, q]
+                        if relu and not (v > 0 or v != v):
+                            v = 0
+                        y[n, f, row, q] = v
 
 
 def _grad_tiles(gy, f0, f1, th, tw, dm):
@@ -329,11 +345,14 @@ def _kept_filters(w):
     return (held[3], None) if held[3] is not None else (None, (kept, stamp))
 
 
-def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
+def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=None):
     """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
     F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
-    :func:`weight_grad3x3` takes; None where Winograd does not apply."""
+    :func:`weight_grad3x3` takes; None where Winograd does not apply. ``epilogue``:
+    (mean, scale, shift, residual or None, relu), an inference BatchNorm's affine (then
+    the residual sum and relu) applied as the output is made, as
+    :func:`batch_norm_apply` would apply it after (the same bits, one pass less)."""
     plan = _winograd(x, w, w.shape[2:], stride, dilate, groups, out,
                      MIN_TILES_KEPT if _keeps(w) else MIN_TILES)
     if plan is None:
@@ -347,10 +366,13 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
         if keep is not None:
             keep[0].held = keep[1] + (u,)
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype))       # (16, F, tiles)
-    y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
-    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
-    if tuple(out) != y.shape[2:]:
-        y = np.ascontiguousarray(y[:, :, :out[0], :out[1]])
+    y = np.empty((n, f) + tuple(out), dtype=x.dtype)
+    none = np.empty(0, dtype=x.dtype)
+    mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
+    r4 = y if r is None else r                      # (read only where added)
+    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, mean[lo:hi], scale[lo:hi],
+                                           shift[lo:hi], r4[:, lo:hi], epilogue is not None,
+                                           r is not None, relu, y[:, lo:hi]), f, m.nbytes)
     return y, (v if keep_tiles else None)
 
 
