@@ -690,3 +690,49 @@ def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_p
     loss.backward()
     trainer.step(2)
     check("a trainer step (and the moving statistics it updated)")
+
+
+@pytest.mark.parametrize("shape,block_tiles,kind", [
+    ((3, 8, 13, 11), 12, "rows"),       # blocks of tile rows of one sample; odd edges
+    ((5, 8, 6, 6), 20, "samples"),      # blocks of whole samples
+])
+def test_winograd_blocks_give_the_whole_products_results(shape, block_tiles, kind,
+                                                         monkeypatch):
+    """An inference runs the Winograd convolution block by block (``_fast._blocked``):
+    the whole products' results to float32 round-off, the same bits on any thread count,
+    BatchNorm's epilogue included."""
+    if _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    from mxlite import engine
+    for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("BLOCKED_MIN_BYTES", 0),
+                        ("BLOCK_BYTES", 0), ("MIN_BLOCK_TILES", block_tiles)):
+        monkeypatch.setattr(_fast, name, value)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    rng = np.random.RandomState(8)
+    n, c, h, wd = shape
+    f = 6
+    th, tw = (h + 1) // 2, (wd + 1) // 2
+    blocks = _fast._blocks(n, th, tw, c, f, 4)
+    whole_rows = [b[2:] == (0, th) for b in blocks]
+    assert len(blocks) >= 3 and (not any(whole_rows) if kind == "rows" else all(whole_rows))
+    x = rng.randn(*shape).astype(np.float32)
+    w = rng.randn(f, c, 3, 3).astype(np.float32)
+    mean, scale, shift = (rng.randn(f).astype(np.float32) for _ in range(3))
+    r = rng.randn(n, f, h, wd).astype(np.float32)
+    got = []
+    for threads in (1, 2):
+        prev = engine.set_num_threads(threads)
+        try:
+            for epi in (None, (mean, scale, shift, r, True)):
+                got.append(_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (h, wd),
+                                         epilogue=epi)[0])
+            whole = _fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (h, wd), keep_tiles=True)[0]
+        finally:
+            engine.set_num_threads(prev)
+    assert np.array_equal(got[0], got[2]) and np.array_equal(got[1], got[3])
+    sh = (1, -1, 1, 1)
+    want = _conv_ref(x, w, np.zeros(f, np.float32))
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(whole, want, rtol=1e-5, atol=1e-5)
+    bn = (got[0] - mean.reshape(sh)) * scale.reshape(sh) + shift.reshape(sh)
+    assert np.array_equal(got[1], np.maximum(bn + r, 0))
