@@ -331,7 +331,7 @@ def _blocked(jit, xt, u, blocks, th, tw, epi, y):
         for n0, n1, a0, a1 in blocks[lo:hi]:
             tiles = (n1 - n0) * (a1 - a0) * tw
             v = _planes(c, tiles, xt.dtype)
-            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], a1 - a0, tw, v)
+            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], 0, c, a1 - a0, tw, v)
             m = np.matmul(u, v, out=_planes(f, tiles, xt.dtype))
             rows = slice(2 * a0, min(2 * a1, y.shape[2]))
             jit.output_tiles(m, a1 - a0, tw, mean, scale, shift, r4[n0:n1, :, rows], affine,
