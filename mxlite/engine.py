@@ -302,6 +302,17 @@ def overlap(first, second):
     return a, job.out[0]
 
 
+def parallel_products(fn, n, macs):
+    """``fn(lo, hi)`` over parts of ``range(n)`` (as :func:`parallel`) that run products
+    of ``macs`` multiply-adds in all: split over the workers, with the BLAS at one
+    thread meanwhile, from ``PARALLEL_MIN_MACS`` on, as :func:`matmul` splits one."""
+    k = min(_threads, n)
+    if k <= 1 or _here.inside or macs < PARALLEL_MIN_MACS:
+        return [fn(0, n)]
+    with _serial_blas:
+        return _run(fn, n, min(n, PARTS_PER_THREAD * k), k)
+
+
 def parallel_parts(fn, shape, nbytes, xp=None):
     """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
     first axis of at least :func:`num_threads` entries (the batch, else the channels),

@@ -68,5 +68,6 @@ def fast_kernels(request, monkeypatch):
     else:
         monkeypatch.setattr(_fast, "MIN_TILES", 0)
         monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+        monkeypatch.setattr(_fast, "BLOCKED_MIN_BYTES", 0)
         monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
     return request.param

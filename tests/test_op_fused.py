@@ -316,8 +316,8 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
     want, _ = run(False)
     got, graph = run(True)
     names = [s[0].name for s in graph.steps]
-    assert names.count("_batch_norm_add_relu") == 2 and \
-        names.count("_contrib_BatchNormWithReLU") == 2
+    chains = [s[1].chain.bn.name for s in graph.steps if s[0].name == "_conv_batch_norm"]
+    assert chains == ["_contrib_BatchNormWithReLU", "_batch_norm_add_relu"] * 2
     assert "BatchNorm" not in names and "Activation" not in names
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
@@ -540,3 +540,199 @@ def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
         got = net(x).asnumpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert len(made) == 2      # the second call made the transform, kept from then on
+
+
+# -- Convolution -> BatchNorm [-> elemwise_add] [-> relu] as one step --------------------
+
+CONV_BN = get_op("_conv_batch_norm")
+KEPT_CONV = get_op("_conv_kept_filters")
+
+
+def _conv_bn_chain(fused, conv_p, bn, bn_p, ins, gy, training, recorded):
+    """Outputs, updated moving statistics and (where ``recorded``: the forward under
+    ``autograd.record``) input gradients of the chain, by the fused step (``fused``) or by
+    the convolution's and the BatchNorm flavour's own kernels and rules."""
+    ins = [a.copy() for a in ins]
+    need = [True] * 4 + [False] * 2 + [True] * (len(ins) - 6)
+    mode = mx.autograd.train_mode() if training else mx.autograd.predict_mode()
+    with mx.autograd.record(train_mode=training) if recorded else mode:
+        if fused:
+            from mxlite.operator.nn.fused import ConvBatchNorm
+            p = CONV_BN.parse_params(dict(chain=ConvBatchNorm(KEPT_CONV, conv_p, bn, bn_p)))
+            ys = CONV_BN.compute(p, np, *ins)
+        else:
+            z = KEPT_CONV.compute(conv_p, np, *ins[:2])
+            bn_ins = [z[0]] + ins[2:]
+            ys = bn.compute(bn_p, np, *bn_ins)
+    outs = list(ys[:3]) + ins[4:6]
+    if not recorded:
+        return outs
+    with mode:
+        if fused:
+            grads = node_backward(CONV_BN, p, ins, list(ys), [gy] + [None] * 4, need, CPU)
+            return outs + [g for g in grads if g is not None]
+        gb = node_backward(bn, bn_p, bn_ins, list(ys), [gy, None, None], need[1:], CPU)
+        gc = node_backward(KEPT_CONV, conv_p, ins[:2], list(z), [gb[0], None], [True, True],
+                           CPU)
+    return outs + gc + [g for g in gb[1:] if g is not None]
+
+
+def _conv_bn_relu_ref(x, w, gamma, beta, mm, mv):
+    z = _conv_ref(x, w, np.zeros(w.shape[0], x.dtype))
+    sh = (1, -1, 1, 1)
+    return np.maximum((z - mm.reshape(sh)) / np.sqrt(mv.reshape(sh) + 1e-3) *
+                      gamma.reshape(sh) + beta.reshape(sh), 0)
+
+
+def _conv_bn_row():
+    from mxlite.operator.nn.fused import ConvBatchNorm
+    rng = np.random.RandomState(6)
+    chain = ConvBatchNorm(KEPT_CONV, KEPT_CONV.parse_params(dict(
+        kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True)), get_op(
+        "_contrib_BatchNormWithReLU"), get_op("BatchNorm").parse_params(dict(fix_gamma=False,
+                                                                  use_global_stats=True)))
+    return row("_conv_batch_norm", _conv_bn_relu_ref,
+               [rng.randn(2, 3, 5, 4), rng.randn(4, 3, 3, 3)] + _bn_args((2, 4), np.float64, rng)[1:],
+               {"chain": chain}, grad=(0, 1, 2, 3), rtol32=1e-5)
+
+
+globals().update({"test_conv_batch_norm_" + k: v for k, v in row_tests([_conv_bn_row()]).items()})
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
+@pytest.mark.parametrize("bn_name", ["BatchNorm", "_contrib_BatchNormWithReLU",
+                                     "_batch_norm_add_relu"])
+@pytest.mark.parametrize("shape,dtype,kw", [
+    ((2, 5, 7, 6), np.float32, dict(fix_gamma=False, eps=1e-5)),
+    ((1, 8, 10, 10), np.float64, dict(fix_gamma=True)),
+    ((3, 4, 5, 5), np.float32, dict(fix_gamma=False, use_global_stats=True)),
+    ((2, 3, 4, 4), np.float16, dict(fix_gamma=False)),
+])
+def test_conv_batch_norm_is_the_chain_bit_for_bit(shape, dtype, kw, bn_name, training,
+                                                  fast_kernels):
+    rng = np.random.RandomState(4)
+    f = 6
+    conv_p = KEPT_CONV.parse_params(dict(kernel=(3, 3), pad=(1, 1), num_filter=f,
+                                         no_bias=True))
+    bn = get_op(bn_name)
+    bn_p = bn.parse_params(kw)
+    x = rng.randn(*shape).astype(dtype)
+    w = (rng.randn(f, shape[1], 3, 3) * 0.3).astype(dtype)
+    stats = _bn_args((shape[0], f) + shape[2:], dtype, rng)[1:]
+    ins = [x, w] + stats
+    if bn.name == "_batch_norm_add_relu":
+        ins.append(rng.randn(shape[0], f, *shape[2:]).astype(dtype))
+    gy = rng.randn(shape[0], f, *shape[2:]).astype(dtype)
+    for recorded in (False, True):
+        want = _conv_bn_chain(False, conv_p, bn, bn_p, ins, gy, training, recorded)
+        got = _conv_bn_chain(True, conv_p, bn, bn_p, ins, gy, training, recorded)
+        assert len(got) == len(want) == 5 + 4 * recorded + (len(ins) - 6) * recorded
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), (g, w)
+
+
+def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypatch):
+    """In inference the Winograd kernel applies BatchNorm itself: no BatchNorm pass runs."""
+    if _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
+    passes = []
+    apply = _fast.batch_norm_apply
+    monkeypatch.setattr(_fast, "batch_norm_apply", lambda *a, **k: passes.append(1) or
+                        apply(*a, **k))
+    net = _Residual()
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 6, 9, 9))
+    want = net(x).asnumpy()
+    assert passes
+    net.hybridize()
+    net(x)
+    del passes[:]
+    assert np.array_equal(net(x).asnumpy(), want)
+    assert passes == []
+
+
+def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_path):
+    net = _Residual()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    twin = _Residual()      # imperative, with the same values
+    twin.initialize()
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 6, 9, 9))
+    net(x), twin(x)     # (deferred initialisation)
+    params = list(net.collect_params().values())
+    by_name = {p.name.split("_", 2)[2]: p for p in params}
+
+    def check(what):
+        for a, b in zip(twin.collect_params().values(), params):
+            a.set_data(b.data())
+        for _ in range(3):      # the graph's first run, then kept filters
+            got = net(x).asnumpy()
+        assert np.array_equal(got, twin(x).asnumpy()), what
+
+    check("initial")
+    gamma = by_name["batchnorm0_gamma"]
+    gamma.set_data(gamma.data() * 1.5 + 0.1)
+    check("set_data on gamma")
+    by_name["batchnorm1_running_var"].data()[:] += 0.5
+    by_name["batchnorm0_running_mean"].data()[:] -= 0.25
+    check("in-place writes to the moving statistics")
+    net.save_parameters(str(tmp_path / "a.params"))
+    by_name["batchnorm1_beta"].set_data(by_name["batchnorm1_beta"].data() + 2)
+    net(x)
+    net.load_parameters(str(tmp_path / "a.params"))
+    check("load_parameters")
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with mx.autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    trainer.step(2)
+    check("a trainer step (and the moving statistics it updated)")
+
+
+@pytest.mark.parametrize("shape,block_tiles,kind", [
+    ((3, 8, 13, 11), 12, "rows"),       # blocks of tile rows of one sample; odd edges
+    ((5, 8, 6, 6), 20, "samples"),      # blocks of whole samples
+])
+def test_winograd_blocks_give_the_whole_products_results(shape, block_tiles, kind,
+                                                         monkeypatch):
+    """An inference runs the Winograd convolution block by block (``_fast._blocked``):
+    the whole products' results to float32 round-off, the same bits on any thread count,
+    BatchNorm's epilogue included."""
+    if _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    from mxlite import engine
+    for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("BLOCKED_MIN_BYTES", 0),
+                        ("BLOCK_BYTES", 0), ("MIN_BLOCK_TILES", block_tiles)):
+        monkeypatch.setattr(_fast, name, value)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    rng = np.random.RandomState(8)
+    n, c, h, wd = shape
+    f = 6
+    th, tw = (h + 1) // 2, (wd + 1) // 2
+    blocks = _fast._blocks(n, th, tw, c, f, 4)
+    whole_rows = [b[2:] == (0, th) for b in blocks]
+    assert len(blocks) >= 3 and (not any(whole_rows) if kind == "rows" else all(whole_rows))
+    x = rng.randn(*shape).astype(np.float32)
+    w = rng.randn(f, c, 3, 3).astype(np.float32)
+    mean, scale, shift = (rng.randn(f).astype(np.float32) for _ in range(3))
+    r = rng.randn(n, f, h, wd).astype(np.float32)
+    got = []
+    for threads in (1, 2):
+        prev = engine.set_num_threads(threads)
+        try:
+            for epi in (None, (mean, scale, shift, r, True)):
+                got.append(_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (h, wd),
+                                         epilogue=epi)[0])
+            whole = _fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (h, wd), keep_tiles=True)[0]
+        finally:
+            engine.set_num_threads(prev)
+    assert np.array_equal(got[0], got[2]) and np.array_equal(got[1], got[3])
+    sh = (1, -1, 1, 1)
+    want = _conv_ref(x, w, np.zeros(f, np.float32))
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(whole, want, rtol=1e-5, atol=1e-5)
+    bn = (got[0] - mean.reshape(sh)) * scale.reshape(sh) + shift.reshape(sh)
+    assert np.array_equal(got[1], np.maximum(bn + r, 0))

@@ -459,10 +459,10 @@ def node_backward(op, p, x, y, gy, need, ctx, check=True):
         if entered:
             _state.raw = False
     if check:
-        for xi, gi, want in zip(x, gx, need):
-            if gi is not None and want and gi.shape != xi.shape:
+        for i, gi in enumerate(gx):
+            if gi is not None and need[i] and gi.shape != x[i].shape:
                 raise MXNetError("%s (backward): gradient has shape %s, expected %s"
-                                 % (op.name, gi.shape, xi.shape))
+                                 % (op.name, gi.shape, x[i].shape))
     if wrapped:
         return [None if g is None else g._data for g in gx]
     return gx

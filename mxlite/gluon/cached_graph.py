@@ -285,7 +285,8 @@ class CachedGraph:
             for op, p, ins, first, multi, nid, nvis, extra in self._plan:
                 if op.gradient is not None and any(need[i] for i in ins):
                     need[first:first + nvis] = [True] * nvis
-            found = need, [[need[i] for i in st[2]] for st in self._plan]
+            found = (need, [[need[i] for i in st[2]] for st in self._plan],
+                     any(need[s] for s in self.out_slots))
             if len(self._need) < 64:
                 self._need[mask] = found
         return found
@@ -296,20 +297,23 @@ class CachedGraph:
         n = self.n_slots
         raw = [None] * n
         nda = {}
+        leaves = []     # the NDArrays at leaf_slots
         for slot, k in self.input_slots:
             x = inputs[k]
             if not isinstance(x, NDArray) or (x._ctx is not ctx and x._ctx != ctx):
                 return None     # the per-op path gives the proper error
             raw[slot] = x._data
             nda[slot] = x
+            leaves.append(x)
         for slot, x in zip(self._param_slot_ids, self._param_arrays(ctx)):
             raw[slot] = x._data
             nda[slot] = x
+            leaves.append(x)
         need = mask = None
         if _ag_state.recording:
-            mask = tuple([nda[s]._entry is not None for s in self.leaf_slots])
+            mask = tuple([x._entry is not None for x in leaves])
             if True in mask:
-                need, need_ins = self._need_for(mask)
+                need, need_ins, out_needed = self._need_for(mask)
             else:
                 mask = None
         xp = ctx.xp or ctx.array_module()
@@ -318,9 +322,9 @@ class CachedGraph:
         checks = [] if record else None
         used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
         outs = [nda[s] for s in self.out_slots]
-        if record and any(need[s] for s in self.out_slots):
+        if record and out_needed:
             tape = _Tape(raw, full, used, need, need_ins, ctx, mask)
-            record_node(self._gop, tape, [nda[s] for s in self.leaf_slots], outs, checks)
+            record_node(self._gop, tape, leaves, outs, checks)
             for o, s in zip(outs, self.out_slots):
                 if not need[s]:
                     o._entry = None

@@ -18,6 +18,7 @@ import numbers
 
 import numpy as np
 
+from .. import nd
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -220,6 +221,12 @@ class SoftmaxCrossEntropyLoss(Loss):
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         self._check_label(pred, label)
+        if F is nd and self._sparse_label and not self._from_logits:
+            # NOTE: run imperatively, pick(log_softmax) is the one op a hybridized graph
+            # runs for that chain: the same numbers, one node instead of two, and a
+            # backward without pick's zero-filled scatter.
+            loss = -nd._internal._log_softmax_pick(pred, label, axis=self._axis, keepdims=True)
+            return _weighted_mean(F, self, loss, sample_weight)
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         if self._sparse_label:

@@ -33,7 +33,7 @@ import weakref
 
 import numpy as np
 
-from ...engine import matmul, parallel, parallel_parts
+from ...engine import matmul, num_threads, parallel, parallel_parts, parallel_products
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -81,17 +81,17 @@ def kernels():
                                  channel_grad=jit(_channel_grad))
 
 
-def _input_tiles(xp, th, tw, v):
-    """``V = B^T d B`` of every 4x4 tile d of the padded ``xp`` (N, C, 2*th+2, 2*tw+2),
-    tile (a, b) of sample n starting at row 2a, column 2b, into ``v[:, c, (n*th+a)*tw+b]``
-    of ``v`` (16, C, N*th*tw).
+def _input_tiles(xp, c0, c1, th, tw, v):
+    """``V = B^T d B`` of every 4x4 tile d of channels ``c0:c1`` of the padded ``xp`` (N,
+    C, 2*th+2, 2*tw+2), tile (a, b) of sample n starting at row 2a, column 2b, into
+    ``v[:, c, (n*th+a)*tw+b]`` of ``v`` (16, C, N*th*tw).
 
     NOTE: ``B^T d`` runs over whole rows of 4 image rows at once, and the channels are
     the outer loop so that the 16 planes of ``v`` are each written in one run per
     channel: 5x faster than tile by tile, near the speed of a copy of ``v``."""
-    n_, c_, _, wp = xp.shape
+    n_, _, _, wp = xp.shape
     t = np.empty((4, wp), dtype=xp.dtype)
-    for c in range(c_):
+    for c in range(c0, c1):
         for n in range(n_):
             for a in range(th):
                 r = 2 * a
@@ -137,33 +137,50 @@ def _filter_tiles(w, a0, flip, u):
             u[13, f, c], u[14, f, c] = 0.5 * (g20 + g21 + g22), 0.5 * (g20 - g21 + g22)
 
 
-def _output_tiles(m, th, tw, y):
+def _output_tiles(m, th, tw, mean, scale, shift, r, affine, add, relu, y):
     """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile into its
-    2x2 block of ``y`` (N, F, 2*th, 2*tw) (the caller crops an odd edge)."""
-    n_, f_ = y.shape[:2]
+    2x2 block of ``y`` (N, F, OH, OW), cropped to ``y`` at an odd edge; then, where
+    ``affine``, BatchNorm's ``(v - mean) * scale + shift`` with the per-filter vectors,
+    ``+ r`` (``y``'s shape) where ``add`` and ``max(., 0)`` where ``relu``: the
+    operations of ``_channel_affine``, in its order, on the values it would read."""
+    n_, f_, oh, ow = y.shape
     s = np.empty((2, 4 * tw), dtype=y.dtype)
+    o = np.empty(2 * tw, dtype=y.dtype)
     for f in range(f_):
         for n in range(n_):
             for a in range(th):
-                o = (n * th + a) * tw
+                o_ = (n * th + a) * tw
                 for j in range(4):                  # s = A^T M
                     for b in range(tw):
-                        m1, m2 = m[4 + j, f, o + b], m[8 + j, f, o + b]
-                        s[0, 4 * b + j] = m[j, f, o + b] + m1 + m2
-                        s[1, 4 * b + j] = m1 - m2 - m[12 + j, f, o + b]
-                for i in range(2):                  # y = s A
-                    r = 2 * a + i
+                        m1, m2 = m[4 + j, f, o_ + b], m[8 + j, f, o_ + b]
+                        s[0, 4 * b + j] = m[j, f, o_ + b] + m1 + m2
+                        s[1, 4 * b + j] = m1 - m2 - m[12 + j, f, o_ + b]
+                for i in range(min(2, oh - 2 * a)):     # y = s A
+                    row = 2 * a + i
                     for b in range(tw):
                         q = 4 * b
-                        y[n, f, r, 2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
-                        y[n, f, r, 2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+                        o[2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
+                        o[2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+                    if not affine:
+                        for q in range(ow):
+                            y[n, f, row, q] = o[q]
+                        continue
+                    mf, sf, bf = mean[f], scale[f], shift[f]
+                    for q in range(ow):
+                        v = (o[q] - mf) * sf + bf
+                        if add:
+                            v = v + r[n, f, row, q]
+                        if relu and not (v > 0 or v != v):
+                            v = 0
+                        y[n, f, row, q] = v
 
 
-def _grad_tiles(gy, th, tw, dm):
-    """``dM = A dY A^T`` of every 2x2 block dY of the output gradient ``gy`` (N, F, 2*th,
-    2*tw) into ``dm`` (16, F, N*th*tw): the adjoint of ``_output_tiles``."""
-    n_, f_ = gy.shape[:2]
-    for f in range(f_):
+def _grad_tiles(gy, f0, f1, th, tw, dm):
+    """``dM = A dY A^T`` of every 2x2 block dY of filters ``f0:f1`` of the output gradient
+    ``gy`` (N, F, 2*th, 2*tw) into ``dm`` (16, F, N*th*tw): the adjoint of
+    ``_output_tiles``."""
+    n_ = gy.shape[0]
+    for f in range(f0, f1):
         for n in range(n_):
             for a in range(th):
                 o = (n * th + a) * tw
@@ -254,8 +271,9 @@ def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
 def _input(jit, x, pad, th, tw):
     v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype)
     xt = _tiled(x, pad, th, tw)
-    _split(lambda lo, hi: jit.input_tiles(xt[:, lo:hi], th, tw, v[:, lo:hi]), xt.shape[1],
-           v.nbytes)
+    # the whole arrays and a range of channels: a part cut out of them along the channels
+    # is a strided view, which numba's loops read and write more slowly (1.2x)
+    _split(lambda lo, hi: jit.input_tiles(xt, lo, hi, th, tw, v), xt.shape[1], v.nbytes)
     return v
 
 
@@ -270,6 +288,56 @@ def _filters(jit, w):
     src = src if flip else np.ascontiguousarray(w)
     _split(lambda lo, hi: jit.filter_tiles(src[lo:hi], lo, flip, u), src.shape[0], u.nbytes)
     return u
+
+
+# -- blocks of tiles ---------------------------------------------------------------------
+# Bytes of transformed tiles (V) from which an inference runs block by block: below,
+# V and M stay in the caches and the whole products (wider, fewer) are faster.
+# NOTE: measured at 2 threads on a busy host: 1.2-1.3x (wall and CPU time) at batch 8
+# of 64 channels on 56x56 maps (V: 26 MB); 0.6-0.9x at 128 and more channels on
+# smaller maps (V: 3-13 MB) and at batch 1.
+BLOCKED_MIN_BYTES = 16 << 20
+# Bytes of V and M one block holds: within a core's L2 cache, where the products read
+# V and the output transform reads M.
+BLOCK_BYTES = 1 << 20
+# Tiles per block at least, for products of a useful width.
+MIN_BLOCK_TILES = 64
+
+
+def _blocks(n, th, tw, c, f, itemsize):
+    """Blocks (n0, n1, a0, a1), tile rows a0:a1 of samples n0:n1, covering the (n, th,
+    tw) tiles in order, each of about ``BLOCK_BYTES`` of V and M (rows of one sample, or
+    whole samples where a sample has fewer tiles). Cut by the shapes alone."""
+    target = max(MIN_BLOCK_TILES, BLOCK_BYTES // (16 * itemsize * (c + f)))
+    if th * tw >= target:
+        rows = max(1, target // tw)
+        return [(i, i + 1, a, min(a + rows, th)) for i in range(n) for a in range(0, th, rows)]
+    k = max(1, target // (th * tw))
+    return [(i, min(i + k, n), 0, th) for i in range(0, n, k)]
+
+
+def _blocked(jit, xt, u, blocks, th, tw, epi, y):
+    """The Winograd convolution block by block (:func:`_blocks`): each block's input
+    transform, 16 products and output transform (into ``y``, with the epilogue ``epi``,
+    the arguments of ``_output_tiles``) one after the other while its V and M are in
+    cache, the blocks split over the CPU workers. None: fewer blocks than threads
+    (the caller runs the whole products, split over the workers)."""
+    if len(blocks) < min(num_threads(), 2):
+        return None
+    mean, scale, shift, r4, affine, add, relu = epi
+    c, f = xt.shape[1], u.shape[1]
+
+    def run(lo, hi):
+        for n0, n1, a0, a1 in blocks[lo:hi]:
+            tiles = (n1 - n0) * (a1 - a0) * tw
+            v = _planes(c, tiles, xt.dtype)
+            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], a1 - a0, tw, v)
+            m = np.matmul(u, v, out=_planes(f, tiles, xt.dtype))
+            rows = slice(2 * a0, min(2 * a1, y.shape[2]))
+            jit.output_tiles(m, a1 - a0, tw, mean, scale, shift, r4[n0:n1, :, rows], affine,
+                             add, relu, y[n0:n1, :, rows])
+    parallel_products(run, len(blocks), 16 * f * c * xt.shape[0] * th * tw)
+    return y
 
 
 # -- filters kept across calls ----------------------------------------------------------
@@ -327,28 +395,40 @@ def _kept_filters(w):
     return (held[3], None) if held[3] is not None else (None, (kept, stamp))
 
 
-def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False):
+def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=None):
     """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
     F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
-    :func:`weight_grad3x3` takes; None where Winograd does not apply."""
+    :func:`weight_grad3x3` takes; None where Winograd does not apply. ``epilogue``:
+    (mean, scale, shift, residual or None, relu), an inference BatchNorm's affine (then
+    the residual sum and relu) applied as the output is made, as
+    :func:`batch_norm_apply` would apply it after (the same bits, one pass less).
+    Without ``keep_tiles``, large inputs run block by block (:func:`_blocked`)."""
     plan = _winograd(x, w, w.shape[2:], stride, dilate, groups, out,
                      MIN_TILES_KEPT if _keeps(w) else MIN_TILES)
     if plan is None:
         return None
     jit, th, tw = plan
-    n, f = x.shape[0], w.shape[0]
-    v = _input(jit, x, pad, th, tw)
+    (n, c), f = x.shape[:2], w.shape[0]
     u, keep = _kept_filters(w)
     if u is None:
         u = _filters(jit, w)
         if keep is not None:
             keep[0].held = keep[1] + (u,)
+    y = np.empty((n, f) + tuple(out), dtype=x.dtype)
+    none = np.empty(0, dtype=x.dtype)
+    mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
+    epi = (mean, scale, shift, y if r is None else r,      # (r read only where added)
+           epilogue is not None, r is not None, relu)
+    if not keep_tiles and 16 * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES:
+        blocks = _blocks(n, th, tw, c, f, x.itemsize)
+        if _blocked(jit, _tiled(x, pad, th, tw), u, blocks, th, tw, epi, y) is not None:
+            return y, None
+    v = _input(jit, x, pad, th, tw)
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype))       # (16, F, tiles)
-    y = np.empty((n, f, 2 * th, 2 * tw), dtype=x.dtype)
-    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, y[:, lo:hi]), f, m.nbytes)
-    if tuple(out) != y.shape[2:]:
-        y = np.ascontiguousarray(y[:, :, :out[0], :out[1]])
+    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, *[a[lo:hi] for a in epi[:3]],
+                                           epi[3][:, lo:hi], *epi[4:], y[:, lo:hi]),
+           f, m.nbytes)
     return y, (v if keep_tiles else None)
 
 
@@ -373,7 +453,7 @@ def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
         gy = _tiled(gy, (0, 0), th - 1, tw - 1)
     dm = _planes(f, n * th * tw, x.dtype)
     gy = np.ascontiguousarray(gy)
-    _split(lambda lo, hi: jit.grad_tiles(gy[:, lo:hi], th, tw, dm[:, lo:hi]), f, dm.nbytes)
+    _split(lambda lo, hi: jit.grad_tiles(gy, lo, hi, th, tw, dm), f, dm.nbytes)
     du = matmul(np, dm, tiles.transpose(0, 2, 1), out=_planes(f, c, x.dtype))  # (16, F, C)
     gw = np.empty((f, c, 3, 3), dtype=x.dtype)
     _split(lambda lo, hi: jit.filter_grads(du[:, lo:hi], gw[lo:hi]), f, du.nbytes)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 
 _NEG_INF = -np.inf
 
@@ -41,8 +41,6 @@ _PARAMS = [Param("use_data_lengths", parse_bool, False, "Read per-sample input l
 
 def _unpack(p, xp, data, label, rest):
     """Checked (data, label, data lengths, label lengths, blank) as integer arrays."""
-    if data.ndim != 3:
-        raise MXNetError("data must have shape (T, N, C), got %s" % (data.shape,))
     steps, n, c = data.shape
     if label.ndim != 2 or label.shape[0] != n:
         raise MXNetError("label has shape %s, expected (%d, L) for data of shape %s"
@@ -177,8 +175,10 @@ def _bwd_inputs(p):
 
 
 register_op("_backward_CTCLoss", _ctc_backward, inputs=_bwd_inputs, params=_PARAMS,
+            check=ranks(data=(3, 3)),
             doc="Gradient of CTCLoss w.r.t. data (not differentiable).")
 register_op("CTCLoss", _ctc_loss, inputs=_inputs, params=_PARAMS, gradient=_ctc_grad, saves="x",
+            check=ranks(data=(3, 3)),
             aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
             doc="Connectionist Temporal Classification loss of (T, N, C) activations and "
                 "(N, L) labels; returns the per-sample negative log-likelihood (N,).")

@@ -9,7 +9,12 @@ the backward relu's mask from the output, BatchNorm's sums after it.
 
 ``_conv_kept_filters`` is Convolution, standing for a 3x3 convolution of a graph
 parameter: in inference it keeps the weight's Winograd transform (``_fast``) across
-calls while the weight is the same array at the same version.
+calls while the weight is the same array at the same version. Such a convolution
+feeding a BatchNorm flavour alone runs with it as ``_conv_batch_norm``: in inference
+(the moving statistics) the Winograd kernel applies BatchNorm's affine, the residual
+sum and relu as it writes its output, in BatchNorm's order (one pass over the
+output less); otherwise, and where Winograd does not run, the two ops' kernels
+one after the other, and their rules.
 
 ``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
 ``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
@@ -27,16 +32,21 @@ row, so the backward can be written per position:
 the same operations on the same operands at every position. The fused kernel runs
 when the backward is not recorded and no gradient reached the hidden outputs.
 """
+import contextlib
+import functools
+
 import numpy as np
 
 from ...autograd import _state as _ag_state
-from ...base import parse_bool
+from ...base import MXNetError, parse_bool
 from ...nd.ndarray import NDArray
 from ..registry import register_op, Param, get_op, array_module_of, dtypes
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
 from . import _fast
+from .convolution import geometry, conv_out_size
+from .normalization import batch_norm, moving_affine
 
 
 def _compute(p, xp, x, idx):
@@ -122,16 +132,22 @@ def _parse_kept(v):
     raise ValueError("expected a KeptWeight (a hybridized graph's) or None, got %r" % (v,))
 
 
+def _keeping(p, w):
+    """The context in which Convolution ``p`` (``kept``: a KeptWeight or None) keeps the
+    Winograd filters of its weight ``w``: in an unrecorded call (inference) only."""
+    weight = p.kept
+    if weight is not None and not _ag_state.recording:
+        version = weight.version_of(w)
+        if version is not None:
+            return _fast.keeping(w, version, weight.kept)
+    return contextlib.nullcontext()
+
+
 def _conv_kept(p, xp, *x):
     """Convolution; in an unrecorded call (inference), with the Winograd filters of the
     weight kept across calls while the weight is unchanged (``_fast.keeping``)."""
-    weight = p.kept
-    if weight is not None and not _ag_state.recording:
-        version = weight.version_of(x[1])
-        if version is not None:
-            with _fast.keeping(x[1], version, weight.kept):
-                return _CONV.kernel(p, xp, *x)
-    return _CONV.kernel(p, xp, *x)
+    with _keeping(p, x[1]):
+        return _CONV.kernel(p, xp, *x)
 
 
 CONV_KEPT_FILTERS = register_op(
@@ -155,6 +171,98 @@ def keep_filters(p, arrays):
         return None
     return CONV_KEPT_FILTERS, CONV_KEPT_FILTERS.parse_params(dict(p.items(),
                                                                   kept=KeptWeight(arrays)))
+
+
+# -- Convolution -> BatchNorm [-> elemwise_add] [-> relu] -----------------------------------
+
+class ConvBatchNorm:
+    """A ``_conv_batch_norm`` step's chain: the Convolution (op, params) and the BatchNorm
+    flavour (op, params) after it, with whether it adds a residual and rectifies."""
+
+    def __init__(self, conv, conv_p, bn, bn_p):
+        self.conv, self.conv_p, self.bn, self.bn_p = conv, conv_p, bn, bn_p
+        self.residual = bn.name == "_batch_norm_add_relu"
+        self.relu = bn.name != "BatchNorm"
+
+    def __repr__(self):
+        return "%s -> %s" % (self.conv.name, self.bn.name)
+
+
+def _parse_chain(v):
+    if isinstance(v, ConvBatchNorm):
+        return v
+    if v is None or v == "None":
+        return None
+    raise ValueError("expected a ConvBatchNorm (a hybridized graph's) or None, got %r" % (v,))
+
+
+def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *residual):
+    """The chain's outputs (BatchNorm's three) and, hidden, the convolution's (its output
+    and columns). In inference with the moving statistics, the Winograd kernel applies
+    BatchNorm's affine (and the sum and relu) as it makes the output, where it runs."""
+    chain = p.chain
+    if chain is None:
+        raise MXNetError("_conv_batch_norm: chain is None; expected the chain's ops and params "
+                         "(a ConvBatchNorm), which a hybridized graph gives the step it "
+                         "runs in place of Convolution -> BatchNorm")
+    r = residual[0] if residual else None
+    bn_p = chain.bn_p
+    if not _ag_state.recording and (bn_p.use_global_stats or not _ag_state.training):
+        y = _conv_bn_inference(chain, xp, data, w, gamma, beta, moving_mean, moving_var, r)
+        if y is not None:
+            return y
+    z, cols = chain.conv.kernel(chain.conv_p, xp, data, w)
+    y, mean, inv = batch_norm(bn_p, xp, z, gamma, beta, moving_mean, moving_var, r,
+                              chain.relu)
+    return y, mean, inv, z, cols
+
+
+def _conv_bn_inference(chain, xp, data, w, gamma, beta, moving_mean, moving_var, r):
+    """:func:`_conv_bn`'s outputs by the Winograd kernel with BatchNorm's epilogue, or None
+    where it does not run (the caller runs the chain, which raises any error)."""
+    p, bn_p = chain.conv_p, chain.bn_p
+    f = p.num_filter
+    if (data.ndim != 4 or data.dtype not in _fast._DTYPES or bn_p.axis not in (1, -3)
+            or w.shape != (f, data.shape[1], 3, 3) or p.layout not in (None, "NCHW")
+            or any(a.shape != (f,) for a in (gamma, beta, moving_mean, moving_var))):
+        return None
+    kernel, stride, dilate, pad = geometry(p, 2, "Convolution")
+    out = conv_out_size("Convolution", data.shape[2:], kernel, stride, dilate, pad)
+    if r is not None and (r.shape != (data.shape[0], f) + out or r.dtype != data.dtype):
+        return None
+    mean, inv, scale, shift = moving_affine(bn_p, xp, data.dtype, gamma, beta, moving_mean,
+                                            moving_var)
+    with _keeping(p, w):
+        found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
+                              epilogue=(mean, scale, shift, r, chain.relu))
+    if found is None:
+        return None
+    empty = xp.empty((0,), dtype=data.dtype)
+    return found[0], mean, inv, empty, empty
+
+
+def _conv_bn_gradient(p, x, y, gy, need):
+    """BatchNorm's rule (for the hidden convolution output), then Convolution's."""
+    chain = p.chain
+    bn_need = [need[0] or need[1]] + list(need[2:])
+    gb = chain.bn.gradient(chain.bn_p, [y[3]] + list(x[2:]), list(y[:3]), list(gy[:3]),
+                           bn_need)
+    gc = [None, None]
+    if bn_need[0]:
+        gc = chain.conv.gradient(chain.conv_p, list(x[:2]), list(y[3:]), [gb[0], None],
+                                 list(need[:2]))
+    return list(gc[:2]) + list(gb[1:])
+
+
+CONV_BATCH_NORM = register_op(
+    "_conv_batch_norm", _conv_bn, gradient=_conv_bn_gradient, saves="xy",
+    inputs=lambda p: ("data", "weight", "gamma", "beta", "moving_mean", "moving_var") + (
+        ("residual",) if p.chain is not None and p.chain.residual else ()),
+    num_outputs=5, num_visible_outputs=1, mutate=(4, 5), no_grad_inputs=(4, 5),
+    params=[Param("chain", _parse_chain, None, "The chain's ops and params (a ConvBatchNorm).")],
+    doc="Convolution (no bias) -> BatchNorm [-> elemwise_add] [-> relu] in one step (what a "
+        "hybridized graph runs for that chain), with the chain's outputs, moving statistics "
+        "and gradients; hidden outputs: the convolution's output and columns.")
 
 
 # -- the table -----------------------------------------------------------------------------
@@ -191,11 +299,24 @@ def _bn_add_relu(links):
     return _bn_then_relu("_batch_norm_add_relu", links, bn_ins + (add_ins[1 - via],))
 
 
-# (op names, first to last; the rule), longest chains first
+def _conv_batch_norm(conv, bn, links):
+    """A convolution without bias whose output only the BatchNorm flavour reads (over
+    the channels, without output_mean_var): only 3x3 ones, which the Winograd kernel
+    (that applies BatchNorm as it makes its output) may run."""
+    (conv_p, conv_ins, _), (bn_p, bn_ins, _) = links
+    if not conv_p.no_bias or bn_p.output_mean_var or bn_p.axis not in (1, -3):
+        return None
+    chain = ConvBatchNorm(get_op(conv), conv_p, get_op(bn), bn_p)
+    return CONV_BATCH_NORM, CONV_BATCH_NORM.parse_params(dict(chain=chain)), conv_ins + bn_ins[1:]
+
+
+# (op names, first to last; the rule), longest chains first; a chain may end with a fused
+# step of an earlier row
 FUSIONS = [
     (("BatchNorm", "elemwise_add", "Activation"), _bn_add_relu),
     (("BatchNorm", "elemwise_add", "relu"), _bn_add_relu),
     (("BatchNorm", "Activation"), _bn_relu),
     (("BatchNorm", "relu"), _bn_relu),
     (("log_softmax", "pick"), _log_softmax_pick),
-]
+] + [((conv, bn), functools.partial(_conv_batch_norm, conv, bn)) for conv in ("_conv_kept_filters",)
+     for bn in ("BatchNorm", "_contrib_BatchNormWithReLU", "_batch_norm_add_relu")]

@@ -124,9 +124,9 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
 
     def affine(lo, hi):
         """inv, then the scale and shift of channels lo:hi"""
-        inv[lo:hi] = 1 / xp.sqrt(var[lo:hi] + p.eps)
-        scale = inv[lo:hi] if p.fix_gamma else inv[lo:hi] * gamma[lo:hi].astype(x.dtype)
-        return scale, beta[lo:hi].astype(x.dtype)
+        inv[lo:hi], scale, shift = _affine(p, xp, var[lo:hi], gamma[lo:hi], beta[lo:hi],
+                                           x.dtype)
+        return scale, shift
     # where numba runs (channels on axis 1): the statistics in two passes summed in
     # float64, and y in one pass, the same operations as NumPy's passes
     views = _fast.channel_views(x, y, residual) if c == 1 else None
@@ -161,6 +161,22 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
                 xp.maximum(ys, ys.dtype.type(0), out=ys)
     parallel(part, nc, x.nbytes, xp, fixed=batch)     # only batch statistics reduce
     return y, mean, var, inv
+
+
+def _affine(p, xp, var, gamma, beta, dtype):
+    """BatchNorm's per-channel ``(inv, scale, shift)`` for the variance ``var`` (of
+    ``dtype``): ``y = (x - mean) * scale + shift``."""
+    inv = 1 / xp.sqrt(var + p.eps)
+    return inv, (inv if p.fix_gamma else inv * gamma.astype(dtype)), beta.astype(dtype)
+
+
+def moving_affine(p, xp, dtype, gamma, beta, moving_mean, moving_var):
+    """Inference BatchNorm (the moving statistics) on data of ``dtype`` (float32 or
+    float64) as ``(mean, inv, scale, shift)`` per channel, the values
+    :func:`batch_norm` computes, for a kernel that applies ``(x - mean) * scale +
+    shift`` itself (``fused.py``)."""
+    return (moving_mean.astype(dtype),) + _affine(p, xp, moving_var.astype(dtype), gamma,
+                                                  beta, dtype)
 
 
 def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ...base import MXNetError, parse_shape, parse_int, parse_float
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 from .detection import _host, _batch_index, _pair
 
 
@@ -54,9 +54,6 @@ def _rroi_points(p, xp, roi, h, w, dt):
 
 
 def _rroi_align(p, xp, data, rois):
-    if data.ndim != 4:
-        raise MXNetError("%s: data must be 4-D (batch, channel, height, width), got shape %s"
-                         % (_RROI, data.shape))
     if rois.ndim != 2 or rois.shape[1] != 6:
         raise MXNetError("%s: rois must be 2-D (num_rois, 6) [batch_index, x, y, w, h, angle], "
                          "got shape %s" % (_RROI, rois.shape))
@@ -79,7 +76,7 @@ def _rroi_grad(p, x, y, gy, need):
                      % _RROI)
 
 
-register_op("_contrib_RROIAlign", _rroi_align, inputs=("data", "rois"),
+register_op("_contrib_RROIAlign", _rroi_align, inputs=("data", "rois"), check=ranks(data=(4, 4)),
             params=[Param("pooled_size", parse_shape, doc="Output size (h, w).", low=1),
                     Param("spatial_scale", parse_float, doc="Feature map size over image size."),
                     Param("sampling_ratio", parse_int, -1,

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 
 
 def _inputs(p):
@@ -26,9 +26,6 @@ def _params(axis_doc):
 def _layout(p, data, name):
     if p.axis not in (0, 1):
         raise MXNetError("axis must be 0 (time-major) or 1 (batch-major), got %d" % p.axis)
-    if data.ndim < 2:
-        raise MXNetError("data must have at least 2 dimensions (time and batch), got shape %s"
-                         % (data.shape,))
     return p.axis, 1 - p.axis      # (time axis, batch axis)
 
 
@@ -100,7 +97,7 @@ def _sequence_mask_grad(p, x, y, gy, need):
     return [gx] + _no_grad_len(x)
 
 
-register_op("SequenceMask", _sequence_mask, inputs=_inputs,
+register_op("SequenceMask", _sequence_mask, inputs=_inputs, check=ranks(data=2),
             params=_params("The time axis: 0 for (T, N, ...), 1 for (N, T, ...).")
             + [Param("value", parse_float, 0.0, "The value written past each length.")],
             gradient=_sequence_mask_grad, saves="x", infer_shape=_infer_shape,
@@ -168,9 +165,11 @@ def _sequence_last_backward_grad(p, x, y, gy, need):
 _LAST_PARAMS = _params("The time axis: 0 for (T, N, ...), 1 for (N, T, ...).")
 
 register_op("_backward_SequenceLast", _sequence_last_backward, inputs=_bwd_inputs,
+            check=ranks(data=2),
             params=_LAST_PARAMS, gradient=_sequence_last_backward_grad, saves="x",
             doc="Gradient of SequenceLast: ``gy`` scattered to each sequence's last step.")
 register_op("SequenceLast", _sequence_last, inputs=_inputs, params=_LAST_PARAMS,
+            check=ranks(data=2),
             gradient=_sequence_last_grad, saves="x", infer_shape=_infer_last,
             doc="The last valid step of each sequence: shape (N, ...).")
 
@@ -198,7 +197,7 @@ def _sequence_reverse_grad(p, x, y, gy, need):
     return [gx] + _no_grad_len(x)
 
 
-register_op("SequenceReverse", _sequence_reverse, inputs=_inputs,
+register_op("SequenceReverse", _sequence_reverse, inputs=_inputs, check=ranks(data=2),
             params=_params("The time axis; only 0 is supported (as in MXNet)."),
             gradient=_sequence_reverse_grad, saves="x", infer_shape=_infer_shape,
             doc="Reverse the first ``sequence_length[n]`` steps of each sequence; steps past "

@@ -28,7 +28,7 @@ from ... import nd
 from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_tuple, \
     parse_shape
 from .. import libm
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 from ..util import zeros_grad
 from .detection import _host, _c_round, _check_rois, _batch_index
 
@@ -164,9 +164,6 @@ def _proposal_image(p, anchors, score, deltas, info, shape):
 
 
 def _check_proposal(name, p, cls_prob, bbox_pred, im_info):
-    if cls_prob.ndim != 4:
-        raise MXNetError("%s: cls_prob must be 4-D (batch, 2 * anchors, height, width), got "
-                         "shape %s" % (name, cls_prob.shape))
     n, c, h, w = cls_prob.shape
     a = len(p.scales) * len(p.ratios)
     if c != 2 * a:
@@ -234,6 +231,7 @@ def _register_proposal(name, per_batch, doc):
     register_op(name, lambda p, xp, *x: _proposals(name[len("_contrib_"):], p, xp, *x,
                                                    single=not per_batch),
                 inputs=("cls_prob", "bbox_pred", "im_info"), params=_PROPOSAL_PARAMS,
+                check=ranks(cls_prob=(4, 4)),
                 gradient=zeros_grad, saves="", num_outputs=2,
                 num_visible_outputs=lambda p: 2 if p.output_score else 1,
                 output_names=("output", "score"), infer_shape=_proposal_shape(per_batch),
