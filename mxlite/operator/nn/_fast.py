@@ -113,14 +113,12 @@ def _input_tiles(xp, c0, c1, th, tw, v):
 
 def _filter_tiles(w, a0, flip, u):
     """``U = G g G^T`` of every 3x3 filter g of ``w`` (F, C, 3, 3), the filters ``a0, a0 +
-    1, ...``, into ``u`` (16, F, C); where ``flip``, of the flipped filters of ``w`` read
-    as (C, F, 3, 3), a transposed convolution's: ``U[:, f, c]`` of ``w[c, f, ::-1, ::-1]``."""
+    1, ...``, into ``u`` (16, F, C); where ``flip``, of ``g[::-1, ::-1]``."""
     a_, b_ = w.shape[:2]
     i0, i2 = (2, 0) if flip else (0, 2)
-    for i in range(b_ if flip else a_):
-        for j in range(a_ if flip else b_):     # along u's rows
-            a, b = (j, i) if flip else (i, j)
-            f, c = (b, a0 + a) if flip else (a0 + a, b)
+    for a in range(a_):
+        for b in range(b_):
+            f, c = a0 + a, b
             g00, g01, g02 = w[a, b, i0, i0], w[a, b, i0, 1], w[a, b, i0, i2]
             g10, g11, g12 = w[a, b, 1, i0], w[a, b, 1, 1], w[a, b, 1, i2]
             g20, g21, g22 = w[a, b, i2, i0], w[a, b, i2, 1], w[a, b, i2, i2]
@@ -279,15 +277,15 @@ def _input(jit, x, pad, th, tw):
 
 def _filters(jit, w):
     """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3). Where ``w`` is the flipped,
-    transposed view of contiguous (C, F, 3, 3) weights (a data gradient's), they are
-    read as they lie, with no copy (a serial pass over the weights, as long as the
-    transform's)."""
-    u = _planes(w.shape[0], w.shape[1], w.dtype)
+    transposed view of contiguous (C, F, 3, 3) weights (a data gradient's), ``U`` is
+    the transposed view of the flipped filters' (16, C, F), made from the weights as
+    they lie: a transposed copy of the weights cost as much as the transform."""
     src = w[:, :, ::-1, ::-1].swapaxes(0, 1)
     flip = src.flags.c_contiguous
     src = src if flip else np.ascontiguousarray(w)
+    u = _planes(src.shape[0], src.shape[1], w.dtype)
     _split(lambda lo, hi: jit.filter_tiles(src[lo:hi], lo, flip, u), src.shape[0], u.nbytes)
-    return u
+    return u.transpose(0, 2, 1) if flip else u
 
 
 # -- blocks of tiles ---------------------------------------------------------------------
@@ -331,7 +329,7 @@ def _blocked(jit, xt, u, blocks, th, tw, epi, y):
         for n0, n1, a0, a1 in blocks[lo:hi]:
             tiles = (n1 - n0) * (a1 - a0) * tw
             v = _planes(c, tiles, xt.dtype)
-            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], a1 - a0, tw, v)
+            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], 0, c, a1 - a0, tw, v)
             m = np.matmul(u, v, out=_planes(f, tiles, xt.dtype))
             rows = slice(2 * a0, min(2 * a1, y.shape[2]))
             jit.output_tiles(m, a1 - a0, tw, mean, scale, shift, r4[n0:n1, :, rows], affine,
