@@ -665,3 +665,18 @@ def test_cumsum_matches_mxnet_and_numpy():
         ax = 0 if axis is None else axis
         ref = np.flip(np.cumsum(np.flip(gy, ax), ax), ax).reshape(a.shape)
         np.testing.assert_allclose(x.grad.asnumpy(), ref)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16])
+def test_scatter_add_in_int64_equals_numpys_in_the_dtype(dtype):
+    # A GPU's add.at refuses these dtypes: operator.util sums them in int64 and casts
+    # back, which must give NumPy's add.at in the dtype (wrapping included).
+    from mxlite.operator.util import _add_at_wide
+    rng = np.random.RandomState(0)
+    values = rng.randint(0, 200, (50, 3)).astype(dtype)
+    key = rng.randint(0, 6, 50)
+    want = np.zeros((6, 3), dtype)
+    np.add.at(want, key, values)
+    got = np.zeros((6, 3), dtype)
+    _add_at_wide(np, got, key, values)
+    np.testing.assert_array_equal(got, want)

@@ -93,6 +93,27 @@ def raw_data(a):
     return a._data if isinstance(a, NDArray) else a
 
 
+_DEVICE_ADD_AT = frozenset(("int32", "int64", "uint32", "uint64", "float16", "float32",
+                            "float64"))
+
+
+def add_at(xp, target, key, values):
+    """``xp.add.at(target, key, values)``, the scatter-add of gradient rules. CuPy's
+    ``add.at`` takes only the dtypes above: bool and the small integers are summed in
+    int64 there and cast back, which gives NumPy's sums in the dtype (wrapped for the
+    integers, True where any True for bool)."""
+    if xp.__name__ == "numpy" or target.dtype.name in _DEVICE_ADD_AT:
+        xp.add.at(target, key, values)
+    else:
+        _add_at_wide(xp, target, key, values)
+
+
+def _add_at_wide(xp, target, key, values):
+    wide = target.astype("int64")
+    xp.add.at(wide, key, xp.asarray(values).astype("int64"))
+    target[...] = wide.astype(target.dtype)
+
+
 def host(a):
     """A raw backend array (NumPy or CuPy), or a scalar, as a NumPy array: GPU data is
     copied to the host. For the steps that run on the host whatever the device (a

@@ -7,6 +7,7 @@ indices; its own gradient is an Embedding lookup, so it differentiates again.
 from ... import nd
 from ...base import MXNetError, parse_int, parse_bool, parse_dtype
 from ..registry import register_op, Param
+from ..util import add_at
 
 
 def _indices(xp, data, input_dim):
@@ -63,11 +64,7 @@ def _backward(p, xp, data, g):
     rows = g.reshape(idx.shape[0], -1)
     gw = xp.zeros((p.input_dim, rows.shape[1]), dtype=g.dtype)
     # NOTE: add.at (not fancy +=) so that repeated indices accumulate.
-    if getattr(xp.add, "at", None) is not None:
-        xp.add.at(gw, idx, rows)
-    else:                                   # older CuPy
-        import cupyx
-        cupyx.scatter_add(gw, idx, rows)
+    add_at(xp, gw, idx, rows)
     return gw
 
 

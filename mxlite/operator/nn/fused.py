@@ -9,12 +9,14 @@ the backward relu's mask from the output, BatchNorm's sums after it.
 
 ``_conv_kept_filters`` is Convolution, standing for a 3x3 convolution of a graph
 parameter: in inference it keeps the weight's Winograd transform (``_fast``) across
-calls while the weight is the same array at the same version. Such a convolution
-feeding a BatchNorm flavour alone runs with it as ``_conv_batch_norm``: in inference
-(the moving statistics) the Winograd kernel applies BatchNorm's affine, the residual
-sum and relu as it writes its output, in BatchNorm's order (one pass over the
-output less); otherwise, and where Winograd does not run, the two ops' kernels
-one after the other, and their rules.
+calls while the weight is the same array at the same version. Such a convolution, or
+one with a bias, feeding a BatchNorm flavour alone runs with it as
+``_conv_batch_norm``: in inference (the moving statistics) the Winograd kernel applies
+BatchNorm's affine, the residual sum and relu as it writes its output, in BatchNorm's
+order (one pass over the output less), and a bias is taken into BatchNorm's mean (one
+pass less, float32 round-off: the one departure from the chain's bits); otherwise,
+and where Winograd does not run, the two ops' kernels one after the other, and their
+rules.
 
 ``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
 ``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
@@ -177,12 +179,15 @@ def keep_filters(p, arrays):
 
 class ConvBatchNorm:
     """A ``_conv_batch_norm`` step's chain: the Convolution (op, params) and the BatchNorm
-    flavour (op, params) after it, with whether it adds a residual and rectifies."""
+    flavour (op, params) after it, with whether it adds a residual and rectifies, and
+    whether the convolution has a bias (then ``bare_p``: its params without)."""
 
     def __init__(self, conv, conv_p, bn, bn_p):
         self.conv, self.conv_p, self.bn, self.bn_p = conv, conv_p, bn, bn_p
         self.residual = bn.name == "_batch_norm_add_relu"
         self.relu = bn.name != "BatchNorm"
+        self.bias = not conv_p.no_bias
+        self.bare_p = conv.parse_params(dict(conv_p.items(), no_bias=True))
 
     def __repr__(self):
         return "%s -> %s" % (self.conv.name, self.bn.name)
@@ -196,35 +201,53 @@ def _parse_chain(v):
     raise ValueError("expected a ConvBatchNorm (a hybridized graph's) or None, got %r" % (v,))
 
 
-def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *residual):
+def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *rest):
     """The chain's outputs (BatchNorm's three) and, hidden, the convolution's (its output
-    and columns). In inference with the moving statistics, the Winograd kernel applies
-    BatchNorm's affine (and the sum and relu) as it makes the output, where it runs."""
+    and columns); ``rest``: the residual, then the bias, where the chain has them. In
+    inference with the moving statistics, the Winograd kernel applies BatchNorm's affine
+    (and the sum and relu) as it makes the output where it runs, and a bias is taken
+    into BatchNorm's mean."""
     chain = p.chain
     if chain is None:
         raise MXNetError("_conv_batch_norm: chain is None; expected the chain's ops and params "
                          "(a ConvBatchNorm), which a hybridized graph gives the step it "
                          "runs in place of Convolution -> BatchNorm")
-    r = residual[0] if residual else None
+    r = rest[0] if chain.residual else None
+    b = rest[-1] if chain.bias else None
     bn_p = chain.bn_p
     if not _ag_state.recording and (bn_p.use_global_stats or not _ag_state.training):
-        y = _conv_bn_inference(chain, xp, data, w, gamma, beta, moving_mean, moving_var, r)
+        y = _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_var, r)
         if y is not None:
             return y
-    z, cols = chain.conv.kernel(chain.conv_p, xp, data, w)
+    z, cols = chain.conv.kernel(chain.conv_p, xp, data, w, *rest[chain.residual:])
     y, mean, inv = batch_norm(bn_p, xp, z, gamma, beta, moving_mean, moving_var, r,
                               chain.relu)
     return y, mean, inv, z, cols
 
 
-def _conv_bn_inference(chain, xp, data, w, gamma, beta, moving_mean, moving_var, r):
-    """:func:`_conv_bn`'s outputs by the Winograd kernel with BatchNorm's epilogue, or None
-    where it does not run (the caller runs the chain, which raises any error)."""
+def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_var, r):
+    """:func:`_conv_bn`'s outputs in inference, or None where the data do not fit (the
+    caller runs the chain, which raises any error).
+
+    NOTE: a bias ``b`` is taken into BatchNorm's mean, ``(z - (mean - b)) * scale +
+    shift`` for the convolution ``z`` without it, instead of ``((z + b) - mean) * ...``:
+    one pass less, the chain's numbers to float32 round-off (not bit for bit)."""
     p, bn_p = chain.conv_p, chain.bn_p
     f = p.num_filter
-    if (data.ndim != 4 or data.dtype not in _fast._DTYPES or bn_p.axis not in (1, -3)
-            or w.shape != (f, data.shape[1], 3, 3) or p.layout not in (None, "NCHW")
+    if (data.dtype not in _fast._DTYPES or type(data) is not np.ndarray or bn_p.axis != 1
             or any(a.shape != (f,) for a in (gamma, beta, moving_mean, moving_var))):
+        return None
+    if b is not None:
+        if b.shape != (f,):
+            return None
+        z = chain.conv.kernel(chain.bare_p, xp, data, w)[0]
+        dt = z.dtype
+        y, _, inv = batch_norm(bn_p, xp, z, gamma, beta, moving_mean.astype(dt) - b.astype(dt),
+                               moving_var, r, chain.relu)
+        empty = xp.empty((0,), dtype=dt)
+        return y, moving_mean.astype(dt), inv, empty, empty
+    if (data.ndim != 4 or w.shape != (f, data.shape[1], 3, 3)
+            or p.layout not in (None, "NCHW")):
         return None
     kernel, stride, dilate, pad = geometry(p, 2, "Convolution")
     out = conv_out_size("Convolution", data.shape[2:], kernel, stride, dilate, pad)
@@ -244,23 +267,25 @@ def _conv_bn_inference(chain, xp, data, w, gamma, beta, moving_mean, moving_var,
 def _conv_bn_gradient(p, x, y, gy, need):
     """BatchNorm's rule (for the hidden convolution output), then Convolution's."""
     chain = p.chain
-    bn_need = [need[0] or need[1]] + list(need[2:])
-    gb = chain.bn.gradient(chain.bn_p, [y[3]] + list(x[2:]), list(y[:3]), list(gy[:3]),
+    ends = 6 + chain.residual      # x: data, weight, BatchNorm's inputs but z, [bias]
+    conv_x, conv_need = list(x[:2]) + list(x[ends:]), list(need[:2]) + list(need[ends:])
+    bn_need = [any(conv_need)] + list(need[2:ends])
+    gb = chain.bn.gradient(chain.bn_p, [y[3]] + list(x[2:ends]), list(y[:3]), list(gy[:3]),
                            bn_need)
-    gc = [None, None]
+    gc = [None] * len(conv_x)
     if bn_need[0]:
-        gc = chain.conv.gradient(chain.conv_p, list(x[:2]), list(y[3:]), [gb[0], None],
-                                 list(need[:2]))
-    return list(gc[:2]) + list(gb[1:])
+        gc = chain.conv.gradient(chain.conv_p, conv_x, list(y[3:]), [gb[0], None], conv_need)
+    return list(gc[:2]) + list(gb[1:]) + list(gc[2:])
 
 
 CONV_BATCH_NORM = register_op(
     "_conv_batch_norm", _conv_bn, gradient=_conv_bn_gradient, saves="xy",
     inputs=lambda p: ("data", "weight", "gamma", "beta", "moving_mean", "moving_var") + (
-        ("residual",) if p.chain is not None and p.chain.residual else ()),
+        ("residual",) if p.chain is not None and p.chain.residual else ()) + (
+        ("bias",) if p.chain is not None and p.chain.bias else ()),
     num_outputs=5, num_visible_outputs=1, mutate=(4, 5), no_grad_inputs=(4, 5),
     params=[Param("chain", _parse_chain, None, "The chain's ops and params (a ConvBatchNorm).")],
-    doc="Convolution (no bias) -> BatchNorm [-> elemwise_add] [-> relu] in one step (what a "
+    doc="Convolution -> BatchNorm [-> elemwise_add] [-> relu] in one step (what a "
         "hybridized graph runs for that chain), with the chain's outputs, moving statistics "
         "and gradients; hidden outputs: the convolution's output and columns.")
 
@@ -300,14 +325,17 @@ def _bn_add_relu(links):
 
 
 def _conv_batch_norm(conv, bn, links):
-    """A convolution without bias whose output only the BatchNorm flavour reads (over
-    the channels, without output_mean_var): only 3x3 ones, which the Winograd kernel
-    (that applies BatchNorm as it makes its output) may run."""
+    """A convolution whose output only the BatchNorm flavour reads (over the channels,
+    without output_mean_var), where its inference saves a pass: a 3x3 one (the Winograd
+    kernel applies BatchNorm as it makes its output) or one with a bias (taken into
+    BatchNorm's mean)."""
     (conv_p, conv_ins, _), (bn_p, bn_ins, _) = links
-    if not conv_p.no_bias or bn_p.output_mean_var or bn_p.axis not in (1, -3):
+    if (bn_p.output_mean_var or bn_p.axis != 1
+            or (conv == "Convolution" and conv_p.no_bias)):
         return None
     chain = ConvBatchNorm(get_op(conv), conv_p, get_op(bn), bn_p)
-    return CONV_BATCH_NORM, CONV_BATCH_NORM.parse_params(dict(chain=chain)), conv_ins + bn_ins[1:]
+    return CONV_BATCH_NORM, CONV_BATCH_NORM.parse_params(dict(chain=chain)), (
+        conv_ins[:2] + bn_ins[1:] + conv_ins[2:])
 
 
 # (op names, first to last; the rule), longest chains first; a chain may end with a fused
@@ -318,5 +346,6 @@ FUSIONS = [
     (("BatchNorm", "Activation"), _bn_relu),
     (("BatchNorm", "relu"), _bn_relu),
     (("log_softmax", "pick"), _log_softmax_pick),
-] + [((conv, bn), functools.partial(_conv_batch_norm, conv, bn)) for conv in ("_conv_kept_filters",)
+] + [((conv, bn), functools.partial(_conv_batch_norm, conv, bn))
+     for conv in ("_conv_kept_filters", "Convolution")
      for bn in ("BatchNorm", "_contrib_BatchNormWithReLU", "_batch_norm_add_relu")]

@@ -10,7 +10,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError
 from .. import libm
-from ..registry import register_op
+from ..registry import register_op, ranks
 from ..util import no_second_order as _no_second_order
 from .detection import _host
 
@@ -30,9 +30,6 @@ def _logf(xp, v):
 
 
 def _hawkes_check(xp, lda, alpha, beta, state, lags, marks, valid_length, max_time):
-    if lda.ndim != 2 or lags.ndim != 2:
-        raise MXNetError("%s: lda must be (N, K) and lags (N, T), got %s and %s"
-                         % (_HAWKES, lda.shape, lags.shape))
     n, k = lda.shape
     t = lags.shape[1]
     want = {"alpha": (alpha, (k,)), "beta": (beta, (k,)), "state": (state, (n, k)),
@@ -131,6 +128,7 @@ def _hawkes_grad(p, x, y, gy, need):
 _HAWKES_INPUTS = ("lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time")
 
 register_op("_contrib_hawkesll", _hawkes_forward, inputs=_HAWKES_INPUTS,
+            check=ranks(lda=(2, 2), lags=(2, 2)),       # lda (N, K), lags (N, T)
             gradient=_hawkes_grad, saves="x", num_outputs=2,
             output_names=("output", "state"),
             infer_type=lambda p, dtypes: [dtypes[0], dtypes[0]],
@@ -141,7 +139,7 @@ register_op("_contrib_hawkesll", _hawkes_forward, inputs=_HAWKES_INPUTS,
                 "each row, observed up to max_time; returns (loglik (N,), new state (N, K)). "
                 "The gradient covers lda, alpha and beta (MXNet's); state gets 0.")
 register_op("_contrib_backward_hawkesll", _hawkes_backward,
-            inputs=("ograd", "state_ograd") + _HAWKES_INPUTS,
+            inputs=("ograd", "state_ograd") + _HAWKES_INPUTS, check=ranks(lda=(2, 2), lags=(2, 2)),
             gradient=_no_second_order(_HAWKES), saves="", num_outputs=8,
             output_names=tuple(n + "_grad" for n in _HAWKES_INPUTS),
             doc="The backward of hawkesll (MXNet's inputs: the head gradients of loglik and "

@@ -28,7 +28,7 @@ import numpy as np
 from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_bool, parse_float, parse_int, optional
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 from ..util import fill_missing
 from .dropout import keep_mask
 
@@ -110,8 +110,6 @@ def _check(p, data, w, state, cell):
     if p.state_size < 1 or p.num_layers < 1:
         raise MXNetError("state_size and num_layers must be positive, got %d and %d"
                          % (p.state_size, p.num_layers))
-    if data.ndim != 3:
-        raise MXNetError("data must have shape (T, N, I) (time-major), got %s" % (data.shape,))
     want = param_size(p, data.shape[2])
     if w.shape != (want,):
         raise MXNetError("parameters has shape %s, expected (%d,) for mode=%r, state_size=%d, "
@@ -558,10 +556,11 @@ _BWD_PARAMS = _PARAMS + [
 ]
 
 register_op("_backward_RNN", _rnn_backward, inputs=_bwd_inputs, params=_BWD_PARAMS,
-            check=_backward_rule,
+            check=(ranks(data=(3, 3)), _backward_rule),
             num_outputs=lambda p: 4 if p.mode == "lstm" else 3,
             doc="Backpropagation through time of RNN (not differentiable).")
 register_op("RNN", _rnn, inputs=_inputs, params=_PARAMS, gradient=_rnn_grad, saves="xy",
+            check=ranks(data=(3, 3)),
             num_outputs=_n_outputs, num_visible_outputs=_n_visible, infer_shape=_infer_shape,
             output_names=("output", "state_output", "statecell_output"),     # MXNet's
             doc="Fused multi-layer recurrent network (rnn_relu, rnn_tanh, lstm, gru) over "

@@ -307,7 +307,7 @@ def _norm(p, xp, x):
     else:
         try:
             y = xp.linalg.norm(x, _norm_ord(p), None if p.axis is None else axes, p.keepdims)
-        except ValueError as e:
+        except (ValueError, IndexError) as e:     # (CuPy: IndexError on empty input)
             raise MXNetError("norm: %s (ord=%s, axis=%s, x of shape %s)"
                              % (e, p.ord, p.axis, x.shape)) from None
     return xp.asarray(y).astype(dt, copy=False)

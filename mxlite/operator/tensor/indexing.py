@@ -12,7 +12,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
 from ..registry import register_op, Param, Params, apply, ranks
-from ..util import unbroadcast, norm_axis, zeros_grad, fits_memory, _size
+from ..util import add_at, unbroadcast, norm_axis, zeros_grad, fits_memory, _size
 
 
 def _is_advanced(key):
@@ -49,7 +49,7 @@ def _getitem_backward(p, xp, gy):
     target_shape = gx[key].shape
     g = gy.reshape(target_shape)
     if _is_advanced(p.key):
-        xp.add.at(gx, key, g)
+        add_at(xp, gx, key, g)
     else:
         gx[key] = g
     return gx
@@ -159,7 +159,7 @@ def _take_backward(p, xp, gy, idx):
     # Move the taken axis to the front so that one add.at scatters every slice.
     gxm = xp.moveaxis(gx, axis, 0)
     gym = xp.moveaxis(gy, list(range(axis, axis + i.ndim)), list(range(i.ndim)))
-    xp.add.at(gxm, i, gym)
+    add_at(xp, gxm, i, gym)
     return gx
 
 
@@ -353,7 +353,7 @@ def _scatter_rule(p, v, idx):
 
 def _scatter_nd_add(p, xp, v, idx):
     gx = xp.zeros(p.shape, v.dtype)
-    xp.add.at(gx, _nd_key(xp, idx, p.shape, "scatter_nd"), v)
+    add_at(xp, gx, _nd_key(xp, idx, p.shape, "scatter_nd"), v)
     return gx
 
 
