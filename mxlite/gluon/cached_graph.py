@@ -256,6 +256,12 @@ class CachedGraph:
         self._gop = _GraphOp(self)
         self._params_used = [st[1] for st in plan]
         self._takes = [_taker(st[2]) for st in plan]
+        # the forward loop's per-step tuples: an unrecorded replay frees slots, a recorded
+        # one keeps them for the backward
+        run = [(op, take, first, multi, nvis, extra) for (op, p, ins, first, multi, nid, nvis,
+                                                          extra), take in zip(plan, self._takes)]
+        self._run_free = [st + (f,) for st, f in zip(run, self._frees)]
+        self._run_keep = [st + ((),) for st in run]
 
     def _plan_frees(self, plan, keep):
         """Per step: the slots an unrecorded replay drops after it, those it was the last
@@ -276,7 +282,10 @@ class CachedGraph:
 
     def _need_for(self, mask):
         """Per slot: whether its value depends on a graph input/param needing a gradient;
-        and per step, that of each of its inputs (the ``need`` of its rule)."""
+        whether an output needs one; and the backward walk for this mask, built once: per
+        step in reverse, (k, op, first, nvis, its inputs' taker, the rule's ``need``, the
+        (position, slot) of each input wanting a gradient), the taker None where the rule
+        does not run (the step's outputs need no gradient)."""
         found = self._need.get(mask)
         if found is None:
             need = [False] * self.n_slots
@@ -285,8 +294,13 @@ class CachedGraph:
             for op, p, ins, first, multi, nid, nvis, extra in self._plan:
                 if op.gradient is not None and any(need[i] for i in ins):
                     need[first:first + nvis] = [True] * nvis
-            found = (need, [[need[i] for i in st[2]] for st in self._plan],
-                     any(need[s] for s in self.out_slots))
+            walk = []
+            for k, op, ins, first, nvis in self._backward_order:
+                need_k = [need[i] for i in ins]
+                wanted = tuple((pos, i) for pos, i in enumerate(ins) if need_k[pos])
+                walk.append((k, op, first, nvis, self._takes[k] if need[first] else None,
+                             need_k, wanted))
+            found = (need, any(need[s] for s in self.out_slots), walk)
             if len(self._need) < 64:
                 self._need[mask] = found
         return found
@@ -313,17 +327,17 @@ class CachedGraph:
         if _ag_state.recording:
             mask = tuple([x._entry is not None for x in leaves])
             if True in mask:
-                need, need_ins, out_needed = self._need_for(mask)
+                need, out_needed, walk = self._need_for(mask)
             else:
                 mask = None
         xp = ctx.xp or ctx.array_module()
         record = need is not None
-        full = [None] * len(self._plan) if record else None
+        full = [] if record else None
         checks = [] if record else None
         used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
         outs = [nda[s] for s in self.out_slots]
         if record and out_needed:
-            tape = _Tape(raw, full, used, need, need_ins, ctx, mask)
+            tape = _Tape(raw, full, used, walk, ctx, mask)
             record_node(self._gop, tape, leaves, outs, checks)
             for o, s in zip(outs, self.out_slots):
                 if not need[s]:
@@ -332,18 +346,16 @@ class CachedGraph:
 
     def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks):
         """Run the steps on raw arrays; returns the params each step ran with."""
-        override = self._overrides(inputs) if self._open else None
         record = need is not None
         # the params each step ran with: the plan's own unless a shape overrides them
-        used = [None] * len(self._plan) if override else self._params_used
-        frees = None if record else self._frees
-        takes = self._takes
-        for k, (op, p, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
+        used = self._params_used
+        if self._open:
+            override = self._overrides(inputs)
             if override:
-                if nid in override:
-                    p = override[nid]
-                used[k] = p
-            ys = run_step(op, p, xp, takes[k](raw))
+                used = [override.get(st[5], st[1]) for st in self._plan]
+        for (op, take, first, multi, nvis, extra, frees), p in zip(
+                self._run_keep if record else self._run_free, used):
+            ys = run_step(op, p, xp, take(raw))
             if type(ys) is tuple:
                 if multi:
                     raw[first:first + nvis] = ys[:nvis]
@@ -352,12 +364,11 @@ class CachedGraph:
             else:
                 raw[first] = ys
             if record:
-                full[k] = ys
+                full.append(ys)
             if extra is not None:
                 self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
-            if frees is not None:
-                for s in frees[k]:
-                    raw[s] = None
+            for s in frees:
+                raw[s] = None
         return used
 
     @staticmethod
@@ -393,8 +404,7 @@ class CachedGraph:
         ran, and, in a backward that frees the graph (``retain_graph=False``), its saved
         outputs too: the tape shrinks as the gradients grow, as the imperative tape does
         node by node, instead of holding every value until the walk ends."""
-        raw, need, full, ctx, used = tape.raw, tape.need, tape.full, tape.ctx, tape.used
-        need_ins = tape.need_ins
+        raw, full, ctx, used = tape.raw, tape.full, tape.ctx, tape.used
         if raw is None:     # a freeing backward failed half way through this tape
             raise MXNetError("backward: the graph through a hybridized block has already been "
                              "freed by an earlier backward; pass retain_graph=True to the "
@@ -411,8 +421,7 @@ class CachedGraph:
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
-        takes = self._takes
-        for k, op, ins, first, nvis in self._backward_order:
+        for k, op, first, nvis, take, need_k, wanted in tape.walk:
             if nvis == 1:
                 gv = g[first]
                 g[first] = None
@@ -429,7 +438,7 @@ class CachedGraph:
             y = full[k]
             if free:
                 full[k] = None
-            if gvis is None or not need[first]:
+            if gvis is None or take is None:
                 continue
             if type(y) is tuple:
                 ys = y
@@ -437,12 +446,11 @@ class CachedGraph:
                     gvis += [None] * (len(y) - nvis)
             else:
                 ys = (y,)
-            need_k = need_ins[k]
-            xs = takes[k](raw)
-            gxs = node_backward(op, used[k], xs if type(xs) is list else list(xs), ys, gvis,
-                                need_k, ctx, check)
-            for i, gx, want in zip(ins, gxs, need_k):
-                if gx is not None and want:
+            # the inputs as the taker gives them (a tuple): the rules only read them
+            gxs = node_backward(op, used[k], take(raw), ys, gvis, need_k, ctx, check)
+            for pos, i in wanted:
+                gx = gxs[pos]
+                if gx is not None:
                     gi = g[i]
                     g[i] = gx if gi is None else gi + gx
         if check and len(self._shapes_checked) < 64:
@@ -506,16 +514,15 @@ def _all_none(values):
 
 class _Tape:
     """What one recorded replay keeps for its backward: every slot's raw value, each
-    step's full output (hidden outputs included) and params, and which slots need
-    gradients."""
-    __slots__ = ("raw", "full", "used", "need", "need_ins", "ctx", "mask")
+    step's full output (hidden outputs included) and params, and the walk of the steps
+    whose rules the backward runs."""
+    __slots__ = ("raw", "full", "used", "walk", "ctx", "mask")
 
-    def __init__(self, raw, full, used, need, need_ins, ctx, mask):
+    def __init__(self, raw, full, used, walk, ctx, mask):
         self.raw = raw
         self.full = full
         self.used = used
-        self.need = need
-        self.need_ins = need_ins    # per step, whether each of its inputs needs a gradient
+        self.walk = walk    # the backward walk for the inputs needing gradients
         self.ctx = ctx
         self.mask = mask        # which graph inputs/params needed gradients
 
