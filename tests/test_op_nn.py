@@ -115,6 +115,11 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
     # a pad beyond the dilated kernel crops)
     ((2, 4, 8, 8), (3, 3), (1, 1), (2, 2), (2, 2), 6, 2),
     ((1, 3, 6, 6), (3, 3), (1, 1), (1, 1), (3, 3), 4, 1),
+    # strided, few channels: per sample, by blocks of output rows from the stride's
+    # phases (as ResNet's 7x7 stem; odd sizes, a stride of 3, uneven strides and pads)
+    ((2, 3, 11, 13), (7, 7), (2, 2), (1, 1), (3, 3), 5, 1),
+    ((1, 2, 10, 9), (3, 2), (3, 2), (1, 1), (2, 1), 3, 1),
+    ((2, 3, 7, 8), (5, 3), (2, 1), (1, 1), (2, 0), 4, 1),
 ]
 
 
@@ -753,6 +758,32 @@ def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_back
     p = op.parse_params(dict(kernel=(3, 3), num_filter=4, no_bias=True))
     y, cols = op.compute(p, np, x.asnumpy(), w.asnumpy())
     assert y.shape == (2, 4, 4, 4) and cols.shape == (0,)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 100])
+def test_strided_convolution_by_row_blocks_gives_the_same_bits_at_any_threads(
+        rows, monkeypatch):
+    # blocks of ``rows`` output rows (the last one shorter), split over the workers
+    x = _rand(3, 3, 23, 20).astype(np.float32)
+    w = _rand(8, 3, 7, 7).astype(np.float32)
+    kw = dict(kernel=(7, 7), stride=(2, 2), pad=(3, 3), num_filter=8, no_bias=True)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1)
+    assert _conv_kernels.blocked(np, 3, (7, 7), (2, 2), (1, 1), 1, (12, 10))
+    monkeypatch.setattr(_conv_kernels, "BLOCK_COLS_BYTES", 3 * 49 * 10 * 4 * rows)
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    prev = mx.engine.set_num_threads(1)
+    try:
+        ys = []
+        for threads in (1, 2, 3):
+            mx.engine.set_num_threads(threads)
+            ys.append(mx.nd.Convolution(_nd(x), _nd(w), **kw).asnumpy())
+    finally:
+        mx.engine.set_num_threads(prev)
+    ref = np_conv(x.astype(np.float64), w.astype(np.float64), np.zeros(8), (2, 2), (1, 1),
+                  (3, 3), 1)
+    np.testing.assert_allclose(ys[0], ref, rtol=1e-5, atol=1e-5)
+    for y in ys[1:]:
+        np.testing.assert_array_equal(y, ys[0])
 
 
 def test_dense_gradients_at_batch_one_are_outer_products():
