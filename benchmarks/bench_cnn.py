@@ -88,13 +88,14 @@ def _gluon_model(mx, model):
                                                "mobilenet_v2": "mobilenet_v2_1_0"}[model])()
 
 
-def gluon_runner(mx, model, batch, train, hybridize):
-    """A closure running one inference or training step of a Gluon model."""
+def gluon_runner(mx, model, batch, train, hybridize, ctx=None):
+    """A closure running one inference or training step of a Gluon model (on ``ctx``,
+    the current context by default)."""
     mx.random.seed(0)
     net = _gluon_model(mx, model)
-    net.initialize(mx.init.Xavier())
+    net.initialize(mx.init.Xavier(), ctx=ctx)
     xn, yn = _data(model, batch)
-    x, y = mx.nd.array(xn), mx.nd.array(yn)
+    x, y = mx.nd.array(xn, ctx=ctx), mx.nd.array(yn, ctx=ctx)
     loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
     if hybridize:
         net.hybridize()

@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cnn import _data, _gluon_model, torch_model  # noqa: E402
+from bench_cnn import _data, gluon_runner, torch_model  # noqa: E402
 
 WORKLOADS = {
     # name: (model, train)
@@ -29,29 +29,7 @@ WORKLOADS = {
 
 
 def mxlite_runner(mx, model, batch, train, hybridize):
-    ctx = mx.gpu(0)
-    mx.random.seed(0)
-    net = _gluon_model(mx, model)
-    net.initialize(mx.init.Xavier(), ctx=ctx)
-    xn, yn = _data(model, batch)
-    x, y = mx.nd.array(xn, ctx=ctx), mx.nd.array(yn, ctx=ctx)
-    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
-    if hybridize:
-        net.hybridize()
-        loss_fn.hybridize()
-    if not train:
-        def step():
-            net(x).wait_to_read()
-        return step
-    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
-
-    def step():
-        with mx.autograd.record():
-            loss = loss_fn(net(x), y)
-        loss.backward()
-        trainer.step(batch)
-        loss.wait_to_read()
-    return step
+    return gluon_runner(mx, model, batch, train, hybridize, ctx=mx.gpu(0))[0]
 
 
 def torch_runner(torch, model, batch, train):
