@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 from ..base import MXNetError
+from ..operator.util import host
 from . import _mpi
 from .kvstore import KVStore
 
@@ -117,7 +118,7 @@ class DistKVStore(KVStore):
         for k, vals in groups.items():
             stored = self._store[k]._data
             if not isinstance(stored, np.ndarray):          # on a GPU: through the host
-                srcs.append(_to_host(self._sum(vals, self._store[k])))
+                srcs.append(host(self._sum(vals, self._store[k])))
                 dsts.append(srcs[-1])
                 continue
             one = vals[0]._data
@@ -206,9 +207,9 @@ class DistKVStore(KVStore):
     @staticmethod
     def _collective(call, keys, arrays, op):
         raws = [a._data for a in arrays]
-        host = [_to_host(r) for r in raws]
-        call(host, keys, op=op)
-        _from_host(raws, host)
+        hosts = [host(r) for r in raws]
+        call(hosts, keys, op=op)
+        _from_host(raws, hosts)
         for a in arrays:
             a._bump()
 
@@ -217,7 +218,7 @@ class DistKVStore(KVStore):
         and summed in rank order, so every worker gets the same bits."""
         t = float(self._compression_params.get("threshold", 0.5))
         raws = [g for _, g in merged]
-        grads = [_to_host(g) for g in raws]
+        grads = [host(g) for g in raws]
         codes = []
         for (k, _), g in zip(merged, grads):
             res = self._residuals.get(k)
@@ -241,11 +242,6 @@ class DistKVStore(KVStore):
             g[...] = total
             pos += g.size
         _from_host(raws, grads)
-
-
-def _to_host(raw):
-    """``raw`` as a NumPy array (a GPU array is copied: MPI gets host memory)."""
-    return raw if isinstance(raw, np.ndarray) else raw.get()
 
 
 def _from_host(raws, hosts):

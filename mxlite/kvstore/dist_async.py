@@ -24,6 +24,7 @@ Limits (why it is experimental):
 import numpy as np
 
 from ..base import MXNetError
+from ..operator.util import host
 from ..nd.ndarray import NDArray
 from .dist import DistKVStore
 
@@ -139,7 +140,7 @@ class DistAsyncKVStore(DistKVStore):
         buf[:8] = np.frombuffer(np.float64(count).tobytes(), np.uint8)
         for a, off, n in spans:
             buf[off - start:off - start + n] = np.frombuffer(
-                np.ascontiguousarray(_host(a._data)).tobytes(), np.uint8)
+                np.ascontiguousarray(host(a._data)).tobytes(), np.uint8)
         return buf
 
     def _unpack(self, k, entry, buf, weights_only=False):
@@ -202,10 +203,6 @@ def _state_arrays(state):
 
 def _aligned(n):
     return -(-n // _ALIGN) * _ALIGN
-
-
-def _host(raw):
-    return raw if isinstance(raw, np.ndarray) else raw.get()
 
 
 def _set(raw, value):

@@ -18,15 +18,10 @@ from ... import nd
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool,
                      parse_float_tuple)
 from ..registry import register_op, Param, dtypes
-from ..util import zeros_grad
+from ..util import host, zeros_grad
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 _FORMATS = ("corner", "center")
-
-
-def _host(a):
-    """A small bookkeeping array on the host (CuPy arrays have ``get``)."""
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def _as_dtype(x, v):
@@ -277,7 +272,7 @@ def _align_check(p, data, rois, name="ROIAlign"):
 
 def _images(b):
     """The images (batch indices >= 0) that some roi reads."""
-    return [int(i) for i in np.unique(_host(b)) if i >= 0]
+    return [int(i) for i in np.unique(host(b)) if i >= 0]
 
 
 def _roi_align(p, xp, data, rois):
@@ -463,9 +458,9 @@ def _nms_candidates(p, xp, rows):
 def _nms_keep(p, xp, rows, cand):
     """Which candidates survive, visiting them in score order (sequential)."""
     boxes = rows[cand][:, p.coord_start:p.coord_start + 4]
-    iou = _host(_iou(xp, boxes, boxes, p.in_format) > _as_dtype(rows, p.overlap_thresh))
+    iou = host(_iou(xp, boxes, boxes, p.in_format) > _as_dtype(rows, p.overlap_thresh))
     if p.id_index >= 0 and not p.force_suppress:
-        ids = _host(rows[cand, p.id_index].astype(np.int64))
+        ids = host(rows[cand, p.id_index].astype(np.int64))
         iou &= ids[:, None] == ids[None, :]
     keep = np.ones(len(cand), dtype=bool)
     for i in range(len(cand)):

@@ -12,7 +12,7 @@ from ...base import MXNetError
 from .. import libm
 from ..registry import register_op, ranks
 from ..util import no_second_order as _no_second_order
-from .detection import _host
+from ..util import host
 
 
 _HAWKES = "hawkesll"
@@ -39,8 +39,8 @@ def _hawkes_check(xp, lda, alpha, beta, state, lags, marks, valid_length, max_ti
         if tuple(a.shape) != shape:
             raise MXNetError("%s: %s has shape %s, expected %s for lda of shape %s and lags of "
                              "shape %s" % (_HAWKES, name, tuple(a.shape), shape, (n, k), (n, t)))
-    active = np.arange(t)[None, :] < _host(valid_length)[:, None]
-    m = _host(marks)
+    active = np.arange(t)[None, :] < host(valid_length)[:, None]
+    m = host(marks)
     if active.any():
         bad = active & ((m < 0) | (m >= k) | (m != np.floor(m)))
         if bad.any():

@@ -25,7 +25,7 @@ from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_
 from .. import libm
 from ..registry import register_op, Param
 from ..util import zeros_grad
-from .detection import _host
+from ..util import host
 
 _F32 = np.float32
 
@@ -84,11 +84,11 @@ def _overlaps(xp, anchors, gts):
 def _num_valid(label):
     """Ground truths of one image: the rows before the first class -1 (MXNet checks
     that such a padding row is all -1)."""
-    cls = _host(label[:, 0])
+    cls = host(label[:, 0])
     pad = np.nonzero(cls == -1)[0]
     if not len(pad):
         return label.shape[0]
-    row = _host(label[pad[0], 1:5])
+    row = host(label[pad[0], 1:5])
     if not (row == -1).all():
         raise MXNetError("MultiBoxTarget: label row %d has class -1 (padding) but box %s; "
                          "padding rows must be all -1" % (pad[0], row.tolist()))
@@ -334,8 +334,8 @@ def _greedy_keep(xp, boxes, thr, block=1024):
         alive = keep[s:s + block]
         prev = np.nonzero(keep[:s])[0]
         if len(prev):
-            alive &= ~_host((_iou_matrix(xp, boxes[xp.asarray(prev)], blk) >= thr).any(0))
-        hit = _host(_iou_matrix(xp, blk, blk) >= thr)
+            alive &= ~host((_iou_matrix(xp, boxes[xp.asarray(prev)], blk) >= thr).any(0))
+        hit = host(_iou_matrix(xp, blk, blk) >= thr)
         for i in range(len(alive)):
             if alive[i]:
                 alive[i + 1:] &= ~hit[i, i + 1:]
@@ -347,7 +347,7 @@ def _nms(p, xp, rows):
     earlier row (of the same class unless force_suppress) is >= nms_threshold gets
     class -1. Classes never suppress each other, so each is resolved alone."""
     thr = _F32(p.nms_threshold)
-    ids = _host(rows[:, 0])
+    ids = host(rows[:, 0])
     groups = [np.arange(len(ids))] if p.force_suppress else \
         [np.nonzero(ids == c)[0] for c in np.unique(ids)]
     for idx in groups:

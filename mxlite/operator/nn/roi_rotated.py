@@ -8,7 +8,8 @@ import numpy as np
 
 from ...base import MXNetError, parse_shape, parse_int, parse_float
 from ..registry import register_op, Param, ranks
-from .detection import _host, _batch_index, _pair
+from ..util import host
+from .detection import _batch_index, _pair
 
 
 _RROI = "RROIAlign"
@@ -61,10 +62,10 @@ def _rroi_align(p, xp, data, rois):
     n, c, h, w = data.shape
     dt = data.dtype
     b = _batch_index(xp, _RROI, rois, n, negative_ok=False)
-    host = _host(rois).astype(dt)
+    rois_host = host(rois).astype(dt)
     out = xp.zeros((rois.shape[0], c) + tuple(p.pooled_size), dtype=dt)
     for r in range(rois.shape[0]):
-        pos, wts, count = _rroi_points(p, xp, host[r], h, w, dt)
+        pos, wts, count = _rroi_points(p, xp, rois_host[r], h, w, dt)
         img = data[int(b[r])].reshape(c, -1)
         vals = (img[:, pos] * wts[None]).sum(axis=(1, 3, 5))       # (C, PH, PW)
         out[r] = vals / dt.type(count)

@@ -30,7 +30,8 @@ from ...base import MXNetError, parse_float, parse_int, parse_bool, parse_float_
 from .. import libm
 from ..registry import register_op, Param, ranks
 from ..util import zeros_grad
-from .detection import _host, _c_round, _check_rois, _batch_index
+from ..util import host
+from .detection import _c_round, _check_rois, _batch_index
 
 _F32 = np.float32
 
@@ -189,7 +190,7 @@ def _proposals(name, p, xp, cls_prob, bbox_pred, im_info, single):
     if single and cls_prob.shape[0] != 1:
         raise MXNetError("Proposal: cls_prob has batch %d; Proposal handles one image "
                          "(use MultiProposal for a batch)" % cls_prob.shape[0])
-    prob, deltas, info = _host(cls_prob), _host(bbox_pred), _host(im_info)
+    prob, deltas, info = host(cls_prob), host(bbox_pred), host(im_info)
     n, c, h, w = prob.shape
     anchors = _shifted_anchors(p, h, w)
     rows, scores = [], []
@@ -315,7 +316,7 @@ def _psroi_pool(p, xp, data, rois):
     my, mx, inv = _ps_bins(p, xp, rois, data.shape)
     g = xp.asarray(_ps_channels(gs, n_bins))
     out = xp.zeros((rois.shape[0], dim, n_bins, n_bins), dtype=data.dtype)
-    for img in sorted({int(i) for i in _host(b)}):
+    for img in sorted({int(i) for i in host(b)}):
         sel = xp.nonzero(b == img)[0]
         d = data[img].reshape((dim, gs, gs) + data.shape[2:])[:, g][:, :, g]  # (D, P, P, H, W)
         t = xp.einsum("rph,dpqhw->rdpqw", my[sel], d)
@@ -344,7 +345,7 @@ def _psroi_scatter(p, xp, grad, rois):
     g = _ps_channels(gs, n_bins)
     gx = xp.zeros((shape[0], dim, gs, gs) + shape[2:], dtype=grad.dtype)
     gb = grad * inv[:, None]
-    for img in sorted({int(i) for i in _host(b)}):
+    for img in sorted({int(i) for i in host(b)}):
         sel = xp.nonzero(b == img)[0]
         t = xp.einsum("rdpq,rqw->rdpqw", gb[sel], mx[sel])
         cells = xp.einsum("rph,rdpqw->dpqhw", my[sel], t)       # (D, P, P, H, W)
