@@ -126,12 +126,20 @@ class KeptWeight:
 _CONV = get_op("Convolution")
 
 
-def _parse_kept(v):
-    if isinstance(v, KeptWeight):
-        return v
-    if v is None or v == "None":
-        return None
-    raise ValueError("expected a KeptWeight (a hybridized graph's) or None, got %r" % (v,))
+def _parse_graph_object(cls):
+    """The parser of a param a hybridized graph fills with a ``cls`` (None or 'None'
+    when absent, as a JSON round trip gives it)."""
+    def parse(v):
+        if isinstance(v, cls):
+            return v
+        if v is None or v == "None":
+            return None
+        raise ValueError("expected a %s (a hybridized graph's) or None, got %r"
+                         % (cls.__name__, v))
+    return parse
+
+
+_parse_kept = _parse_graph_object(KeptWeight)
 
 
 def _keeping(p, w):
@@ -193,12 +201,7 @@ class ConvBatchNorm:
         return "%s -> %s" % (self.conv.name, self.bn.name)
 
 
-def _parse_chain(v):
-    if isinstance(v, ConvBatchNorm):
-        return v
-    if v is None or v == "None":
-        return None
-    raise ValueError("expected a ConvBatchNorm (a hybridized graph's) or None, got %r" % (v,))
+_parse_chain = _parse_graph_object(ConvBatchNorm)
 
 
 def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *rest):
