@@ -17,7 +17,8 @@ from ..base import MXNetError
 from ..autograd import _state as _ag_state, record_node, node_backward
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
-from ..operator.registry import invoke, run_step
+from ..operator.registry import run_step
+from ..symbol.executor import run_graph
 from ..operator.nn.fused import FUSIONS, keep_filters
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
@@ -70,6 +71,7 @@ class CachedGraph:
         slot_of = {}
         self.input_slots = []
         self.param_slots = []
+        self._params = {}       # the graph's parameters by variable name
         n = 0
         index = {name: k for k, name in enumerate(input_names)}
         for node in nodes:
@@ -79,6 +81,7 @@ class CachedGraph:
                     self.input_slots.append((n, index[node.name]))
                 elif node.name in params:
                     self.param_slots.append((n, params[node.name]))
+                    self._params[node.name] = params[node.name]
                 else:
                     raise ValueError("the graph reads %r, which is neither an input (%s) nor a "
                                      "parameter" % (node.name, ", ".join(input_names)))
@@ -176,21 +179,10 @@ class CachedGraph:
         return self._run_per_op(inputs, ctx)
 
     def _run_per_op(self, inputs, ctx):
-        vals = [None] * self.n_slots
-        for slot, k in self.input_slots:
-            vals[slot] = inputs[k]
-        for slot, param in self.param_slots:
-            vals[slot] = param.data(ctx)
-        override = self._overrides(inputs) if self._open else None
-        for op, p, ins, first, multi, nid in self.steps:
-            if override and nid in override:
-                p = override[nid]
-            y = invoke(op, [vals[i] for i in ins], p)
-            if multi:
-                vals[first:first + len(y)] = y
-            else:
-                vals[first] = y
-        return [vals[s] for s in self.out_slots]
+        named = dict(zip(self.input_names, inputs))
+        named.update((name, param.data(ctx)) for name, param in self._params.items())
+        return run_graph(self.symbol, self.symbol._nodes(), named,
+                         self._overrides(inputs) if self._open else None)
 
     def _param_arrays(self, ctx):
         """The parameters' arrays on ``ctx``, looked up once while no parameter's list
