@@ -97,11 +97,6 @@ def signature(op, extra=("out", "name")):
     return inspect.Signature(ps)
 
 
-def _bad_input(op, name, v):
-    return TypeError("%s: input %r must be an NDArray, got %s"
-                     % (op.name, name, type(v).__name__))
-
-
 def _check_input(op, name, v, face, fname):
     """Raise unless ``v`` is an array this face's functions take: ``'nd'`` functions
     take legacy NDArrays, ``'np'`` ones ``mx.np.ndarray``, ``'any'`` ones both (Gluon's
@@ -110,7 +105,8 @@ def _check_input(op, name, v, face, fname):
     if not isinstance(v, NDArray):
         if _is_raw(v):
             return
-        raise _bad_input(op, name, v)
+        raise TypeError("%s: input %r must be an NDArray, got %s"
+                        % (op.name, name, type(v).__name__))
     if face == "any" or v._np == (face == "np"):
         return
     from ..numpy._ndarray import legacy_error, np_error

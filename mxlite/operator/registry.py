@@ -716,11 +716,7 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
             if x._entry is not None:
                 record_node(op, p, inputs, outs)
                 break
-    nvis = op.num_visible_outputs
-    if nvis is not None or len(outs) > 1:
-        nvis = len(outs) if nvis is None else (nvis(p) if callable(nvis) else nvis)
-    else:
-        nvis = 1
+    nvis = len(outs) if op.num_visible_outputs is None else op.n_visible(p)
     if out is not None:
         if isinstance(out, NDArray):
             _write_into(out, outs[0])
