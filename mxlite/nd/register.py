@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 
 from ..autograd import _state as _ag_state
-from ..operator.registry import REQUIRED, invoke, apply, run_step, visible as _visible
+from ..operator.registry import REQUIRED, invoke, apply
 from .ndarray import NDArray
 
 _ndarray = np.ndarray
@@ -132,12 +132,7 @@ def make_function(op, fname, face="nd"):
             p = op.keyword_params(kwargs) if kwargs else op.default_params
             if p is not None and len(args) == (n_static if n_static >= 0 else
                                                len(op.input_names(p))):
-                for a in args:
-                    if type(a) is not _ndarray:
-                        break
-                else:
-                    ys = run_step(op, p, np, args)
-                    return ys if type(ys) is not tuple else _visible(op, p, ys)
+                return apply(op, args, p)
         # Fast path: only positional inputs, default params.
         if not kwargs and len(args) == n_static and op.default_params is not None:
             for a in args:
