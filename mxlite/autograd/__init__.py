@@ -12,6 +12,9 @@ from heapq import heappop as _heappop, heappush as _heappush
 from itertools import count as _count
 from sys import getrefcount as _getrefcount
 
+import numpy as np
+from numpy import ndarray as _ndarray
+
 from ..base import MXNetError
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -273,11 +276,11 @@ def _push(table, pending, entries, gs):
 
 
 def _nd_module():
-    global _nd
+    global _nd, _SOLE_OWNER
     if _nd is None:
         from .. import nd
         _nd = nd
-        _init_sole_owner()
+        _SOLE_OWNER = _sole_owner_counts()
     return _nd
 
 
@@ -504,7 +507,6 @@ def _sole_owner_counts():
     """The reference counts :func:`_write_var_grad` sees for a gradient held only by
     the backward pass and a buffer held only by its ``.grad`` NDArray, measured on the
     same call path (the numbers differ between Python versions)."""
-    import numpy as np
     from ..nd.ndarray import _wrap
     from ..context import cpu
     var = _wrap(np.zeros(1, np.float32), cpu())
@@ -513,15 +515,7 @@ def _sole_owner_counts():
     return _write_var_grad(VarNode(var, "write"), gl[0], True)
 
 
-def _init_sole_owner():
-    global _SOLE_OWNER, _ndarray
-    import numpy as np
-    _ndarray = np.ndarray
-    _SOLE_OWNER = _sole_owner_counts()
-
-
 _SOLE_OWNER = None          # set on first backward: adopt nothing until then
-_ndarray = None
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
@@ -558,12 +552,10 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     [ 6. 12.]
     """
     from ..nd.ndarray import NDArray
-    single = isinstance(variables, NDArray)
-    variables = [variables] if single else list(variables)
+    variables = [variables] if isinstance(variables, NDArray) else list(variables)
     if retain_graph is None:
         retain_graph = create_graph
-    res = _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables)
-    return res
+    return _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, variables)
 
 
 def _grads_or_zeros(heads, variables, head_grads, train_mode):

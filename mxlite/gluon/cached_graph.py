@@ -14,10 +14,11 @@ gradients are those of the imperative run. Graphs with unusual ops (an
 from operator import itemgetter
 
 from ..base import MXNetError
-from ..autograd import _state as _ag_state, record_node, node_backward, _node_gradient
+from ..autograd import _state as _ag_state, record_node, node_backward
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
-from ..operator.registry import invoke, run_step
+from ..operator.registry import run_step
+from ..symbol.executor import run_graph
 from ..operator.nn.fused import FUSIONS, keep_filters
 
 __all__ = ["CachedGraph", "flatten", "regroup"]
@@ -70,6 +71,7 @@ class CachedGraph:
         slot_of = {}
         self.input_slots = []
         self.param_slots = []
+        self._params = {}       # the graph's parameters by variable name
         n = 0
         index = {name: k for k, name in enumerate(input_names)}
         for node in nodes:
@@ -79,6 +81,7 @@ class CachedGraph:
                     self.input_slots.append((n, index[node.name]))
                 elif node.name in params:
                     self.param_slots.append((n, params[node.name]))
+                    self._params[node.name] = params[node.name]
                 else:
                     raise ValueError("the graph reads %r, which is neither an input (%s) nor a "
                                      "parameter" % (node.name, ", ".join(input_names)))
@@ -176,21 +179,10 @@ class CachedGraph:
         return self._run_per_op(inputs, ctx)
 
     def _run_per_op(self, inputs, ctx):
-        vals = [None] * self.n_slots
-        for slot, k in self.input_slots:
-            vals[slot] = inputs[k]
-        for slot, param in self.param_slots:
-            vals[slot] = param.data(ctx)
-        override = self._overrides(inputs) if self._open else None
-        for op, p, ins, first, multi, nid in self.steps:
-            if override and nid in override:
-                p = override[nid]
-            y = invoke(op, [vals[i] for i in ins], p)
-            if multi:
-                vals[first:first + len(y)] = y
-            else:
-                vals[first] = y
-        return [vals[s] for s in self.out_slots]
+        named = dict(zip(self.input_names, inputs))
+        named.update((name, param.data(ctx)) for name, param in self._params.items())
+        return run_graph(self.symbol, self.symbol._nodes(), named,
+                         self._overrides(inputs) if self._open else None)
 
     def _param_arrays(self, ctx):
         """The parameters' arrays on ``ctx``, looked up once while no parameter's list
@@ -409,8 +401,9 @@ class CachedGraph:
             raise MXNetError("backward: the graph through a hybridized block has already been "
                              "freed by an earlier backward; pass retain_graph=True to the "
                              "first backward to run backward on it again")
-        if type(xs[0]) is NDArray:
-            return self._gradient_recorded(tape, xs, gys)
+        if type(xs[0]) is NDArray:      # recorded: the rules run on NDArrays in the graph
+            raw, full = self._rerecord(tape, xs)
+            gys = [g if g is None or isinstance(g, NDArray) else _wrap(g, ctx) for g in gys]
         free = _ag_state.freeing
         if free:
             tape.raw = tape.full = None
@@ -457,42 +450,26 @@ class CachedGraph:
             self._shapes_checked.add(shapes)
         return [g[s] for s in self.leaf_slots]
 
-    def _gradient_recorded(self, tape, xs, gys):
-        """The gradient on NDArrays (as when it is itself recorded, ``create_graph``): the
-        steps are re-recorded op by op from the saved values (nothing is recomputed,
-        so random masks and in-place updates are not repeated), starting from ``xs``
-        that carry the outer graph's entries, and each step's gradient runs through
-        the ordinary recorded node path."""
+    def _rerecord(self, tape, xs):
+        """The tape's values as NDArrays in the recorded graph, for a backward that is
+        itself recorded (``create_graph``): each step is recorded again from its saved
+        values (nothing is recomputed, so random masks and in-place updates are not
+        repeated), starting from ``xs``, which carry the outer graph's entries. Returns
+        the slots' values and each step's outputs (hidden ones included, a tuple)."""
         ctx = tape.ctx
         vals = [None] * self.n_slots
         for s, x in zip(self.leaf_slots, xs):
             vals[s] = x
-        nodes = []
+        full = []
         for k, (op, _, ins, first, multi, nid, nvis, extra) in enumerate(self._plan):
             ys = tape.full[k]
             outs = [_wrap(y, ctx) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx)]
             ins_nd = [vals[i] for i in ins]
-            node = None
             if op.gradient is not None and any(x._entry is not None for x in ins_nd):
-                node = record_node(op, tape.used[k], ins_nd, outs)
-            nodes.append(node)
+                record_node(op, tape.used[k], ins_nd, outs)
+            full.append(tuple(outs))
             vals[first:first + nvis] = outs[:nvis]
-        g = [None] * self.n_slots
-        for s, gy in zip(self.out_slots, gys):     # raw output gradients taken as NDArrays
-            g[s] = gy if gy is None or isinstance(gy, NDArray) else _wrap(gy, ctx)
-        for k in range(len(self._plan) - 1, -1, -1):
-            node = nodes[k]
-            op, _, ins, first, multi, nid, nvis, extra = self._plan[k]
-            gl = g[first:first + nvis]
-            g[first:first + nvis] = (None,) * nvis
-            if node is None or _all_none(gl):
-                continue
-            gl.extend([None] * (node.nout - nvis))
-            gxs = _node_gradient(node, gl, True, True)
-            for i, gx in zip(ins, gxs):
-                if gx is not None and vals[i]._entry is not None:
-                    g[i] = gx if g[i] is None else g[i] + gx
-        return [g[s] for s in self.leaf_slots]
+        return vals, full
 
 
 def _taker(slots):

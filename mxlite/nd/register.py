@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 
 from ..autograd import _state as _ag_state
-from ..operator.registry import REQUIRED, invoke, apply, run_step, visible as _visible
+from ..operator.registry import REQUIRED, invoke, apply
 from .ndarray import NDArray
 
 _ndarray = np.ndarray
@@ -97,11 +97,6 @@ def signature(op, extra=("out", "name")):
     return inspect.Signature(ps)
 
 
-def _bad_input(op, name, v):
-    return TypeError("%s: input %r must be an NDArray, got %s"
-                     % (op.name, name, type(v).__name__))
-
-
 def _check_input(op, name, v, face, fname):
     """Raise unless ``v`` is an array this face's functions take: ``'nd'`` functions
     take legacy NDArrays, ``'np'`` ones ``mx.np.ndarray``, ``'any'`` ones both (Gluon's
@@ -110,7 +105,8 @@ def _check_input(op, name, v, face, fname):
     if not isinstance(v, NDArray):
         if _is_raw(v):
             return
-        raise _bad_input(op, name, v)
+        raise TypeError("%s: input %r must be an NDArray, got %s"
+                        % (op.name, name, type(v).__name__))
     if face == "any" or v._np == (face == "np"):
         return
     from ..numpy._ndarray import legacy_error, np_error
@@ -136,12 +132,7 @@ def make_function(op, fname, face="nd"):
             p = op.keyword_params(kwargs) if kwargs else op.default_params
             if p is not None and len(args) == (n_static if n_static >= 0 else
                                                len(op.input_names(p))):
-                for a in args:
-                    if type(a) is not _ndarray:
-                        break
-                else:
-                    ys = run_step(op, p, np, args)
-                    return ys if type(ys) is not tuple else _visible(op, p, ys)
+                return apply(op, args, p)
         # Fast path: only positional inputs, default params.
         if not kwargs and len(args) == n_static and op.default_params is not None:
             for a in args:

@@ -318,6 +318,24 @@ class _PropEntry:
         self.saves = ("x" if any(i in deps for i in ind) else "") + \
                      ("y" if any(i in deps for i in outd) else "")
 
+    def infer(self, method, values):
+        """The Prop's ``method`` (``infer_shape``, ``infer_type``, ``infer_storage_type``) on
+        the arguments' ``values``: (per input and aux state, per output), its form checked:
+        two or three lists (the aux states' last) of the declared lengths."""
+        res = self._call(method, getattr(self.prop, method), values)
+        if not (isinstance(res, (list, tuple)) and len(res) in (2, 3)
+                and all(isinstance(r, (list, tuple)) for r in res)):
+            raise MXNetError(
+                "Custom op %r (%s): must return two or three lists (inputs, outputs and, when "
+                "the op has any, auxiliary states), got %r" % (self.op_type, method, res))
+        res = list(res) + ([[]] if len(res) == 2 else [])
+        for what, got, want in (("input", res[0], self.n_args), ("output", res[1], self.n_out),
+                                ("auxiliary state", res[2], len(self.auxs))):
+            if len(got) != want:
+                raise MXNetError("Custom op %r (%s): returned %d %s entries, expected %d"
+                                 % (self.op_type, method, len(got), what, want))
+        return list(res[0]) + list(res[2]), list(res[1])
+
     def plan(self, ctx, sig, inputs):
         plan = self.plans.get(sig)
         if plan is None:
@@ -351,30 +369,10 @@ class _Plan:
         self.pool = []
         self.node_op = _NodeOp(entry, self)
 
-    @staticmethod
-    def _three(entry, method, res, allow_two=False):
-        ok = isinstance(res, (list, tuple)) and (len(res) == 3 or (allow_two and len(res) == 2))
-        if ok:
-            ok = all(isinstance(r, (list, tuple)) for r in res)
-        if not ok:
-            raise MXNetError(
-                "Custom op %r (%s): must return two or three lists (inputs, outputs and, when "
-                "the op has any, auxiliary states), got %r"
-                % (entry.op_type, method, res))
-        res = list(res) + ([[]] if len(res) == 2 else [])
-        for what, got, want in (("input", res[0], entry.n_args), ("output", res[1], entry.n_out),
-                                ("auxiliary state", res[2], len(entry.auxs))):
-            if len(got) != want:
-                raise MXNetError("Custom op %r (%s): returned %d %s entries, expected %d"
-                                 % (entry.op_type, method, len(got), what, want))
-        return res
-
     def _infer_shapes(self, entry, shapes):
-        res = entry._call("infer_shape", entry.prop.infer_shape,
-                          [list(s) for s in shapes[:entry.n_args]])
-        ins, outs, auxs = self._three(entry, "infer_shape", res, allow_two=True)
+        ins, outs = entry.infer("infer_shape", [list(s) for s in shapes[:entry.n_args]])
         names = entry.args + entry.auxs
-        for i, (got, real) in enumerate(zip(list(ins) + list(auxs), shapes)):
+        for i, (got, real) in enumerate(zip(ins, shapes)):
             if _as_shape(entry, got) != real:
                 raise MXNetError("Custom op %r (infer_shape): returned shape %s for input %r, "
                                  "but the array given has shape %s"
@@ -382,27 +380,22 @@ class _Plan:
         return [_as_shape(entry, s) for s in outs]
 
     def _infer_types(self, entry, dtypes):
-        res = entry._call("infer_type", entry.prop.infer_type,
-                          [dt.type for dt in dtypes[:entry.n_args]])
-        ins, outs, auxs = self._three(entry, "infer_type", res, allow_two=True)
-        names = entry.args + entry.auxs
-        for i, (got, real) in enumerate(zip(ins, dtypes)):
+        ins, outs = entry.infer("infer_type", [dt.type for dt in dtypes[:entry.n_args]])
+        for i, (got, real) in enumerate(zip(ins[:entry.n_args], dtypes)):
             if np_dtype(got, "Custom op %r (infer_type)" % entry.op_type) != real:
                 raise MXNetError("Custom op %r (infer_type): returned dtype %s for input %r, "
                                  "but the array given has dtype %s"
-                                 % (entry.op_type, np.dtype(got).name, names[i], real.name))
+                                 % (entry.op_type, np.dtype(got).name, entry.args[i], real.name))
         return [np_dtype(t, "Custom op %r (infer_type)" % entry.op_type) for t in outs]
 
     @staticmethod
     def _check_stypes(entry):
-        res = entry._call("infer_storage_type", entry.prop.infer_storage_type,
-                          ["default"] * entry.n_args)
-        for lst in _Plan._three(entry, "infer_storage_type", res, allow_two=True):
-            for st in lst:
-                if st != "default":
-                    raise MXNetError("Custom op %r (infer_storage_type): storage type %r is not "
-                                     "supported; mxlite stores every array dense ('default')"
-                                     % (entry.op_type, st))
+        ins, outs = entry.infer("infer_storage_type", ["default"] * entry.n_args)
+        for st in ins + outs:
+            if st != "default":
+                raise MXNetError("Custom op %r (infer_storage_type): storage type %r is not "
+                                 "supported; mxlite stores every array dense ('default')"
+                                 % (entry.op_type, st))
 
     def take(self):
         """An operator instance no pending backward holds (created when none is free)."""
@@ -694,22 +687,17 @@ def _infer_shape(p, shapes):
     # As in MXNet, unknown input shapes (a label, say) reach the Prop as [] so that
     # it can fill them in from the data; a Prop that cannot leaves them unknown.
     try:
-        res = entry._call("infer_shape", entry.prop.infer_shape,
-                          [list(s) if s is not None else [] for s in args])
+        ins, outs = entry.infer("infer_shape", [list(s) if s is not None else [] for s in args])
     except MXNetError:
         if any(s is None for s in args):
             return shapes
         raise
-    ins, outs, auxs = _Plan._three(entry, "infer_shape", res, allow_two=True)
-    return ([_as_shape(entry, s) for s in list(ins) + list(auxs)],
-            [_as_shape(entry, s) for s in outs])
+    return [_as_shape(entry, s) for s in ins], [_as_shape(entry, s) for s in outs]
 
 
 def _infer_type(p, dtypes):
     entry = _entry_of(p)
-    res = entry._call("infer_type", entry.prop.infer_type,
-                      [np.dtype(d).type for d in dtypes[:entry.n_args]])
-    outs = _Plan._three(entry, "infer_type", res, allow_two=True)[1]
+    outs = entry.infer("infer_type", [np.dtype(d).type for d in dtypes[:entry.n_args]])[1]
     return [np_dtype(t) for t in outs]
 
 

@@ -629,13 +629,6 @@ def run_step(op, p, xp, data):
         raise _fail(op, e, p, data) from e
 
 
-def call_raw(op, data, p):
-    """``op`` on raw arrays, as the ``mx.nd`` functions run it inside a gradient rule
-    that runs unrecorded: raw visible output(s) back, nothing recorded."""
-    ys = run_step(op, p, array_module_of(data[0]), data)
-    return ys if type(ys) is not tuple else visible(op, p, ys)
-
-
 def visible(op, p, ys):
     """The visible outputs of a kernel's tuple of raw outputs ``ys``: one array, or a list."""
     nvis = op.n_visible(p)
@@ -643,20 +636,20 @@ def visible(op, p, ys):
 
 
 def apply(op, inputs, p, copy_views=False):
-    """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays,
-    :func:`call_raw` on raw arrays (NDArrays among them unwrapped)."""
+    """``op`` on ``inputs`` as a gradient rule calls it: :func:`invoke` on NDArrays; on
+    raw arrays (NDArrays among them unwrapped) the kernel alone, its raw visible
+    output(s) back and nothing recorded."""
+    xp = np
     for x in inputs:
-        if type(x) is not _ndarray:
+        if type(x) is not _ndarray:     # (NumPy arrays only: an unrecorded backward)
+            if all(isinstance(a, NDArray) for a in inputs):
+                return invoke(op, inputs, p, copy_views=copy_views)
+            inputs = [a._data if isinstance(a, NDArray) else
+                      np.asarray(a) if isinstance(a, np.generic) else a for a in inputs]
+            xp = array_module_of(inputs[0])
             break
-    else:       # the common case of an unrecorded backward: NumPy arrays only
-        ys = run_step(op, p, np, inputs)
-        return ys if type(ys) is not tuple else visible(op, p, ys)
-    for x in inputs:
-        if not isinstance(x, NDArray):
-            return call_raw(op, [a._data if isinstance(a, NDArray) else
-                                 np.asarray(a) if isinstance(a, np.generic) else a
-                                 for a in inputs], p)
-    return invoke(op, inputs, p, copy_views=copy_views)
+    ys = run_step(op, p, xp, inputs)
+    return ys if type(ys) is not tuple else visible(op, p, ys)
 
 
 def bound(name, **params):
@@ -716,11 +709,7 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
             if x._entry is not None:
                 record_node(op, p, inputs, outs)
                 break
-    nvis = op.num_visible_outputs
-    if nvis is not None or len(outs) > 1:
-        nvis = len(outs) if nvis is None else (nvis(p) if callable(nvis) else nvis)
-    else:
-        nvis = 1
+    nvis = len(outs) if op.num_visible_outputs is None else op.n_visible(p)
     if out is not None:
         if isinstance(out, NDArray):
             _write_into(out, outs[0])

@@ -4,19 +4,14 @@ from collections.abc import Sequence
 from ..base import MXNetError, check_nbytes
 
 
-def _unbroadcast_axes(gshape, shape):
-    """The axes a gradient of ``gshape`` sums over to undo broadcasting to ``shape``."""
-    extra = len(gshape) - len(shape)
-    return tuple(range(extra)) + tuple(i + extra for i, d in enumerate(shape)
-                                       if d == 1 and gshape[i + extra] != 1)
-
-
 def unbroadcast(gx, shape):
     """Sum gradient ``gx`` down to ``shape`` (undo broadcasting); an NDArray or a raw
     array in, the same kind out."""
     if gx.shape == shape:
         return gx
-    axes = _unbroadcast_axes(gx.shape, shape)
+    extra = len(gx.shape) - len(shape)
+    axes = tuple(range(extra)) + tuple(i + extra for i, d in enumerate(shape)
+                                       if d == 1 and gx.shape[i + extra] != 1)
     if axes:
         gx = gx.sum(axis=axes, keepdims=True)
     return gx.reshape(shape) if gx.shape != shape else gx
@@ -52,13 +47,6 @@ def fits_memory(what, nbytes):
         check_nbytes(check.op.name, "%s=%s" % (what, getattr(p, what)), nbytes(p, *x))
     check.op = None     # set by Op
     return check
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def norm_axes(axis, ndim, exclude=False):

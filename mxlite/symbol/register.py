@@ -4,6 +4,8 @@ Inputs are Symbols (positionally or by name); a missing input becomes a variable
 named ``<node>_<input>`` (``fc1_weight``), as in MXNet. Params are kept as MXNet
 attribute strings (for JSON) and parsed once into typed values.
 """
+import numpy as np
+
 from ..attribute import HIDDEN_KEYS, AttrScope, with_hidden_keys
 from ..base import format_attr
 from ..name import current as _current_names
@@ -16,15 +18,9 @@ __all__ = ["make_function", "op_call"]
 def _attr_string(v):
     if isinstance(v, str):
         return v
-    if isinstance(v, list):
-        v = tuple(v)
-    if hasattr(v, "__module__") and getattr(v, "__module__", "") == "numpy" and isinstance(v, type):
-        import numpy as np
-        return np.dtype(v).name
-    import numpy as np
-    if isinstance(v, np.dtype):
-        return v.name
-    return format_attr(v)
+    if isinstance(v, type) and v.__module__ == "numpy":     # np.float32: a dtype
+        v = np.dtype(v)
+    return format_attr(tuple(v) if isinstance(v, list) else v)
 
 
 def _is_symbol(a):

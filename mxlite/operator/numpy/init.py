@@ -6,12 +6,14 @@ legacy ``_full`` and ``_linspace``, as MXNet's graphs name them.
 They are what ``F.np.zeros(...)`` adds to a hybridized graph, so that a block creating
 arrays traces, exports and loads in MXNet. Their outputs are constants to autograd.
 """
+import math
+
 import numpy as onp
 
 from ...base import optional, parse_float, parse_int, parse_shape
 from ..registry import OPS, Param, register_op
 from ..tensor.init import _CTX, _DTYPE, _SHAPE, shape_fits
-from ..util import fits_memory, _size
+from ..util import fits_memory
 from ..tensor.init import _dtype as _parse_dtype
 from .elemwise import derive
 
@@ -36,7 +38,7 @@ register_op("_npi_identity", _identity, inputs=(), params=[_SHAPE, _CTX, _DTYPE]
             check=shape_fits(),
             doc="The identity matrix of ``shape`` (n, n).")
 register_op("_npi_indices", lambda p, xp: xp.indices(p.dimensions, dtype=p.dtype), inputs=(),
-            check=fits_memory("dimensions", lambda p: len(p.dimensions) * _size(p.dimensions)
+            check=fits_memory("dimensions", lambda p: len(p.dimensions) * math.prod(p.dimensions)
                               * onp.dtype(p.dtype).itemsize),
             params=[Param("dimensions", parse_shape, doc="The shape of the grid.", low=0),
                     Param("dtype", _parse_dtype, onp.dtype(onp.int32), "The element type."),

@@ -4,6 +4,8 @@
 NumPy's semantics (``reshape`` knows only -1; 0-d results stay 0-d); legacy kernels and
 gradient rules where the math is the same.
 """
+import math
+
 import numpy as onp
 
 from ... import nd
@@ -11,7 +13,7 @@ from ...base import (MXNetError, parse_axis, parse_bool, parse_int, parse_shape,
                      parse_float)
 from ..registry import register_op, Param, Params, apply, OPS, ranks
 from ..util import (fill_missing, fits_memory, identity_grad, norm_axis, norm_axes, unbroadcast,
-                    zeros_grad, _size)
+                    zeros_grad)
 from ..tensor.indexing import _dev_key, _GETITEM_BWD
 from .elemwise import derive, promote
 
@@ -228,7 +230,7 @@ register_op("_npi_hsplit", lambda p, xp, x: _split(p, xp, x, _hsplit_axis(x.ndim
                 "needs no rank while a graph is composed.")
 
 derive("_npi_tile", "tile", lambda p, xp, x: xp.tile(x, p.reps),
-       check=fits_memory("reps", lambda p, x: x.nbytes * _size(p.reps)))
+       check=fits_memory("reps", lambda p, x: x.nbytes * math.prod(p.reps)))
 derive("_npi_flip", "reverse", lambda p, xp, x: xp.flip(
     x, p.axis if p.axis is None else norm_axes(p.axis, x.ndim)).copy())
 

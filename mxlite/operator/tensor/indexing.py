@@ -12,7 +12,7 @@ from ... import nd
 from ...base import (MXNetError, parse_int, parse_float, parse_bool, parse_shape,
                      parse_opt_shape, parse_dtype, optional)
 from ..registry import register_op, Param, Params, apply, ranks
-from ..util import add_at, unbroadcast, norm_axis, zeros_grad, fits_memory, _size
+from ..util import add_at, unbroadcast, norm_axis, zeros_grad, fits_memory
 
 
 def _is_advanced(key):
@@ -176,7 +176,7 @@ _TAKE = register_op("take", _take, inputs=("a", "indices"), gradient=_take_grad,
                         "truncated).\n\n>>> mx.nd.take(mx.nd.array([[1, 2], [3, 4]]), "
                         "mx.nd.array([1]))  # [[3. 4.]]")
 _TAKE_BWD = register_op("_backward_take", _take_backward, inputs=("ograd", "indices"),
-                        check=fits_memory("shape", lambda p, g, i: _size(p.shape) * g.itemsize),
+                        check=fits_memory("shape", lambda p, g, i: math.prod(p.shape) * g.itemsize),
                         gradient=_take_backward_grad, saves="x",
                         params=_TAKE_PARAMS + [Param("shape", parse_shape, doc="Input shape.", low=0)],
                         doc="Scatter-add ``ograd`` into zeros of ``shape`` at ``indices`` along "

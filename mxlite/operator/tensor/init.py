@@ -5,7 +5,7 @@ import numpy as np
 
 from ...base import parse_shape, parse_float, parse_int, parse_bool, optional, np_dtype, MXNetError
 from ..registry import register_op, Param
-from ..util import fits_memory, _size
+from ..util import fits_memory
 from .elemwise_unary import _parse_ctx
 
 
@@ -21,7 +21,7 @@ _SHAPE = Param("shape", parse_shape, (), "The shape.", low=0)
 
 def shape_fits():
     """The memory rule of an op whose output has the ``shape`` and ``dtype`` params."""
-    return fits_memory("shape", lambda p: _size(p.shape) * np.dtype(p.dtype).itemsize)
+    return fits_memory("shape", lambda p: math.prod(p.shape) * np.dtype(p.dtype).itemsize)
 
 
 register_op("_zeros", lambda p, xp: xp.zeros(p.shape, p.dtype), inputs=(), check=shape_fits(),

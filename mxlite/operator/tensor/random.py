@@ -21,7 +21,7 @@ from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool
                      np_dtype)
 from ...context import current_context
 from ..registry import register_op, Param, dtypes
-from ..util import generator_of, host, zeros_grad, fits_memory, _size
+from ..util import generator_of, host, zeros_grad, fits_memory
 from .elemwise_unary import _parse_ctx
 
 _FLOATS = ("float16", "float32", "float64")
@@ -236,7 +236,7 @@ _LEGACY = {"uniform": ("uniform", "random_uniform"), "normal": ("normal", "rando
 
 def _samples_fit():
     # the draws are float64 (8 bytes) before the cast: the memory they need
-    return fits_memory("shape", lambda p, *x: x[0].size * _size(p.shape) * 8)
+    return fits_memory("shape", lambda p, *x: x[0].size * math.prod(p.shape) * 8)
 
 
 def _register_distribution(name, spec):
@@ -248,7 +248,7 @@ def _register_distribution(name, spec):
         params=scalar + [Param("shape", parse_shape, (), "Shape of the output.", low=0), _CTX,
                          _FLOAT_DTYPE],
         aliases=_LEGACY.get(name, ("random_" + name,)), infer_type=_out_dtype,
-        check=fits_memory("shape", lambda p: _size(p.shape) * 8),
+        check=fits_memory("shape", lambda p: math.prod(p.shape) * 8),
         infer_shape=lambda p, shapes: ([], [tuple(p.shape)]),
         doc="Draw samples from the %s (scalar parameters)." % what)
     register_op(
@@ -288,7 +288,7 @@ def _randint(p, xp):
 
 
 register_op("_random_randint", _randint, inputs=(),
-            check=fits_memory("shape", lambda p: _size(p.shape) * 8),
+            check=fits_memory("shape", lambda p: math.prod(p.shape) * 8),
             params=[Param("low", parse_int, doc="Smallest value (inclusive)."),
                     Param("high", parse_int, doc="Largest value (exclusive)."),
                     Param("shape", parse_shape, (), "Shape of the output.", low=0), _CTX,
@@ -382,7 +382,7 @@ def _multinomial_grad(p, x, y, gy, need):
 
 
 register_op("_sample_multinomial", _multinomial, inputs=("data",),
-            check=fits_memory("shape", lambda p, x: _size(x.shape[:-1]) * _size(p.shape) * 8),
+            check=fits_memory("shape", lambda p, x: math.prod(x.shape[:-1]) * math.prod(p.shape) * 8),
             params=[Param("shape", parse_shape, (), "Samples drawn per distribution.", low=0),
                     Param("get_prob", parse_bool, False,
                           "Also return the log-probability of each sample."),

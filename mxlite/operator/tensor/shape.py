@@ -10,7 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
 from ..registry import register_op, Param, Params, apply, OPS, ranks
-from ..util import const_like, norm_axis, norm_axes, fill_missing, fits_memory, _size
+from ..util import const_like, norm_axis, norm_axes, fill_missing, fits_memory
 
 
 class ReshapeSizeError(MXNetError, ValueError):
@@ -427,7 +427,7 @@ def _tile_grad(p, x, y, gy, need):
 
 
 register_op("tile", _tile, gradient=_tile_grad, saves="",
-            check=fits_memory("reps", lambda p, x: x.nbytes * _size(p.reps)),
+            check=fits_memory("reps", lambda p, x: x.nbytes * math.prod(p.reps)),
             params=[Param("reps", parse_shape, doc="Repetitions per axis (aligned right).", low=0)],
             doc="Repeat the whole array ``reps`` times along each axis, as ``numpy.tile``.")
 
@@ -701,7 +701,7 @@ register_op("diag", _diag, gradient=_diag_grad, saves="", params=_DIAG_PARAMS,
                 "array with a 1-D input on its ``k``-th diagonal.")
 _DIAG_BWD = register_op(
     "_backward_diag", _diag_backward, saves="",
-    check=fits_memory("shape", lambda p, gy: _size(p.shape) * gy.itemsize),
+    check=fits_memory("shape", lambda p, gy: math.prod(p.shape) * gy.itemsize),
     gradient=lambda p, x, y, gy, need: [nd.diag(gy[0], k=p.k, axis1=p.axis1, axis2=p.axis2)],
     params=_DIAG_PARAMS + [Param("shape", parse_shape, doc="The input shape.", low=0)],
     doc="Zeros of ``shape`` with the input on the ``k``-th diagonal.")
