@@ -120,7 +120,7 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, same_shape=None, infer_shape_back=None, check=None,
-                 variadic_group=1, input_types=None):
+                 variadic_group=1, input_types=None, shape_from_data=False):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -165,6 +165,9 @@ class Op:
         # unknown input this before the type of the op's other inputs
         self.input_types = input_types
         self.mutate = tuple(mutate)     # indices of inputs updated in place
+        # the output shape follows the input values, not only their shapes (boolean_mask):
+        # a graph holding the op cannot tell its steps' shapes from its inputs' shapes
+        self.shape_from_data = shape_from_data
         self.saves = saves              # which of x/y the gradient reads (version-checked)
         self.is_view = is_view          # output shares memory with input 0
         self.doc = doc
