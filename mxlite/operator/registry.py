@@ -129,18 +129,18 @@ class Op:
         if isinstance(check, (tuple, list)):
             check = _all_of(check)
         self.check = check
-        # the dtypes that pass a check of dtypes(inputs=...) alone (see run_step)
-        self.admitted = getattr(check, "admitted", None)
+        self.inputs = inputs            # tuple of names, or callable(p) -> names
         for rule in getattr(check, "rules", (check,)):
             if getattr(rule, "op", False) is None:
                 rule.op = self              # a ranks() or dtypes() rule names its op
+        # the dtypes that pass a check that is one dtypes() rule for every input (see run_step)
+        self.admitted = check.admitted() if hasattr(check, "admitted") else None
         self.kernel = kernel = compute      # compute without the check
         if check is not None:
             def compute(p, xp, *x):
                 check(p, *x)
                 return kernel(p, xp, *x)
         self.compute = compute
-        self.inputs = inputs            # tuple of names, or callable(p) -> names
         self.params = {prm.name: prm for prm in params}
         # callable(p, x, y, gy, need) -> list of gx; None: not differentiable (the
         # output is a constant to autograd, as argmax or shape_array are).
@@ -489,11 +489,21 @@ def dtypes(**rules):
             static = at
         return at
 
+    def admitted():
+        """The dtypes seen to pass when the check holds every input of its op to one rule
+        (``inputs=``, or one kind for each of a fixed list of names), else None: run_step
+        admits those without calling the check."""
+        if every is not None and not rules:
+            return ok[every]
+        names = check.op.inputs
+        kinds = set(rules.values())
+        if every is None and len(kinds) == 1 and not callable(names) and set(names) <= set(rules):
+            return ok[kinds.pop()]
+        return None
+
     plans, static = {}, ()
     ok = {kinds: set() for kinds in list(rules.values()) + [every]}
-    # every input held to one rule: the dtypes seen to pass it, for run_step to admit
-    # without calling the check
-    check.admitted = ok[every] if every is not None and not rules else None
+    check.admitted = admitted
     check.op = None     # set by Op when the rule is declared
     return check
 
