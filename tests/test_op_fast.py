@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.operator.nn import _conv_kernels, _fast, convolution
+from mxlite.operator.nn import _conv_kernels, _fast, _fast_pool, convolution
 
 NUMBA_MISSING = _fast.kernels() is None
 if NUMBA_MISSING and os.environ.get("MXLITE_REQUIRE_NUMBA") == "1":
@@ -185,11 +185,49 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
         y.backward(mx.nd.array(gy, dtype=dtype))
         return y.asnumpy(), xn.grad.asnumpy()
 
+    # the recorded forward keeps each window's first maximum: the backward searches none
+    scattered = []
+    search, scatter = _fast_pool.max_pool2d_grad, _fast_pool.max_pool2d_scatter
+    monkeypatch.setattr(_fast_pool, "max_pool2d_grad", None)
+    monkeypatch.setattr(_fast_pool, "max_pool2d_scatter",
+                        lambda *a: scattered.append(1) or scatter(*a))
     fast = run()
-    assert _fast.max_pool2d(x.astype(dtype), kernel, stride, pad, fast[0].shape[2:]) is not None
+    assert scattered
+    monkeypatch.setattr(_fast_pool, "max_pool2d_grad", search)
+    assert _fast_pool.max_pool2d(x.astype(dtype), kernel, stride, pad, fast[0].shape[2:]) is not None
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     for got, want in zip(fast, run()):
         np.testing.assert_array_equal(got, want)
+
+
+@needs_numba
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ((2, 3, 11, 9), (3, 3), (2, 2), (1, 1)), ((1, 2, 7, 8), (3, 2), (1, 2), (1, 0)),
+    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1))])
+def test_max_pool_keeps_the_place_of_each_windows_first_maximum(shape, kernel, stride, pad):
+    # ties (small integers), NaNs and -inf: the place is the first maximum in row-major
+    # window order (the first NaN), -1 where that is padding (-inf windows)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 3, shape).astype(np.float32)
+    x.reshape(-1)[::13] = np.nan
+    x.reshape(-1)[2::5] = -np.inf
+    x[0, 0, :2] = -np.inf
+    op = mx.operator.get_op("Pooling")
+    p = op.parse_params(dict(kernel=kernel, stride=stride, pad=pad))
+    with mx.autograd.record():
+        y, index = op.compute(p, np, x)
+    assert index.dtype == np.int32 and index.shape == y.shape
+    xp_ = np.pad(x, [(0, 0)] * 2 + [(q, q + k) for q, k in zip(pad, kernel)],
+                 constant_values=-np.inf)
+    for n, c, oy, ox in np.ndindex(*y.shape):
+        r0, q0 = oy * stride[0], ox * stride[1]
+        flat = xp_[n, c, r0:r0 + kernel[0], q0:q0 + kernel[1]].reshape(-1)
+        first = int(np.argmax(np.isnan(flat))) if np.isnan(flat).any() else int(np.argmax(flat))
+        r, q = r0 + first // kernel[1] - pad[0], q0 + first % kernel[1] - pad[1]
+        inside = 0 <= r < shape[2] and 0 <= q < shape[3]
+        assert index[n, c, oy, ox] == (r * shape[3] + q if inside else -1), (n, c, oy, ox)
+    # unrecorded: nothing kept
+    assert op.compute(p, np, x)[1].shape == (0,)
 
 
 @needs_numba

@@ -1,4 +1,5 @@
-"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions and 2-D max pooling.
+"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, BatchNorm's passes and
+(from ``_fast_pool``) 2-D max pooling.
 
 Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
 entry point returns None where numba is absent or turned off, or where its kernel
@@ -19,10 +20,7 @@ passes) and its gradient's sums (one pass, with relu's mask where fused) are sum
 in float64, NumPy's pairwise float32 sums' round-off or less, and the data gradient
 is one pass of NumPy's operations.
 
-Max pooling over overlapping windows (3x3, stride 2) reads each input row once per
-window row instead of making k*k passes, and its gradient finds each window's first
-maximum in one pass: the same values as NumPy's, bit for bit (no arithmetic but the
-gradient's sums, which are added in NumPy's order).
+2-D max pooling's kernels are in ``_fast_pool``, compiled with these.
 """
 import contextlib
 import functools
@@ -33,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from ...engine import matmul, num_threads, parallel, parallel_parts, parallel_products
+from ...engine import matmul, num_threads, parallel, parallel_products
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -70,11 +68,15 @@ def kernels():
         jit, cache = numba.njit(nogil=True), False
     # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
     sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
+    from . import _fast_pool as pool
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 max_pool=jit(_max_pool), max_pool_grad=jit(_max_pool_grad),
+                                 max_pool=jit(pool._max_pool),
+                                 max_pool_grad=jit(pool._max_pool_grad),
+                                 max_pool_index=jit(pool._max_pool_index),
+                                 max_pool_scatter=jit(pool._max_pool_scatter),
                                  channel_affine=jit(_channel_affine),
                                  channel_moments=sum_jit(_channel_moments),
                                  channel_grad_sums=sum_jit(_channel_grad_sums),
@@ -456,111 +458,6 @@ def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):
     gw = np.empty((f, c, 3, 3), dtype=x.dtype)
     _split(lambda lo, hi: jit.filter_grads(du[:, lo:hi], gw[lo:hi]), f, du.nbytes)
     return gw
-
-
-# -- max pooling -----------------------------------------------------------------------
-
-def _max_pool(x, kh, kw, sh, sw, ph, pw, y):
-    """``y`` (N, C, OH, OW): the maximum of every (kh, kw) window of ``x`` (N, C, H, W)
-    padded by (ph, pw) before (and as ``y`` needs after) with -inf. NaN wins, as in
-    ``np.maximum``."""
-    n_, c_, h_, w_ = x.shape
-    oh, ow = y.shape[2:]
-    t = np.empty(w_, dtype=x.dtype)
-    for n in range(n_):
-        for c in range(c_):
-            for oy in range(oh):
-                t[:] = -np.inf                      # the maximum of the window's rows
-                for r in range(max(oy * sh - ph, 0), min(oy * sh - ph + kh, h_)):
-                    for q in range(w_):
-                        v = x[n, c, r, q]
-                        t[q] = v if v > t[q] or v != v else t[q]
-                for ox in range(ow):
-                    q0 = ox * sw - pw
-                    m = -np.inf
-                    for q in range(max(q0, 0), min(q0 + kw, w_)):
-                        m = t[q] if t[q] > m or t[q] != t[q] else m
-                    y[n, c, oy, ox] = m
-
-
-def _max_pool_grad(x, gy, y, kh, kw, sh, sw, ph, pw, gx):
-    """``gx`` (zeros, the shape of ``x``) plus ``gy`` of every window at the window's
-    first maximum (row-major; a padding position takes it and drops it).
-
-    NOTE: the windows run last to first, so that each input position adds the
-    windows' gradients in the order NumPy's passes (one per window offset) add them.
-    A window inside ``x`` is scanned whole, without bounds checks or an early exit
-    (the first maximum kept by a select: no branch to mispredict)."""
-    n_, c_, h_, w_ = x.shape
-    oh, ow = y.shape[2:]
-    for n in range(n_):
-        for c in range(c_):
-            for oy in range(oh - 1, -1, -1):
-                r0 = oy * sh - ph
-                rows_inside = r0 >= 0 and r0 + kh <= h_
-                for ox in range(ow - 1, -1, -1):
-                    q0 = ox * sw - pw
-                    m = y[n, c, oy, ox]
-                    if rows_inside and q0 >= 0 and q0 + kw <= w_:
-                        br, bq = -1, 0
-                        for r in range(r0 + kh - 1, r0 - 1, -1):   # the first hit stays
-                            for q in range(q0 + kw - 1, q0 - 1, -1):
-                                v = x[n, c, r, q]
-                                hit = (v == m) | (v != v)
-                                br = r if hit else br
-                                bq = q if hit else bq
-                        if br >= 0:
-                            gx[n, c, br, bq] += gy[n, c, oy, ox]
-                        continue
-                    found = False
-                    for r in range(r0, r0 + kh):
-                        for q in range(q0, q0 + kw):
-                            inside = 0 <= r < h_ and 0 <= q < w_
-                            v = x[n, c, r, q] if inside else -np.inf
-                            if v == m or v != v:
-                                if inside:
-                                    gx[n, c, r, q] += gy[n, c, oy, ox]
-                                found = True
-                                break
-                        if found:
-                            break
-
-
-def _pool_kernels(x, kernel, stride, *arrays):
-    """The kernels for a max pooling of ``x``, or None where they do not apply (numba
-    off; not 2-D float data; windows that do not overlap, where NumPy's passes read
-    each input once and are as fast)."""
-    if (x.ndim != 4 or x.dtype not in _DTYPES or len(kernel) != 2
-            or all(s >= k for s, k in zip(stride, kernel))
-            or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in (x,) + arrays)):
-        return None
-    return kernels()
-
-
-def max_pool2d(x, kernel, stride, before, out):
-    """Max pooling (N, C, *out) of ``x`` padded by ``before`` (and after as ``out``
-    needs) with -inf; None where the kernel does not apply."""
-    jit = _pool_kernels(x, kernel, stride)
-    if jit is None:
-        return None
-    y = np.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
-    x = np.ascontiguousarray(x)
-    parallel_parts(lambda at: jit.max_pool(x[at], *kernel, *stride, *before, y[at]), y.shape[:2],
-                   x.nbytes, np)
-    return y
-
-
-def max_pool2d_grad(x, gy, y, kernel, stride, before):
-    """The gradient of :func:`max_pool2d` (``y``, its output) for output gradient ``gy``:
-    each window's ``gy`` at its first maximum; None where the kernel does not apply."""
-    jit = _pool_kernels(x, kernel, stride, gy, y)
-    if jit is None:
-        return None
-    gx = np.zeros(x.shape, dtype=x.dtype)
-    x, gy, y = (np.ascontiguousarray(a) for a in (x, gy, y))
-    parallel_parts(lambda at: jit.max_pool_grad(x[at], gy[at], y[at], *kernel, *stride, *before,
-                                                gx[at]), y.shape[:2], x.nbytes, np)
-    return gx
 
 
 # -- BatchNorm ---------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def _pool_setup(p, shape):
 def _pool_v1(p, xp, x):
     (ph, pw), pp, area = _pool_setup(p, x.shape)
     xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-    y = _POOL.compute(pp, xp, xpad)
+    y = _POOL.compute(pp, xp, xpad)[0]
     return y if area == 1 else (y / x.dtype.type(area)).astype(x.dtype)
 
 

@@ -6,6 +6,11 @@ registered ops that are adjoint pairs, so they differentiate again:
 ``_pool_scatter`` (avg/sum/lp: spread ``gy`` over each window; its gradient is
 Pooling itself) and ``_pool_max_scatter``/``_pool_max_gather`` (route ``gy`` to
 and from the first maximum of each window).
+
+A recorded max pooling that the numba kernels run keeps where each window's first
+maximum is, as a hidden output (``workspace``, as MXNet's oneDNN Pooling has one), so
+that an unrecorded backward only adds ``gy`` there, without searching the windows
+again.
 """
 import collections
 import itertools
@@ -14,10 +19,11 @@ import math
 import numpy as np
 
 from ... import nd
+from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool, optional
 from ...engine import parallel_parts, parallel_copy
 from ..registry import register_op, Param
-from . import _fast
+from . import _fast_pool
 from .convolution import LAYOUTS, check_layout, pad_spatial, windows
 
 _CONVENTIONS = ("valid", "full", "same")
@@ -122,7 +128,7 @@ def _lp(p):
 
 
 def _max_pool(p, xp, x, kernel, stride, before, after, out):
-    y = _fast.max_pool2d(x, kernel, stride, before, out)
+    y = _fast_pool.max_pool2d(x, kernel, stride, before, out)
     if y is not None:
         return y
     planes = _phase_planes(xp, x, kernel, stride, before, after, _max_fill(x))
@@ -146,8 +152,23 @@ def _lp_pool(p, xp, x, kernel, stride, before, after, out):
 
 
 def _compute(p, xp, x):
-    pool = _POOLS[p.pool_type].pool
-    return pool(p, xp, x, *_geometry(p, x.shape)).astype(x.dtype, copy=False)
+    geometry = _geometry(p, x.shape)
+    kind = _POOLS[p.pool_type]
+    if kind.indexed is not None and _ag_state.recording:
+        found = kind.indexed(x, *geometry)
+        if found is not None:
+            return found
+    return kind.pool(p, xp, x, *geometry).astype(x.dtype, copy=False), _no_index(xp)
+
+
+def _no_index(xp):
+    """The hidden ``workspace`` output of a pooling that keeps no places of maxima."""
+    return xp.empty((0,), dtype=np.int32)
+
+
+def _max_indexed(x, kernel, stride, before, after, out):
+    """(y, the places of the windows' first maxima) by the numba kernel, or None."""
+    return _fast_pool.max_pool2d(x, kernel, stride, before, out, index=True)
 
 
 def _lp_root(xp, s, pv):
@@ -184,16 +205,24 @@ def _lp_grad(p, x, y, gy):
 
 
 def _gradient(p, x, y, gy, need):
+    index = y[1] if len(y) > 1 else None
+    if index is not None and index.size and _ag_state.raw:
+        gx = _fast_pool.max_pool2d_scatter(index, gy[0], x[0].shape)
+        if gx is not None:
+            return [gx]
     return [_POOLS[p.pool_type].gradient(p, x[0], y[0], gy[0])]
 
 
-# One pool_type: ``pool(p, xp, x, *geometry)``, ``gradient(p, x, y, gy)`` and the
-# per-window ``divisor`` its scatter divides by (None: none).
-_Pool = collections.namedtuple("_Pool", "pool gradient divisor", defaults=(None,))
+# One pool_type: ``pool(p, xp, x, *geometry)``, ``gradient(p, x, y, gy)``, the
+# per-window ``divisor`` its scatter divides by (None: none), and ``indexed(x,
+# *geometry)``: the pooling and its hidden output where a recorded forward keeps one
+# (None where it cannot: then the hidden output is empty).
+_Pool = collections.namedtuple("_Pool", "pool gradient divisor indexed", defaults=(None, None))
 
 
 # pool_type -> its kernels: the table the param's choices come from.
-_POOLS = {"max": _Pool(_max_pool, _max_grad), "avg": _Pool(_avg_pool, _window_grad, _avg_count),
+_POOLS = {"max": _Pool(_max_pool, _max_grad, indexed=_max_indexed),
+          "avg": _Pool(_avg_pool, _window_grad, _avg_count),
           "sum": _Pool(_sum_pool, _window_grad), "lp": _Pool(_lp_pool, _lp_grad)}
 
 
@@ -219,11 +248,12 @@ def _infer_shape(p, shapes):
     if d is None or 0 in d:
         return list(shapes)
     out = _geometry(p, d)[-1]
-    return list(shapes), [tuple(d[:2]) + tuple(out)]
+    return list(shapes), [tuple(d[:2]) + tuple(out), (0,)]
 
 
-register_op("Pooling", _compute, gradient=_gradient,
-            params=_PARAMS, saves="xy", infer_shape=_infer_shape,
+register_op("Pooling", _compute, gradient=_gradient, params=_PARAMS, saves="xy",
+            num_outputs=2, num_visible_outputs=1, output_names=("output", "workspace"),
+            infer_shape=_infer_shape,
             doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
 
 
@@ -317,7 +347,7 @@ def _max_scatter(p, xp, x, gy, y):
     mispredict), on :func:`_phase_planes` where overlapping windows have strides.
     """
     kernel, stride, before, after, out = _geometry(p, x.shape)
-    gx = _fast.max_pool2d_grad(x, gy, y, kernel, stride, before)
+    gx = _fast_pool.max_pool2d_grad(x, gy, y, kernel, stride, before)
     if gx is not None:
         return gx
     if tuple(stride) == tuple(kernel) and not any(before) and not any(after):

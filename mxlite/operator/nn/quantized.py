@@ -75,7 +75,7 @@ def _pooling(p, xp, x, lo, hi):
     if p.pool_type not in ("max", "avg"):
         raise MXNetError("quantized_pooling: pool_type must be 'max' or 'avg', got %r"
                          % p.pool_type)
-    y = OPS["Pooling"].compute(p, xp, x.astype(_F32))
+    y = OPS["Pooling"].compute(p, xp, x.astype(_F32))[0]
     if p.pool_type == "avg":
         y = xp.rint(y)          # NOTE: MKL-DNN rounds the mean half to even
     return y.astype(x.dtype), lo.copy(), hi.copy()
