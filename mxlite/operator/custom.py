@@ -508,7 +508,6 @@ class _Call:
 class _NodeOp:
     """The op-like object a recorded Custom call leaves in the autograd graph."""
     __slots__ = ("name", "saves", "plan")
-    mutate = ()
 
     def __init__(self, entry, plan):
         self.name = "Custom op %r" % entry.op_type
