@@ -561,6 +561,34 @@ def test_replay_backward_checks_gradient_shapes_per_input_shapes():
     np.testing.assert_array_equal(backward(2), np.full((2, 3), 2.0))
 
 
+def test_replay_backward_checks_every_walk_through_a_data_shaped_op():
+    # An op whose output shape follows its input values (shape_from_data) gives other
+    # step shapes for the same input shapes: the once-per-shape check is not trusted.
+    def wrong_unless_all_positive(p, x, y, gy, need):
+        return [gy[0]]      # right only while every element is kept
+
+    mx.operator.register_op("_test_cg_positive", lambda p, xp, x: x[x > 0], saves="x",
+                            gradient=wrong_unless_all_positive, shape_from_data=True)
+    assert mx.operator.get_op("_contrib_boolean_mask").shape_from_data
+    net = nn.HybridLambda(lambda F, x: F._internal._test_cg_positive(x) * 2)
+    net.hybridize()
+
+    def backward(values):
+        x = mx.nd.array(values)
+        x.attach_grad()
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        return x.grad.asnumpy()
+
+    for _ in range(2):
+        np.testing.assert_array_equal(backward([1.0, 2.0, 3.0]), [2.0, 2.0, 2.0])
+    assert _graphs(net)
+    with pytest.raises(mx.MXNetError, match=r"_test_cg_positive \(backward\): gradient has "
+                                            r"shape \(2,\), expected \(3,\)"):
+        backward([1.0, -2.0, 3.0])
+
+
 def test_hybridized_block_sees_replaced_and_rewritten_parameters():
     # The replay keeps the parameters' arrays between calls: a re-initialisation,
     # set_data, a load or a new context must all reach it.

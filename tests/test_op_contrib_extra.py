@@ -184,6 +184,14 @@ def test_attention_errors():
     with pytest.raises(mx.MXNetError, match="attention must have shape"):
         mx.nd.contrib.interleaved_matmul_selfatt_valatt(mx.nd.ones((2, 1, 12)),
                                                         mx.nd.ones((2, 3, 3)), heads=2)
+    with pytest.raises(mx.MXNetError, match=r"encdec_qk: keys_values expected 3 dims, got "
+                                            r"shape \(2, 12\)"):
+        mx.nd.contrib.interleaved_matmul_encdec_qk(mx.nd.ones((2, 1, 6)), mx.nd.ones((2, 12)),
+                                                   heads=2)
+    with pytest.raises(mx.MXNetError, match=r"selfatt_valatt: queries_keys_values expected 3 "
+                                            r"dims, got shape \(2, 1, 1, 12\)"):
+        mx.nd.contrib.interleaved_matmul_selfatt_valatt(mx.nd.ones((2, 1, 1, 12)),
+                                                        mx.nd.ones((2, 2, 2)), heads=2)
 
 
 # -- optimizer ops: behaviour -------------------------------------------------------------

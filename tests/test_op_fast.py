@@ -320,6 +320,34 @@ def test_batch_norm_gradient_pass_is_numpys_formula_bit_for_bit(dtype):
 
 
 @needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("residual,relu", [(False, False), (False, True), (True, False),
+                                           (True, True)])
+def test_batch_norm_epilogue_on_parts_in_place_is_the_whole_pass_bit_for_bit(dtype, residual,
+                                                                            relu):
+    """A convolution applies BatchNorm's pass to each part of its output in place, as
+    it makes it (``affine_epilogue``): the values of one pass from the output into a
+    new array, NaN, infinities and signed zeros included."""
+    rng = np.random.default_rng(9)
+    z = rng.standard_normal((3, 4, 37)).astype(dtype)
+    z.reshape(-1)[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -1e-30]
+    r = rng.standard_normal(z.shape).astype(dtype) if residual else None
+    mean, scale, shift = (rng.standard_normal(4).astype(dtype) for _ in range(3))
+    want = np.full_like(z, 7)
+    _fast.batch_norm_apply(z, 0, mean, scale, shift, want, r, relu)
+    got = z.copy()
+    apply = _fast.affine_epilogue(mean, scale, shift, r, relu)
+    for n0, n1, i0, i1 in ((0, 1, 0, 37), (1, 3, 0, 5), (1, 3, 5, 36), (1, 3, 36, 37)):
+        apply(got, n0, n1, i0, i1)
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    with pytest.raises(ValueError, match="do not fit the output"):
+        apply(got, 2, 4, 0, 37)             # samples past the end
+    with pytest.raises(ValueError, match="do not fit"):
+        apply(got[:, :3], 0, 1, 0, 37)      # 3 channels of 4
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@needs_numba
 def test_batch_norm_kernels_refuse_vectors_that_do_not_fit_the_data():
     x3 = _fast.channel_views(np.ones((2, 4, 5), np.float32))[0]
     y3 = np.empty_like(x3)

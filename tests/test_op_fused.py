@@ -10,7 +10,7 @@ import mxlite as mx
 from mxlite.gluon import nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
-from mxlite.operator.nn import _fast
+from mxlite.operator.nn import _conv_kernels, _fast
 from optable import row, row_tests
 
 CPU = mx.cpu()
@@ -602,6 +602,12 @@ def _conv_bn_row():
 globals().update({"test_conv_batch_norm_" + k: v for k, v in row_tests([_conv_bn_row()]).items()})
 
 
+CONV_GEOMETRIES = {     # Winograd's, a 1x1 convolution's, the blocked strided one's
+    "3x3": dict(kernel=(3, 3), pad=(1, 1)), "1x1": dict(kernel=(1, 1)),
+    "1x1s2": dict(kernel=(1, 1), stride=(2, 2)),
+    "3x3s2": dict(kernel=(3, 3), pad=(1, 1), stride=(2, 2))}
+
+
 @pytest.mark.parametrize("bias", [False, True], ids=["", "bias"])
 @pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
 @pytest.mark.parametrize("bn_name", ["BatchNorm", "_contrib_BatchNormWithReLU",
@@ -612,25 +618,29 @@ globals().update({"test_conv_batch_norm_" + k: v for k, v in row_tests([_conv_bn
     ((3, 4, 5, 5), np.float32, dict(fix_gamma=False, use_global_stats=True)),
     ((2, 3, 4, 4), np.float16, dict(fix_gamma=False)),
 ])
-def test_conv_batch_norm_is_the_chain_bit_for_bit(shape, dtype, kw, bn_name, training, bias,
-                                                  fast_kernels):
+@pytest.mark.parametrize("geometry", list(CONV_GEOMETRIES))
+def test_conv_batch_norm_is_the_chain_bit_for_bit(geometry, shape, dtype, kw, bn_name, training,
+                                                  bias, fast_kernels, monkeypatch):
     """Bit for bit, but for the output of an inference with a bias (taken into
     BatchNorm's mean): float32 round-off."""
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 0)     # blocked on small maps
     rng = np.random.RandomState(4)
     f = 6
-    conv_p = KEPT_CONV.parse_params(dict(kernel=(3, 3), pad=(1, 1), num_filter=f,
+    conv_p = KEPT_CONV.parse_params(dict(CONV_GEOMETRIES[geometry], num_filter=f,
                                          no_bias=not bias))
     bn = get_op(bn_name)
     bn_p = bn.parse_params(kw)
     x = rng.randn(*shape).astype(dtype)
-    w = (rng.randn(f, shape[1], 3, 3) * 0.3).astype(dtype)
-    stats = _bn_args((shape[0], f) + shape[2:], dtype, rng)[1:]
+    w = (rng.randn(f, shape[1], *conv_p.kernel) * 0.3).astype(dtype)
+    out = tuple((m + 2 * q - k) // s + 1 for m, q, k, s in zip(
+        shape[2:], conv_p.pad or (0, 0), conv_p.kernel, conv_p.stride or (1, 1)))
+    stats = _bn_args((shape[0], f) + out, dtype, rng)[1:]
     ins = [x, w] + stats
     if bn.name == "_batch_norm_add_relu":
-        ins.append(rng.randn(shape[0], f, *shape[2:]).astype(dtype))
+        ins.append(rng.randn(shape[0], f, *out).astype(dtype))
     if bias:
         ins.append(rng.randn(f).astype(dtype))
-    gy = rng.randn(shape[0], f, *shape[2:]).astype(dtype)
+    gy = rng.randn(shape[0], f, *out).astype(dtype)
     for recorded in (False, True):
         want = _conv_bn_chain(False, conv_p, bn, bn_p, ins, gy, training, recorded)
         got = _conv_bn_chain(True, conv_p, bn, bn_p, ins, gy, training, recorded)
@@ -665,6 +675,44 @@ def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypa
     del passes[:]
     assert np.array_equal(net(x).asnumpy(), want)
     assert passes == []
+
+
+def test_1x1_and_strided_convolutions_apply_batch_norm_as_they_make_their_output(
+        monkeypatch):
+    """ResNet's stem (7x7, stride 2), its 1x1 convolutions (a downsampling one without a
+    bias) and their BatchNorm run as one step each; in inference the convolution's
+    kernel applies BatchNorm to each part of its output: the imperative values, no
+    BatchNorm pass of its own."""
+    if _fast.kernels() is None:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 0)
+    passes = []
+    apply = _fast.batch_norm_apply
+    monkeypatch.setattr(_fast, "batch_norm_apply", lambda *a, **k: passes.append(1) or
+                        apply(*a, **k))
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(8, 7, strides=2, padding=3, use_bias=False), nn.BatchNorm(),
+            nn.Activation("relu"), nn.Conv2D(6, 1, strides=2, use_bias=False), nn.BatchNorm(),
+            nn.Conv2D(5, 1), nn.BatchNorm(), nn.Activation("relu"))
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(0).randn(3, 3, 20, 20))
+    net(x)
+    for p in net.collect_params().values():     # statistics away from 0 and 1
+        p.set_data(mx.nd.array(np.random.RandomState(2).rand(*p.shape) + 0.5))
+    want = net(x).asnumpy()
+    net.hybridize()
+    net(x)
+    del passes[:]
+    got = net(x).asnumpy()
+    assert passes == []
+    steps = net._cached_graph[0][1].steps
+    assert [s[0].name for s in steps] == ["_conv_batch_norm"] * 3
+    assert [s[1].chain.bias for s in steps] == [False, False, True]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)   # (the bias: round-off)
+    with mx.autograd.record(train_mode=False):    # recorded: the chain's kernels
+        got = net(x).asnumpy()
+    assert passes
+    assert np.array_equal(got, want)
 
 
 def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_path):

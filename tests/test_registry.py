@@ -230,6 +230,25 @@ def test_dtype_rules_remember_passing_dtypes_only():
     assert op.admitted == {np.dtype("float32"), np.dtype("int32")}
 
 
+def test_dtype_rule_naming_every_input_admits_seen_dtypes_alike():
+    # One kind for each of an op's fixed inputs is the same rule as ``inputs=``: a dtype
+    # seen to pass is admitted without calling the check; others are still refused.
+    from mxlite.operator.registry import dtypes
+    op = register_op("_test_float_mul", lambda p, xp, a, b: a * b, inputs=("lhs", "rhs"),
+                     check=dtypes(lhs="f", rhs="f"))
+    half = register_op("_test_float_lhs", lambda p, xp, a, b: a * b, inputs=("lhs", "rhs"),
+                       check=dtypes(lhs="f"))
+    assert half.admitted is None        # rhs has no rule: the check must run
+    f = mx.nd.ones((2,))
+    for _ in range(2):
+        assert mx.nd._internal._test_float_mul(f, f).asnumpy().tolist() == [1, 1]
+        with pytest.raises(MXNetError, match=r"^_test_float_mul: rhs expected a floating-point "
+                                             r"dtype, got int32$"):
+            mx.nd._internal._test_float_mul(f, mx.nd.ones((2,), dtype="int32"))
+    assert op.admitted == {np.dtype("float32")}
+    assert mx.operator.get_op("relu").admitted is not None
+
+
 def test_raw_numpy_errors_name_the_op_inputs_and_params():
     # A raw NumPy error ("tuple index out of range" alone says nothing) that escapes an
     # op's rules becomes an MXNetError saying what the op got

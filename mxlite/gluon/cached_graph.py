@@ -245,6 +245,7 @@ class CachedGraph:
                                 for k, st in reversed(list(enumerate(plan)))]
         self._need = {}
         self._shapes_checked = set()
+        self._shapes_vary = any(st[0].shape_from_data for st in plan)
         self._gop = _GraphOp(self)
         self._params_used = [st[1] for st in plan]
         self._takes = [_taker(st[2]) for st in plan]
@@ -407,10 +408,11 @@ class CachedGraph:
         free = _ag_state.freeing
         if free:
             tape.raw = tape.full = None
-        # The rules' gradient shapes follow from the graph's input and parameter shapes:
-        # a walk that checked them for these shapes (and this need mask) needs no recheck
+        # The rules' gradient shapes follow from the graph's input and parameter shapes
+        # (unless an op's output shape follows its values): a walk that checked them for
+        # these shapes (and this need mask) needs no recheck
         shapes = (tape.mask, tuple([raw[s].shape for s in self.leaf_slots]))
-        check = shapes not in self._shapes_checked
+        check = self._shapes_vary or shapes not in self._shapes_checked
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy

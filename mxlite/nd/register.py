@@ -127,36 +127,26 @@ def make_function(op, fname, face="nd"):
         from ..numpy._ndarray import ndarray as cls
 
     def fn(*args, out=None, name=None, **kwargs):
-        # Fast path: a gradient rule running on raw NumPy arrays (unrecorded backward).
-        if args and type(args[0]) is _ndarray and _ag_state.raw and out is None:
+        # Fast path: the inputs by position, the params by keyword or default
+        # (``nd.sum(g, axis=0)``, ``nd.relu(x)``), on NDArrays, or on the raw arrays of
+        # a gradient rule running on them (an unrecorded backward).
+        raw = False
+        for a in args:
+            if type(a) is not cls:
+                if not _is_raw(a):
+                    break
+                raw = True
+        else:
             p = op.keyword_params(kwargs) if kwargs else op.default_params
             if p is not None and len(args) == (n_static if n_static >= 0 else
                                                len(op.input_names(p))):
-                return apply(op, args, p)
-        # Fast path: only positional inputs, default params.
+                if raw:
+                    return _run(op, args, p, out)
+                return invoke(op, args, p, out, copy_views=True)
         if not kwargs and len(args) == n_static and op.default_params is not None:
-            for a in args:
-                if type(a) is not cls:
-                    if _is_raw(a):
-                        return apply(op, args, op.default_params)
-                    _check_input(op, static[args.index(a)], a, face, fname)
-            return invoke(op, args, op.default_params, out, copy_views=True)
-        # Fast path: NDArray inputs, params by keyword (``nd.sum(g, axis=0)``), and the
-        # raw arrays of a gradient rule (``nd.dot(gy, x, transpose_a=True)``).
-        if kwargs:
-            raw = False
-            for a in args:
-                if type(a) is not cls:
-                    if not _is_raw(a):
-                        break
-                    raw = True
-            else:
-                p = op.keyword_params(kwargs)
-                if p is not None and len(args) == (n_static if n_static >= 0 else
-                                                   len(op.input_names(p))):
-                    if raw:
-                        return _run(op, args, p, out)
-                    return invoke(op, args, p, out, copy_views=True)
+            for n, a in zip(static, args):
+                _check_input(op, n, a, face, fname)     # an input of the wrong kind raises
+            return _run(op, args, op.default_params, out)
         return _call(op, param_names, args, kwargs, out, face, fname)
 
     fn.__name__ = fname

@@ -336,7 +336,9 @@ class _PropEntry:
                                  % (self.op_type, method, len(got), what, want))
         return list(res[0]) + list(res[2]), list(res[1])
 
-    def plan(self, ctx, sig, inputs):
+    def plan(self, ctx, inputs):
+        """The :class:`_Plan` for NDArray ``inputs`` on ``ctx`` (by their shapes and dtypes)."""
+        sig = (ctx,) + tuple([(x._data.shape, x._data.dtype) for x in inputs])
         plan = self.plans.get(sig)
         if plan is None:
             if len(self.plans) >= _MAX_PLANS:
@@ -612,8 +614,7 @@ def Custom(*inputs, op_type=None, name=None, out=None, **kwargs):
             raise TypeError("Custom op %r: input %d must be an NDArray, got %s"
                             % (op_type, i, type(x).__name__))
     ctx = inputs[0]._ctx
-    sig = (ctx,) + tuple([(x._data.shape, x._data.dtype) for x in inputs])
-    plan = entry.plan(ctx, sig, inputs)
+    plan = entry.plan(ctx, inputs)
     op = plan.take()
     args = inputs[:entry.n_args]
     record = is_recording() and any(in_graph(x) for x in args)
@@ -659,7 +660,7 @@ def _compute(p, xp, *data):
     if data and (ctx.device_typeid == 2) != (not isinstance(data[0], np.ndarray)):
         ctx = context_of_raw(data[0])   # the inputs' device, not the default one
     inputs = [_wrap(d, ctx) for d in data]
-    plan = entry.plan(ctx, (ctx,) + tuple((d.shape, d.dtype) for d in data), inputs)
+    plan = entry.plan(ctx, inputs)
     op = plan.take()
     try:
         outs = _forward(plan, inputs, op)
@@ -673,7 +674,7 @@ def _gradient(p, x, y, gy, need):
     # instance: this suits ops that do not carry state from forward on ``self``.
     entry = _entry_of(p)
     ctx = x[0]._ctx
-    plan = entry.plan(ctx, (ctx,) + tuple((a._data.shape, a._data.dtype) for a in x), x)
+    plan = entry.plan(ctx, x)
     op = plan.take()
     return plan.node_op.gradient(_Call(op, list(x[entry.n_args:])), x[:entry.n_args], y,
                                  gy, need[:entry.n_args]) + [None] * len(entry.auxs)

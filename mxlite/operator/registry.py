@@ -120,7 +120,7 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, same_shape=None, infer_shape_back=None, check=None,
-                 variadic_group=1, input_types=None):
+                 variadic_group=1, input_types=None, shape_from_data=False):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -129,18 +129,18 @@ class Op:
         if isinstance(check, (tuple, list)):
             check = _all_of(check)
         self.check = check
-        # the dtypes that pass a check of dtypes(inputs=...) alone (see run_step)
-        self.admitted = getattr(check, "admitted", None)
+        self.inputs = inputs            # tuple of names, or callable(p) -> names
         for rule in getattr(check, "rules", (check,)):
             if getattr(rule, "op", False) is None:
                 rule.op = self              # a ranks() or dtypes() rule names its op
+        # the dtypes that pass a check that is one dtypes() rule for every input (see run_step)
+        self.admitted = check.admitted() if hasattr(check, "admitted") else None
         self.kernel = kernel = compute      # compute without the check
         if check is not None:
             def compute(p, xp, *x):
                 check(p, *x)
                 return kernel(p, xp, *x)
         self.compute = compute
-        self.inputs = inputs            # tuple of names, or callable(p) -> names
         self.params = {prm.name: prm for prm in params}
         # callable(p, x, y, gy, need) -> list of gx; None: not differentiable (the
         # output is a constant to autograd, as argmax or shape_array are).
@@ -165,6 +165,9 @@ class Op:
         # unknown input this before the type of the op's other inputs
         self.input_types = input_types
         self.mutate = tuple(mutate)     # indices of inputs updated in place
+        # the output shape follows the input values, not only their shapes (boolean_mask):
+        # a graph holding the op cannot tell its steps' shapes from its inputs' shapes
+        self.shape_from_data = shape_from_data
         self.saves = saves              # which of x/y the gradient reads (version-checked)
         self.is_view = is_view          # output shares memory with input 0
         self.doc = doc
@@ -486,11 +489,21 @@ def dtypes(**rules):
             static = at
         return at
 
+    def admitted():
+        """The dtypes seen to pass when the check holds every input of its op to one rule
+        (``inputs=``, or one kind for each of a fixed list of names), else None: run_step
+        admits those without calling the check."""
+        if every is not None and not rules:
+            return ok[every]
+        names = check.op.inputs
+        kinds = set(rules.values())
+        if every is None and len(kinds) == 1 and not callable(names) and set(names) <= set(rules):
+            return ok[kinds.pop()]
+        return None
+
     plans, static = {}, ()
     ok = {kinds: set() for kinds in list(rules.values()) + [every]}
-    # every input held to one rule: the dtypes seen to pass it, for run_step to admit
-    # without calling the check
-    check.admitted = ok[every] if every is not None and not rules else None
+    check.admitted = admitted
     check.op = None     # set by Op when the rule is declared
     return check
 

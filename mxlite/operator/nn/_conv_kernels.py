@@ -6,7 +6,7 @@ Every function takes ``xp``, the array module, and channels-first data.
 """
 import numpy as np
 
-from ...engine import parallel_copy, parallel_products, contiguous, matmul
+from ...engine import parallel_copy, parallel_products, contiguous, matmul, num_threads
 from . import _fast
 
 
@@ -162,11 +162,12 @@ def phases(x, kernel, stride, pad, out):
 BLOCK_COLS_BYTES = 1 << 20
 
 
-def blocked_correlate(x, w, kernel, stride, pad, out):
+def blocked_correlate(x, w, kernel, stride, pad, out, epilogue=None):
     """The strided 2-D cross-correlation (N, F, *out) of ``x`` padded by ``pad`` with
     ``w`` (one group): per sample and block of output rows, its columns, built from
     the stride's :func:`phases` with one copy per phase, then ``w @ cols`` into the
-    block's place of the output; the blocks split over the workers.
+    block's place of the output, and ``epilogue`` (as :func:`pointwise` takes it) on
+    that place; the blocks split over the workers.
 
     NOTE: the columns of a whole sample (ResNet's 7x7 stem: 147 x 12544, 7 MB) leave
     the cache before the product reads them, and a strided gather copies runs of
@@ -183,6 +184,8 @@ def blocked_correlate(x, w, kernel, stride, pad, out):
         for t in range(lo, hi):
             i, r0, r1, cols = blocks.cols(t, buf)
             np.matmul(wm, cols, out=y[i, :, r0 * out[1]:r1 * out[1]])
+            if epilogue is not None:
+                epilogue(y, i, i + 1, r0 * out[1], r1 * out[1])
     parallel_products(part, n * blocks.count, f * wm.shape[1] * out[0] * out[1] * n)
     return y.reshape((n, f) + tuple(out))
 
@@ -278,9 +281,11 @@ def _subsample(x, stride):
 POINTWISE_BLOCK_POSITIONS = 100
 
 
-def pointwise(xp, x, w, stride):
+def pointwise(xp, x, w, stride, epilogue=None):
     """1x1 convolution: ``w (F, C) @ x[n] (C, L)`` for every sample, no columns and
-    no transpose (the product is already channels-first).
+    no transpose (the product is already channels-first). ``epilogue``: a callable
+    ``(y3, n0, n1, i0, i1)`` changing samples n0:n1, positions i0:i1 of the (N, F, L)
+    output in place, run on each part right after its product.
 
     NOTE: on small maps (7x7: ResNet-50's last stage) N products of L columns each
     run at 95 GFLOP/s against 125 for one (F, C) @ (C, N * L) product, worth its
@@ -292,10 +297,40 @@ def pointwise(xp, x, w, stride):
     if n > 1 and prod(size) < POINTWISE_BLOCK_POSITIONS:
         xb = contiguous(xp, xp.swapaxes(xs, 0, 1)).reshape(c, -1)         # (C, N*L)
         y = matmul(xp, w.reshape(f, c), xb).reshape(f, n, -1)
-        return contiguous(xp, xp.swapaxes(y, 0, 1)).reshape((n, f) + size)
+        y = contiguous(xp, xp.swapaxes(y, 0, 1))
+        if epilogue is not None:
+            epilogue(y, 0, n, 0, y.shape[2])
+        return y.reshape((n, f) + size)
     xs = contiguous(xp, xs)
-    y = matmul(xp, w.reshape(f, c), xs.reshape(n, c, -1))
+    if epilogue is None:
+        y = matmul(xp, w.reshape(f, c), xs.reshape(n, c, -1))
+    else:
+        y = _products_then(w.reshape(f, c), xs.reshape(n, c, -1), epilogue)
     return y.reshape((n, f) + size)
+
+
+def _products_then(w, x3, epilogue):
+    """``w @ x3[i]`` (N, F, L) for every sample, each part followed by its ``epilogue``
+    (as :func:`pointwise` takes it) while its output is in the caches: split over the
+    workers by samples, and where there are fewer samples than threads, each sample's
+    columns into as many equal parts as :func:`engine.matmul` would cut.
+
+    NOTE: measured at one thread, ResNet-50's 1x1 convolutions with BatchNorm (and the
+    residual sum and relu) after, batch 8: 1.5x less time (64 -> 256 channels on 56x56
+    maps), 1.2x (128 -> 512 on 28x28), 1.05-1.1x on smaller outputs; parts smaller
+    than a sample were slower (their products narrower)."""
+    n, _, cols = x3.shape
+    y3 = np.empty((n, w.shape[0], cols), dtype=np.result_type(w, x3))
+    cuts = max(1, -(-num_threads() // n))
+
+    def run(lo, hi):
+        for t in range(lo, hi):
+            i, j = divmod(t, cuts)
+            a, b = cols * j // cuts, cols * (j + 1) // cuts
+            np.matmul(w, x3[i, :, a:b], out=y3[i, :, a:b])
+            epilogue(y3, i, i + 1, a, b)
+    parallel_products(run, n * cuts, w.size * n * cols)
+    return y3
 
 
 def pointwise_weight_grad(xp, x, gy, stride):

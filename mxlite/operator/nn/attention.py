@@ -17,16 +17,13 @@ import math
 
 from ... import nd
 from ...base import MXNetError, parse_int
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 
 
 # -- layout helpers on raw arrays ---------------------------------------------------------
 
 def _split_raw(name, x, heads, n):
     """``x`` (S, B, heads * n * D) -> n arrays (B * heads, S, D)."""
-    if x.ndim != 3:
-        raise MXNetError("%s: input must be 3-D (seq_length, batch_size, embed), got shape %s"
-                         % (name, tuple(x.shape)))
     S, B, E = x.shape
     if heads <= 0 or E % (heads * n):
         raise MXNetError("%s: the last axis (%d) must be a multiple of heads * %d = %d"
@@ -156,24 +153,24 @@ def _encdec_valatt_grad(p, x, y, gy, need):
 
 register_op("_contrib_interleaved_matmul_selfatt_qk", _selfatt_qk,
             inputs=("queries_keys_values",), params=[_HEADS], gradient=_selfatt_qk_grad,
-            saves="x",
+            saves="x", check=ranks(queries_keys_values=(3, 3)),
             doc="Self-attention scores ``(q / sqrt(head_dim)) k^T`` (batch * heads, seq, seq)"
                 " from interleaved projections (seq, batch, heads * 3 * head_dim).")
 register_op("_contrib_interleaved_matmul_selfatt_valatt", _selfatt_valatt,
             inputs=("queries_keys_values", "attention"), params=[_HEADS],
-            gradient=_selfatt_valatt_grad, saves="x",
+            gradient=_selfatt_valatt_grad, saves="x", check=ranks(queries_keys_values=(3, 3)),
             doc="``attention @ v`` for interleaved projections (seq, batch, heads * 3 * "
                 "head_dim) and attention (batch * heads, seq, seq); output (seq, batch, "
                 "heads * head_dim).")
 register_op("_contrib_interleaved_matmul_encdec_qk", _encdec_qk,
             inputs=("queries", "keys_values"), params=[_HEADS], gradient=_encdec_qk_grad,
-            saves="x",
+            saves="x", check=ranks(queries=(3, 3), keys_values=(3, 3)),
             doc="Encoder-decoder scores ``(q / sqrt(head_dim)) k^T`` (batch * heads, q_seq, "
                 "k_seq) from queries (q_seq, batch, heads * head_dim) and interleaved keys and "
                 "values (k_seq, batch, heads * 2 * head_dim).")
 register_op("_contrib_interleaved_matmul_encdec_valatt", _encdec_valatt,
             inputs=("keys_values", "attention"), params=[_HEADS],
-            gradient=_encdec_valatt_grad, saves="x",
+            gradient=_encdec_valatt_grad, saves="x", check=ranks(keys_values=(3, 3)),
             doc="``attention @ v`` for interleaved keys and values (k_seq, batch, heads * 2 * "
                 "head_dim) and attention (batch * heads, q_seq, k_seq); output (q_seq, batch, "
                 "heads * head_dim).")

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import nd
 from ...base import MXNetError, parse_int, parse_bool, parse_float
-from ..registry import register_op, Param
+from ..registry import register_op, Param, ranks
 from ..util import no_second_order as _no_second_order
 from .detection import _c_round, _check_rois, _batch_index
 from .two_stage import _ps_channels
@@ -28,7 +28,7 @@ def _dps_sizes(p):
 
 
 def _dps_check(p, data, rois, trans):
-    _check_rois(_DPS, data, rois, (5,))
+    _check_rois(_DPS, rois)
     gs, ps = _dps_sizes(p)
     if data.shape[1] != p.output_dim * gs * gs:
         raise MXNetError("%s: data has %d channels, expected output_dim * group_size^2 = "
@@ -199,7 +199,7 @@ _DPS_PARAMS = [
 ]
 
 register_op("_contrib_DeformablePSROIPooling", _dps_forward, inputs=_dps_inputs,
-            params=_DPS_PARAMS, gradient=_dps_grad, saves="x",
+            params=_DPS_PARAMS, gradient=_dps_grad, saves="x", check=ranks(data=(4, 4)),
             num_outputs=2, num_visible_outputs=1, output_names=("output", "top_count"),
             infer_shape=_dps_shape,
             infer_type=lambda p, dtypes: [dtypes[0], dtypes[0]],
@@ -209,6 +209,6 @@ register_op("_contrib_DeformablePSROIPooling", _dps_forward, inputs=_dps_inputs,
                 "Hidden output top_count: the samples that fell inside the map.")
 register_op("_backward_DeformablePSROIPooling", _dps_backward,
             inputs=lambda p: ("grad",) + _dps_inputs(p), params=_DPS_PARAMS,
-            gradient=_no_second_order(_DPS), saves="",
+            gradient=_no_second_order(_DPS), saves="", check=ranks(data=(4, 4)),
             num_outputs=lambda p: 1 if p.no_trans else 2,
             doc="Gradients (data, trans) of DeformablePSROIPooling.")

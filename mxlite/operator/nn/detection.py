@@ -17,7 +17,7 @@ import numpy as np
 from ... import nd
 from ...base import (MXNetError, parse_shape, parse_float, parse_int, parse_bool,
                      parse_float_tuple)
-from ..registry import register_op, Param, dtypes
+from ..registry import register_op, Param, dtypes, ranks
 from ..util import host, zeros_grad
 
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -48,13 +48,11 @@ def _pair(v, name, what):
     return int(v[0]), int(v[1])
 
 
-def _check_rois(name, data, rois, cols):
-    if data.ndim != 4:
-        raise MXNetError("%s: data must be 4-D (batch, channel, height, width), got shape %s"
-                         % (name, data.shape))
-    if rois.ndim != 2 or rois.shape[1] not in cols:
-        raise MXNetError("%s: rois must be 2-D (num_rois, %s) [batch_index, x1, y1, x2, y2], "
-                         "got shape %s" % (name, " or ".join(map(str, cols)), rois.shape))
+def _check_rois(name, rois):
+    """(The data's rank is the ops' ``ranks()`` rule: the adjoints get no data.)"""
+    if rois.ndim != 2 or rois.shape[1] != 5:
+        raise MXNetError("%s: rois must be 2-D (num_rois, 5) [batch_index, x1, y1, x2, y2], "
+                         "got shape %s" % (name, rois.shape))
 
 
 def _batch_index(xp, name, rois, batch, negative_ok):
@@ -93,7 +91,7 @@ def _roi_pool_bins(p, xp, rois, shape):
 
 
 def _roi_pool(p, xp, data, rois):
-    _check_rois("ROIPooling", data, rois, (5,))
+    _check_rois("ROIPooling", rois)
     if p.spatial_scale <= 0:
         raise MXNetError("ROIPooling: spatial_scale=%g, expected a positive number"
                          % p.spatial_scale)
@@ -193,7 +191,7 @@ _ROI_POOL_PARAMS = [
 ]
 
 register_op("ROIPooling", _roi_pool, inputs=("data", "rois"), params=_ROI_POOL_PARAMS,
-            gradient=_roi_pool_grad, saves="xy",
+            gradient=_roi_pool_grad, saves="xy", check=ranks(data=(4, 4)),
             num_outputs=2, num_visible_outputs=1, output_names=("output", "maxidx"),
             doc="Max pooling of every region of interest to ``pooled_size`` (Fast R-CNN). "
                 "rois: (R, 5) rows [batch_index, x1, y1, x2, y2]; output (R, C, ph, pw). "
@@ -262,7 +260,7 @@ def _align_weights(p, xp, rois, shape):
 
 
 def _align_check(p, data, rois, name="ROIAlign"):
-    _check_rois(name, data, rois, (5,))
+    _check_rois(name, rois)
     ph, pw = _pooled(p, name)
     if p.position_sensitive and data.shape[1] % (ph * pw):
         raise MXNetError("%s: position_sensitive needs channels (%d) divisible by "
@@ -346,7 +344,7 @@ _ROI_ALIGN_PARAMS = [
 ]
 
 register_op("_contrib_ROIAlign", _roi_align, inputs=("data", "rois"),
-            params=_ROI_ALIGN_PARAMS, gradient=_roi_align_grad, saves="x",
+            params=_ROI_ALIGN_PARAMS, gradient=_roi_align_grad, saves="x", check=ranks(data=(4, 4)),
             doc="Average of bilinear samples in every bin of every roi (Mask R-CNN). "
                 "rois: (R, 5) [batch_index, x1, y1, x2, y2]; "
                 "a negative batch index gives zeros (MXNet zeroes only one element of "
@@ -583,9 +581,6 @@ register_op("_box_nms_gather", _nms_gather, inputs=("data", "record"),
 # -- MultiBoxPrior -------------------------------------------------------------------
 
 def _multibox_prior(p, xp, data):
-    if data.ndim != 4:
-        raise MXNetError("MultiBoxPrior: data must be 4-D (batch, channel, height, width), "
-                         "got shape %s" % (data.shape,))
     sizes, ratios = tuple(p.sizes), tuple(p.ratios)
     if not sizes or not ratios or min(sizes) <= 0 or min(ratios) <= 0:
         raise MXNetError("MultiBoxPrior: sizes=%s and ratios=%s must be non-empty and positive"
@@ -625,7 +620,7 @@ register_op("_contrib_MultiBoxPrior", _multibox_prior, params=[
     Param("clip", parse_bool, False, "Clip the anchors to [0, 1]."),
     Param("steps", parse_float_tuple, (-1.0, -1.0), "Step (y, x) between centers; -1: 1/size."),
     Param("offsets", parse_float_tuple, (0.5, 0.5), "Center offsets (y, x) within a cell."),
-], gradient=zeros_grad, saves="",
+], gradient=zeros_grad, saves="", check=ranks(data=(4, 4)),
     doc="Anchor boxes (1, H * W * (len(sizes) + len(ratios) - 1), 4) in corner format: per "
         "pixel (row-major) every size with ratios[0], then sizes[0] with ratios[1:].")
 

@@ -9,14 +9,15 @@ the backward relu's mask from the output, BatchNorm's sums after it.
 
 ``_conv_kept_filters`` is Convolution, standing for a 3x3 convolution of a graph
 parameter: in inference it keeps the weight's Winograd transform (``_fast``) across
-calls while the weight is the same array at the same version. Such a convolution, or
-one with a bias, feeding a BatchNorm flavour alone runs with it as
-``_conv_batch_norm``: in inference (the moving statistics) the Winograd kernel applies
-BatchNorm's affine, the residual sum and relu as it writes its output, in BatchNorm's
-order (one pass over the output less), and a bias is taken into BatchNorm's mean (one
-pass less, float32 round-off: the one departure from the chain's bits); otherwise,
-and where Winograd does not run, the two ops' kernels one after the other, and their
-rules.
+calls while the weight is the same array at the same version. Such a convolution, a
+1x1 or strided one, or one with a bias, feeding a BatchNorm flavour alone runs with it
+as ``_conv_batch_norm``: in inference (the moving statistics) the convolution's kernel
+(Winograd's, a 1x1 one's, the blocked strided one's) applies BatchNorm's affine, the
+residual sum and relu to each part of its output as it makes it, in BatchNorm's order
+(one pass over the output less, while it is in the caches), and a bias is taken into
+BatchNorm's mean (one pass less, float32 round-off: the one departure from the
+chain's bits); otherwise, and where no such kernel runs, the two ops' kernels one
+after the other, and their rules.
 
 ``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
 ``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
@@ -46,7 +47,7 @@ from ..registry import register_op, Param, get_op, array_module_of, dtypes
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
-from . import _fast
+from . import _fast, _conv_kernels as kern
 from .convolution import geometry, conv_out_size
 from .normalization import batch_norm, moving_affine
 
@@ -143,9 +144,10 @@ _parse_kept = _parse_graph_object(KeptWeight)
 
 
 def _keeping(p, w):
-    """The context in which Convolution ``p`` (``kept``: a KeptWeight or None) keeps the
-    Winograd filters of its weight ``w``: in an unrecorded call (inference) only."""
-    weight = p.kept
+    """The context in which Convolution ``p`` (``kept``: a KeptWeight or None; a plain
+    Convolution's params have none) keeps the Winograd filters of its weight ``w``: in
+    an unrecorded call (inference) only."""
+    weight = getattr(p, "kept", None)
     if weight is not None and not _ag_state.recording:
         version = weight.version_of(w)
         if version is not None:
@@ -207,9 +209,9 @@ _parse_chain = _parse_graph_object(ConvBatchNorm)
 def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *rest):
     """The chain's outputs (BatchNorm's three) and, hidden, the convolution's (its output
     and columns); ``rest``: the residual, then the bias, where the chain has them. In
-    inference with the moving statistics, the Winograd kernel applies BatchNorm's affine
-    (and the sum and relu) as it makes the output where it runs, and a bias is taken
-    into BatchNorm's mean."""
+    inference with the moving statistics, the convolution's kernel applies BatchNorm's
+    affine (and the sum and relu) as it makes the output where it can, and a bias is
+    taken into BatchNorm's mean."""
     chain = p.chain
     if chain is None:
         raise MXNetError("_conv_batch_norm: chain is None; expected the chain's ops and params "
@@ -238,33 +240,53 @@ def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_v
     p, bn_p = chain.conv_p, chain.bn_p
     f = p.num_filter
     if (data.dtype not in _fast._DTYPES or type(data) is not np.ndarray or bn_p.axis != 1
-            or any(a.shape != (f,) for a in (gamma, beta, moving_mean, moving_var))):
+            or any(a.shape != (f,) for a in (gamma, beta, moving_mean, moving_var))
+            or b is not None and b.shape != (f,)):
         return None
-    if b is not None:
-        if b.shape != (f,):
+    dt = data.dtype
+    mean = moving_mean if b is None else moving_mean.astype(dt) - b.astype(dt)
+    found = _conv_with_epilogue(chain, data, w, gamma, beta, mean, moving_var, r)
+    if found is None:
+        if b is None:
             return None
         z = chain.conv.kernel(chain.bare_p, xp, data, w)[0]
-        dt = z.dtype
-        y, _, inv = batch_norm(bn_p, xp, z, gamma, beta, moving_mean.astype(dt) - b.astype(dt),
-                               moving_var, r, chain.relu)
-        empty = xp.empty((0,), dtype=dt)
-        return y, moving_mean.astype(dt), inv, empty, empty
-    if (data.ndim != 4 or w.shape != (f, data.shape[1], 3, 3)
-            or p.layout not in (None, "NCHW")):
+        found = batch_norm(bn_p, xp, z, gamma, beta, mean, moving_var, r, chain.relu)[::2]
+    empty = xp.empty((0,), dtype=dt)
+    return found[0], moving_mean.astype(dt), found[1], empty, empty
+
+
+def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
+    """(the output, inv) of the chain's convolution without its bias, with BatchNorm's
+    inference (``mean``, ``var``: the moving statistics), the residual sum and relu
+    applied by the kernel as it makes each part of the output (the chain's operations
+    on the values it would read): Winograd's (3x3), a 1x1 convolution's or a blocked
+    strided one's; None where none of them runs these data."""
+    p, f = chain.conv_p, chain.conv_p.num_filter
+    if (data.ndim != 4 or w.ndim != 4 or w.shape[:2] != (f, data.shape[1])
+            or w.dtype != data.dtype or type(w) is not np.ndarray or p.num_group != 1
+            or len(p.kernel) != 2 or p.layout not in (None, "NCHW")):
         return None
     kernel, stride, dilate, pad = geometry(p, 2, "Convolution")
     out = conv_out_size("Convolution", data.shape[2:], kernel, stride, dilate, pad)
-    if r is not None and (r.shape != (data.shape[0], f) + out or r.dtype != data.dtype):
+    n = data.shape[0]
+    if tuple(w.shape[2:]) != kernel or r is not None and (r.shape != (n, f) + out
+                                                          or r.dtype != data.dtype):
         return None
-    mean, inv, scale, shift = moving_affine(bn_p, xp, data.dtype, gamma, beta, moving_mean,
-                                            moving_var)
+    mean, inv, scale, shift = moving_affine(chain.bn_p, np, data.dtype, gamma, beta, mean, var)
     with _keeping(p, w):
         found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
                               epilogue=(mean, scale, shift, r, chain.relu))
-    if found is None:
+    if found is not None:
+        return found[0], inv
+    epilogue = _fast.affine_epilogue(mean, scale, shift,
+                                     None if r is None else r.reshape(n, f, -1), chain.relu)
+    if epilogue is None:
         return None
-    empty = xp.empty((0,), dtype=data.dtype)
-    return found[0], mean, inv, empty, empty
+    if kern.is_pointwise(kernel, pad, dilate, 1):
+        return kern.pointwise(np, data, w, stride, epilogue), inv
+    if kern.blocked(np, data.shape[1], kernel, stride, dilate, 1, out):
+        return kern.blocked_correlate(data, w, kernel, stride, pad, out, epilogue), inv
+    return None
 
 
 def _conv_bn_gradient(p, x, y, gy, need):
@@ -327,6 +349,15 @@ def _bn_add_relu(links):
     return _bn_then_relu("_batch_norm_add_relu", links, bn_ins + (add_ins[1 - via],))
 
 
+def _takes_epilogue(p):
+    """Whether a kernel applies BatchNorm's inference as it makes the output of Convolution
+    ``p`` where the data fit (:func:`_conv_with_epilogue`): 2-D, one group, channels first,
+    1x1 without padding or strided."""
+    kernel = tuple(p.kernel)
+    return (len(kernel) == 2 and p.num_group == 1 and p.layout in (None, "NCHW")
+            and (kernel == (1, 1) and not any(p.pad) or max(p.stride or (1,)) > 1))
+
+
 def _conv_batch_norm(conv, bn, links):
     """A convolution whose output only the BatchNorm flavour reads (over the channels,
     without output_mean_var), where its inference saves a pass: a 3x3 one (the Winograd
@@ -334,7 +365,7 @@ def _conv_batch_norm(conv, bn, links):
     BatchNorm's mean)."""
     (conv_p, conv_ins, _), (bn_p, bn_ins, _) = links
     if (bn_p.output_mean_var or bn_p.axis != 1
-            or (conv == "Convolution" and conv_p.no_bias)):
+            or (conv == "Convolution" and conv_p.no_bias and not _takes_epilogue(conv_p))):
         return None
     chain = ConvBatchNorm(get_op(conv), conv_p, get_op(bn), bn_p)
     return CONV_BATCH_NORM, CONV_BATCH_NORM.parse_params(dict(chain=chain)), (

@@ -303,7 +303,7 @@ def _ps_channels(gs, n_bins):
 
 
 def _ps_check(p, name, data, rois):
-    _check_rois(name, data, rois, (5,))
+    _check_rois(name, rois)
     if p.spatial_scale <= 0:
         raise MXNetError("%s: spatial_scale=%g, expected a positive number"
                          % (name, p.spatial_scale))
@@ -384,7 +384,7 @@ _PSROI_PARAMS = [
 ]
 
 register_op("_contrib_PSROIPooling", _psroi_pool, inputs=("data", "rois"),
-            params=_PSROI_PARAMS, gradient=_psroi_grad,
+            params=_PSROI_PARAMS, gradient=_psroi_grad, check=ranks(data=(4, 4)),
             saves="x", infer_shape=_psroi_shape,
             doc="Position-sensitive ROI pooling (R-FCN): output (R, output_dim, P, P), bin "
                 "(i, j) of channel c the average of input channel (c * gs + gi) * gs + gj over "

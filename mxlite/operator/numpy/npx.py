@@ -67,7 +67,7 @@ def _nonzero(p, xp, x):
         xp.zeros((int(bool(x)), 0), "int64")
 
 
-register_op("_npx_nonzero", _nonzero, inputs=("x",),
+register_op("_npx_nonzero", _nonzero, inputs=("x",), shape_from_data=True,
             doc="Indices of the nonzero elements, one row per element (int64).")
 
 

@@ -434,7 +434,7 @@ def _n_unique_outputs(p):
 
 
 register_op("_npi_unique", _unique, inputs=("data",), num_outputs=_n_unique_outputs,
-            gradient=zeros_grad, saves="",
+            gradient=zeros_grad, saves="", shape_from_data=True,
             infer_type=lambda p, dt: [dt[0]] + [onp.dtype(onp.int64)] * (
                 _n_unique_outputs(p) - 1),
             params=[Param("return_index", parse_bool, False, "Also the first indices."),

@@ -32,7 +32,7 @@ def _boolean_mask_grad(p, x, y, gy, need):
 
 register_op("_contrib_boolean_mask", _boolean_mask, inputs=("data", "index"),
             check=ranks(data=1, index=(1, 1)),
-            gradient=_boolean_mask_grad, saves="x",
+            gradient=_boolean_mask_grad, saves="x", shape_from_data=True,
             params=[Param("axis", parse_int, 0, "The axis to select along.")],
             doc="The slices of ``data`` along ``axis`` where ``index`` is non-zero (the output "
                 "shape depends on the values of ``index``).")

@@ -17,7 +17,7 @@ from ... import nd
 from ...base import (MXNetError, np_dtype, parse_bool, parse_float, parse_int, parse_shape,
                      optional)
 from ..nn.convolution import geometry, conv_out_size, pad_spatial, windows
-from ..registry import register_op, Param, dtypes
+from ..registry import register_op, Param, dtypes, ranks
 from ..util import fill_missing, identity_grad, zeros_grad, same_dtype
 
 _F16_F32 = (np.dtype(np.float16), np.dtype(np.float32))
@@ -39,10 +39,6 @@ register_op("make_loss", lambda p, xp, x: x.copy(), gradient=_make_loss_grad,
 # -- batch_take -----------------------------------------------------------------------
 
 def _batch_take_check(a, indices):
-    if a.ndim != 2:
-        # NOTE: MXNet 1.9.1 accepts more dimensions but then reads past the data
-        # (its row length is size / shape[0], its check uses shape[-1]).
-        raise MXNetError("batch_take: data must be 2-D (N, M), got shape %s" % (a.shape,))
     if indices.dtype.kind not in "iu":
         raise MXNetError("batch_take: indices must be an integer array (int32), got %s"
                          % indices.dtype)
@@ -68,7 +64,10 @@ def _batch_take_shape(p, shapes):
     return shapes, [tuple(idx)]
 
 
+# NOTE: MXNet 1.9.1 takes data of more dimensions but then reads past it (its row length
+# is size / shape[0], its check uses shape[-1]): 2-D only here.
 register_op("batch_take", _batch_take, inputs=("a", "indices"), infer_shape=_batch_take_shape,
+            check=ranks(a=(2, 2)),
             doc="``out[i] = a[i, indices[i]]`` for 2-D ``a``; indices out of range are "
                 "clipped to the row. Not differentiable (as in MXNet; use ``pick``).")
 
