@@ -786,6 +786,48 @@ def test_strided_convolution_by_row_blocks_gives_the_same_bits_at_any_threads(
         np.testing.assert_array_equal(y, ys[0])
 
 
+@pytest.mark.parametrize("rows", [1, 3, 100])
+def test_strided_convolution_weight_gradient_by_row_blocks(rows, monkeypatch):
+    # a recorded blocked convolution keeps no columns: its weight gradient builds them
+    # block by block; the same bits at any threads, the sum of gy * window of x
+    x = _rand(3, 3, 23, 20).astype(np.float32)
+    w = _rand(8, 3, 7, 7).astype(np.float32)
+    gy = _rand(3, 8, 12, 10).astype(np.float32)
+    kw = dict(kernel=(7, 7), stride=(2, 2), pad=(3, 3), num_filter=8, no_bias=True)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1)
+    monkeypatch.setattr(_conv_kernels, "BLOCK_COLS_BYTES", 3 * 49 * 10 * 4 * rows)
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    built = []
+    build = _conv_kernels.build_cols
+    monkeypatch.setattr(_conv_kernels, "build_cols",
+                        lambda *a, **k: built.append(1) or build(*a, **k))
+    op = mx.operator.get_op("Convolution")
+    with mx.autograd.record():
+        assert op.compute(op.parse_params(kw), np, x, w)[1].shape == (0,)
+    prev = mx.engine.set_num_threads(1)
+    try:
+        gws = []
+        for threads in (1, 2, 3):
+            mx.engine.set_num_threads(threads)
+            wn = _nd(w)
+            wn.attach_grad()
+            with mx.autograd.record():
+                y = mx.nd.Convolution(_nd(x), wn, **kw)
+            y.backward(_nd(gy))
+            gws.append(wn.grad.asnumpy())
+    finally:
+        mx.engine.set_num_threads(prev)
+    assert not built
+    xp_ = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (3, 3), (3, 3)])
+    want = np.zeros(w.shape)
+    for i, j in itertools.product(range(7), range(7)):
+        win = xp_[:, :, i:i + 23:2, j:j + 19:2]
+        want[:, :, i, j] = np.einsum("nfhw,nchw->fc", gy, win)
+    np.testing.assert_allclose(gws[0], want, rtol=1e-5, atol=1e-4)
+    for g in gws[1:]:
+        np.testing.assert_array_equal(g, gws[0])
+
+
 def test_dense_gradients_at_batch_one_are_outer_products():
     x = _rand(1, 5)
     w = _rand(3, 5)

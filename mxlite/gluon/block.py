@@ -31,21 +31,6 @@ from .utils import _indent, HookHandle
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
 
-def _symbol_type():
-    """``mx.sym.Symbol`` when the symbol API is present, else None."""
-    global _SYMBOL
-    if _SYMBOL is False:
-        try:
-            from ..symbol import Symbol
-            _SYMBOL = Symbol
-        except ImportError:
-            return None
-    return _SYMBOL
-
-
-_SYMBOL = False     # mx.sym.Symbol once imported
-
-
 # ----------------------------------------------------------------------------
 # Naming
 
@@ -418,7 +403,7 @@ def _input_kinds(args):
                 break
         else:
             return ctx, False, {ctx}
-    sym = _symbol_type()
+    from ..symbol import Symbol
     first, has_sym, ctxs = None, False, set()
     stack = list(reversed(args))
     while stack:
@@ -426,7 +411,7 @@ def _input_kinds(args):
         if isinstance(a, NDArray):
             first = a.context if first is None else first
             ctxs.add(a.context)
-        elif sym is not None and isinstance(a, sym):
+        elif isinstance(a, Symbol):
             has_sym = True
         elif isinstance(a, (list, tuple)):
             stack.extend(reversed(a))

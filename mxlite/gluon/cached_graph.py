@@ -511,7 +511,6 @@ class _GraphOp:
     __slots__ = ("graph",)
     name = "hybridized graph"
     saves = ""
-    mutate = ()
 
     def __init__(self, graph):
         self.graph = graph

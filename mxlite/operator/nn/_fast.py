@@ -102,7 +102,6 @@ def kernels():
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
                                  max_pool=jit(pool._max_pool),
                                  max_pool_grad=jit(pool._max_pool_grad),
-                                 max_pool_index=jit(pool._max_pool_index),
                                  max_pool_scatter=jit(pool._max_pool_scatter),
                                  channel_affine=jit(_channel_affine),
                                  channel_moments=sum_jit(_channel_moments),

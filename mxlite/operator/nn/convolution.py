@@ -124,7 +124,8 @@ def _use_rows(groups, size, c, kernel):
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False, inference=False):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel),
     and the columns it was computed from (None for a 1x1 convolution, which has none,
-    and for a kernel that builds none, unless ``need_cols``). ``inference``: an
+    for a kernel that builds none, unless ``need_cols``, and for one by blocks of
+    output rows, whose weight gradient builds its own blocks). ``inference``: an
     unrecorded forward (not a gradient's pass), which may run an inference kernel."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
     if kern.is_pointwise(kernel, pad, dilate, groups):
@@ -143,6 +144,8 @@ def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups, cols=None):
     gw = _fast.weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, cols)
     if gw is not None:
         return gw
+    if cols is None and kern.blocked(xp, x.shape[1], kernel, stride, dilate, groups, out):
+        return kern.blocked_weight_grad(x, gy, kernel, stride, pad)
     if cols is None or cols.shape[1] != x.shape[1] // groups * _prod(kernel):  # not im2col's
         cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
     gw = kern.cols_weight_grad(xp, cols, gy, groups)
