@@ -589,6 +589,58 @@ def test_replay_backward_checks_every_walk_through_a_data_shaped_op():
         backward([1.0, -2.0, 3.0])
 
 
+def test_op_hook_sees_each_op_of_the_hybridized_graph():
+    # As MXNet's register_op_hook: (name, op name, array) per op output, inputs first
+    # with monitor_all (names as bytes, MXNet's C strings); the results and gradients
+    # are those of the replay.
+    net = nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        net.add(nn.Dense(2, in_units=3), nn.Activation("relu"))
+    net.initialize(mx.init.One())
+    net.hybridize()
+    x = mx.nd.array([[1.0, -2.0, 4.0]])
+    x.attach_grad()
+    ref = net(x).asnumpy()
+    for monitor_all, want in ((False, [("net_dense0_fwd_output", "FullyConnected", (1, 2)),
+                                       ("net_relu0_fwd_output", "Activation", (1, 2))]),
+                              (True, [("net_dense0_fwd_data", "FullyConnected", (1, 3)),
+                                      ("net_dense0_fwd_weight", "FullyConnected", (2, 3)),
+                                      ("net_dense0_fwd_bias", "FullyConnected", (2,)),
+                                      ("net_dense0_fwd_output", "FullyConnected", (1, 2)),
+                                      ("net_relu0_fwd_data", "Activation", (1, 2)),
+                                      ("net_relu0_fwd_output", "Activation", (1, 2))])):
+        seen = []
+        net.register_op_hook(lambda name, op, a: seen.append(
+            (mx.base.py_str(name), mx.base.py_str(op), a.shape)), monitor_all)
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        assert seen == want
+        np.testing.assert_array_equal(y.asnumpy(), ref)
+        np.testing.assert_array_equal(x.grad.asnumpy(), [[2.0, 2.0, 2.0]])
+
+
+
+def test_op_hook_sees_the_first_call_that_creates_deferred_parameters():
+    # MXNet's first hybridized call infers the parameter shapes from the graph and runs
+    # it: the hook sees every op of that call too (and the values are the imperative's).
+    def make():
+        mx.random.seed(3)
+        net = nn.HybridSequential(prefix="net_")
+        with net.name_scope():
+            net.add(nn.Dense(2), nn.Activation("relu"))
+        net.initialize()
+        net.hybridize()
+        return net
+    x = mx.nd.array([[1.0, -2.0, 4.0]])
+    ref = make()(x).asnumpy()
+    net, seen = make(), []
+    net.register_op_hook(lambda name, op, a: seen.append(mx.base.py_str(name)))
+    np.testing.assert_array_equal(net(x).asnumpy(), ref)
+    assert seen == ["net_dense0_fwd_output", "net_relu0_fwd_output"]
+    assert net[0].weight.shape == (2, 3)
+
+
 def test_hybridized_block_sees_replaced_and_rewritten_parameters():
     # The replay keeps the parameters' arrays between calls: a re-initialisation,
     # set_data, a load or a new context must all reach it.

@@ -9,7 +9,6 @@ class _FunctionOp:
     """The op-like object a recorded :class:`Function` call leaves in the graph."""
     __slots__ = ("func", "name")
     saves = ""
-    mutate = ()
 
     def __init__(self, func):
         self.func = func

@@ -23,27 +23,12 @@ from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
 from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np, NP_NDARRAY
-from .cached_graph import CachedGraph, flatten, regroup
+from .cached_graph import CachedGraph, flatten, regroup, check_structure
 from .deferred_init import _DeferredF, first_forward_params
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
-from .utils import _indent, HookHandle
+from .utils import _indent, HookHandle, shape_is_known
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
-
-
-def _symbol_type():
-    """``mx.sym.Symbol`` when the symbol API is present, else None."""
-    global _SYMBOL
-    if _SYMBOL is False:
-        try:
-            from ..symbol import Symbol
-            _SYMBOL = Symbol
-        except ImportError:
-            return None
-    return _SYMBOL
-
-
-_SYMBOL = False     # mx.sym.Symbol once imported
 
 
 # ----------------------------------------------------------------------------
@@ -388,7 +373,7 @@ class Block:
         raise NotImplementedError("%s must define forward()" % type(self).__name__)
 
     def register_op_hook(self, callback, monitor_all=False):
-        """Install an op monitor on the children (mxlite runs no cached graph to monitor)."""
+        """Install an op monitor on the HybridBlock children (see HybridBlock's)."""
         for child in self._children.values():
             child.register_op_hook(callback, monitor_all)
 
@@ -418,7 +403,7 @@ def _input_kinds(args):
                 break
         else:
             return ctx, False, {ctx}
-    sym = _symbol_type()
+    from ..symbol import Symbol
     first, has_sym, ctxs = None, False, set()
     stack = list(reversed(args))
     while stack:
@@ -426,37 +411,11 @@ def _input_kinds(args):
         if isinstance(a, NDArray):
             first = a.context if first is None else first
             ctxs.add(a.context)
-        elif sym is not None and isinstance(a, sym):
+        elif isinstance(a, Symbol):
             has_sym = True
         elif isinstance(a, (list, tuple)):
             stack.extend(reversed(a))
     return first, has_sym, ctxs
-
-
-def _mx_format(fmt, nones):
-    """MXNet's input format: the nesting ``fmt`` with -1 at the None leaves."""
-    it = iter(nones or (False,) * _count_leaves(fmt))
-
-    def walk(f):
-        return tuple(-1 if next(it) else 0 if g == 0 else walk(g) for g in f)
-    return walk(fmt)
-
-
-def _count_leaves(fmt):
-    return sum(1 if f == 0 else _count_leaves(f) for f in fmt)
-
-
-def _check_structure(first_key, key):
-    """As MXNet: a hybridized block takes the input structure of its first call again;
-    only None arguments may be added or left out at the end (defaults)."""
-    stored, fmt = _mx_format(*first_key), _mx_format(*key)
-    if fmt == stored:
-        return
-    short, long_ = (stored, fmt) if len(stored) <= len(fmt) else (fmt, stored)
-    if long_[:len(short)] == short and all(f == -1 for f in long_[len(short):]):
-        return
-    raise ValueError("The argument structure of HybridBlock does not match the cached version. "
-                     "Stored format = %s, input format = %s" % (list(stored), list(fmt)))
 
 
 def _trace_failure(e):
@@ -480,8 +439,8 @@ class HybridBlock(Block):
 
     ``F`` is ``mx.nd`` and ``params`` holds this block's registered parameters
     as arrays on the input's context. Parameters with unknown dimensions are
-    created during the first call. ``hybridize()`` is accepted; the block keeps
-    running imperatively.
+    created during the first call. After ``hybridize()`` the computation is traced
+    into a graph and replayed (``cached_graph.py``).
 
     Examples
     --------
@@ -565,6 +524,14 @@ class HybridBlock(Block):
         super().cast(dtype)
 
     def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(name, op_name, array)`` for the output of every op the
+        hybridized graph runs (``b"dense0_fwd_output"``, ``b"FullyConnected"``: bytes,
+        as MXNet's C strings, for ``py_str``) and, with ``monitor_all``, for its inputs
+        first (``b"dense0_fwd_data"``); the graph then runs op by op. NOTE: ``array``
+        is the NDArray, where MXNet passes its handle; inputs are named after the op's
+        declared inputs, where MXNet names those of some ops (Activation) ``input0``.
+        As in MXNet, a first call infers deferred parameter shapes from the traced
+        graph while a hook is set (without one it runs imperatively, creating them)."""
         self._callback = callback
         self._monitor_all = monitor_all
         for child in self._children.values():
@@ -614,7 +581,7 @@ class HybridBlock(Block):
         if self._trace_failed:
             return None
         if self._cached_graph:
-            _check_structure(self._cached_graph[0][0], key)
+            check_structure(self._cached_graph[0][0], key)
         from .. import symbol
         n_arrays = n_inputs - sum(nones)
         names = ["data"] if n_arrays == 1 else ["data%d" % i for i in range(n_arrays)]
@@ -674,12 +641,35 @@ class HybridBlock(Block):
         graph = self._graph_for(fmt, len(nones) or len(flat), nones)
         if graph is None:
             return None
-        outs = graph(flat, ctx)
+        if self._callback is None:
+            outs = graph(flat, ctx)
+        else:
+            outs = graph.run_monitored(flat, ctx, self._callback, self._monitor_all)
         if graph.np_outs:
             outs = [_retype_np(y) if is_np else y for y, is_np in zip(outs, graph.np_outs)]
         if graph.single:
             return outs[0]
         return regroup(outs, graph.out_format)[0]
+
+    def _init_from_graph(self, x, args):
+        """Create the deferred parameters from the traced graph's shape inference, as
+        MXNet's first hybridized call does (for an op hook, which sees the graph's ops
+        only); False where the shapes cannot all be inferred."""
+        flat, fmt, nones = self._flat_inputs(x, args)
+        graph = self._graph_for(fmt, len(nones) or len(flat), nones)
+        if graph is None:
+            return False
+        sym = graph.symbol
+        args_, _, aux = sym.infer_shape_partial(
+            **{n: a.shape for n, a in zip(graph.input_names, flat)})
+        shapes = dict(zip(sym.list_arguments() + sym.list_auxiliary_states(), args_ + aux))
+        todo = [p for p in self.collect_params().values() if p._data is None]
+        if any(not p._deferred_init or not shape_is_known(shapes.get(p.name)) for p in todo):
+            return False
+        for p in todo:
+            p.shape = shapes[p.name]
+            p._finish_deferred_init()
+        return self._initialized_for(None)
 
     def forward(self, x, *args):
         """Run ``hybrid_forward`` with ``F = mx.nd`` and this block's parameters on the
@@ -708,7 +698,8 @@ class HybridBlock(Block):
         _ctx_state.ctx = ctx
         try:
             if self._active:
-                if self._initialized_for(ctx):
+                if self._initialized_for(ctx) or (self._callback is not None
+                                                  and self._init_from_graph(x, args)):
                     out = self._call_cached(ctx, x, args)
                     if out is not None:
                         return out

@@ -21,7 +21,7 @@ from ..operator.registry import run_step
 from ..symbol.executor import run_graph
 from ..operator.nn.fused import FUSIONS, keep_filters
 
-__all__ = ["CachedGraph", "flatten", "regroup"]
+__all__ = ["CachedGraph", "flatten", "regroup", "check_structure"]
 
 
 def flatten(args, what="input"):
@@ -50,6 +50,32 @@ def regroup(flat, fmt):
             out.append(sub)
             k += used
     return out, k
+
+
+def _mx_format(fmt, nones):
+    """MXNet's input format: the nesting ``fmt`` with -1 at the None leaves."""
+    it = iter(nones or (False,) * _count_leaves(fmt))
+
+    def walk(f):
+        return tuple(-1 if next(it) else 0 if g == 0 else walk(g) for g in f)
+    return walk(fmt)
+
+
+def _count_leaves(fmt):
+    return sum(1 if f == 0 else _count_leaves(f) for f in fmt)
+
+
+def check_structure(first_key, key):
+    """As MXNet: a hybridized block takes the input structure of its first call again;
+    only None arguments may be added or left out at the end (defaults)."""
+    stored, fmt = _mx_format(*first_key), _mx_format(*key)
+    if fmt == stored:
+        return
+    short, long_ = (stored, fmt) if len(stored) <= len(fmt) else (fmt, stored)
+    if long_[:len(short)] == short and all(f == -1 for f in long_[len(short):]):
+        return
+    raise ValueError("The argument structure of HybridBlock does not match the cached version. "
+                     "Stored format = %s, input format = %s" % (list(stored), list(fmt)))
 
 
 class CachedGraph:
@@ -178,11 +204,26 @@ class CachedGraph:
                 return outs
         return self._run_per_op(inputs, ctx)
 
-    def _run_per_op(self, inputs, ctx):
+    def _run_per_op(self, inputs, ctx, monitor=None):
+        """The graph op by op through :func:`invoke` (``run_graph``); ``monitor(node,
+        inputs, outputs)`` sees each op node after it ran."""
         named = dict(zip(self.input_names, inputs))
         named.update((name, param.data(ctx)) for name, param in self._params.items())
         return run_graph(self.symbol, self.symbol._nodes(), named,
-                         self._overrides(inputs) if self._open else None)
+                         self._overrides(inputs) if self._open else None, monitor)
+
+    def run_monitored(self, inputs, ctx, callback, monitor_all):
+        """The graph op by op, calling ``callback(name, op_name, array)`` for each op's
+        output (inputs first with ``monitor_all``), names as bytes (MXNet's C strings):
+        a HybridBlock's op hook."""
+        def monitor(node, xs, ys):
+            op_name = node.op.name.encode()
+            if monitor_all:
+                for n, x in zip(node.input_names(), xs):
+                    callback(("%s_%s" % (node.name, n)).encode(), op_name, x)
+            for n, y in zip(node.output_names(), ys):
+                callback(n.encode(), op_name, y)
+        return self._run_per_op(inputs, ctx, monitor)
 
     def _param_arrays(self, ctx):
         """The parameters' arrays on ``ctx``, looked up once while no parameter's list
@@ -511,7 +552,6 @@ class _GraphOp:
     __slots__ = ("graph",)
     name = "hybridized graph"
     saves = ""
-    mutate = ()
 
     def __init__(self, graph):
         self.graph = graph

@@ -467,26 +467,33 @@ def _check_written(entry, method, slot, arrays, reqs):
                              % (entry.op_type, method, slot, i, slot, i, i))
 
 
-def _forward(plan, inputs, op):
-    """Run the forward of ``op``; returns the output NDArrays. Aux states are committed
-    only when forward succeeds."""
+def _forward(plan, inputs, keep=False):
+    """Run the forward of an operator instance from ``plan``'s pool; returns the output
+    NDArrays and the instance, which goes back to the pool unless ``keep`` (the backward
+    of a recorded call runs on it). Aux states are committed only when forward succeeds."""
     entry = plan.entry
     ctx = plan.ctx
-    xp = ctx.xp or ctx.array_module()
-    outs = _buffers(xp, ctx, plan.outs)
-    in_data = list(inputs[:entry.n_args])
+    op = plan.take()
     aux = inputs[entry.n_args:]
-    # NOTE: forward writes into copies of the aux states, so that a forward that
-    # raises half-way cannot leave them half-updated.
-    aux_tmp = [_wrap(a._data.copy(), ctx) for a in aux] if aux else []
-    _run_user(op, entry, "forward", (("out_data", outs), ("aux", aux_tmp)),
-              {"is_train": is_training(), "req": ["write"] * entry.n_out,
-               "in_data": in_data, "out_data": outs, "aux": aux_tmp}, ctx)
-    _check_written(entry, "forward", "out_data", outs, ["write"] * entry.n_out)
+    try:
+        outs = _buffers(ctx.xp or ctx.array_module(), ctx, plan.outs)
+        # NOTE: forward writes into copies of the aux states, so that a forward that
+        # raises half-way cannot leave them half-updated.
+        aux_tmp = [_wrap(a._data.copy(), ctx) for a in aux] if aux else []
+        _run_user(op, entry, "forward", (("out_data", outs), ("aux", aux_tmp)),
+                  {"is_train": is_training(), "req": ["write"] * entry.n_out,
+                   "in_data": list(inputs[:entry.n_args]), "out_data": outs, "aux": aux_tmp},
+                  ctx)
+        _check_written(entry, "forward", "out_data", outs, ["write"] * entry.n_out)
+    except BaseException:
+        plan.give_back(op)
+        raise
+    if not keep:
+        plan.give_back(op)
     for a, t in zip(aux, aux_tmp):
         a._data[...] = t._data
         a._bump()
-    return outs
+    return outs, op
 
 
 class _Call:
@@ -501,7 +508,6 @@ class _Call:
 class _NodeOp:
     """The op-like object a recorded Custom call leaves in the autograd graph."""
     __slots__ = ("name", "saves", "plan")
-    mutate = ()
 
     def __init__(self, entry, plan):
         self.name = "Custom op %r" % entry.op_type
@@ -615,18 +621,11 @@ def Custom(*inputs, op_type=None, name=None, out=None, **kwargs):
                             % (op_type, i, type(x).__name__))
     ctx = inputs[0]._ctx
     plan = entry.plan(ctx, inputs)
-    op = plan.take()
     args = inputs[:entry.n_args]
     record = is_recording() and any(in_graph(x) for x in args)
-    try:
-        outs = _forward(plan, inputs, op)
-    except BaseException:
-        plan.give_back(op)
-        raise
+    outs, op = _forward(plan, inputs, keep=record)
     if record:
         record_node(plan.node_op, _Call(op, list(inputs[entry.n_args:])), list(args), outs)
-    else:
-        plan.give_back(op)
     if out is not None:
         for o, y in zip([out] if isinstance(out, NDArray) else out, outs):
             _write_into(o, y)
@@ -660,12 +659,7 @@ def _compute(p, xp, *data):
     if data and (ctx.device_typeid == 2) != (not isinstance(data[0], np.ndarray)):
         ctx = context_of_raw(data[0])   # the inputs' device, not the default one
     inputs = [_wrap(d, ctx) for d in data]
-    plan = entry.plan(ctx, inputs)
-    op = plan.take()
-    try:
-        outs = _forward(plan, inputs, op)
-    finally:
-        plan.give_back(op)
+    outs = _forward(entry.plan(ctx, inputs), inputs)[0]
     return tuple(y._data for y in outs) if len(outs) > 1 else outs[0]._data
 
 

@@ -143,7 +143,6 @@ class _CustomFunctionOp:
     """The op-like object a recorded :class:`CustomFunction` call leaves in the graph."""
     __slots__ = ("func", "name")
     saves = ""          # the gradient reads the arrays saved at call time
-    mutate = ()
 
     def __init__(self, func):
         self.func = func

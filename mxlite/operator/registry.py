@@ -239,12 +239,8 @@ class Op:
             return None
         if p is not None:
             return p
-        if self.custom_parse is not None or self.variadic:
+        if self.custom_parse is not None or self.variadic or not self.params.keys() >= kwargs.keys():
             return None
-        params = self.params
-        for k in kwargs:
-            if k not in params:
-                return None
         return self.parse_params(kwargs)
 
     def split_args(self, args, kwargs, is_input):
@@ -447,47 +443,34 @@ def dtypes(**rules):
     kernels refuse the types they have no code for. A bad dtype is ``"weight expected
     a floating-point dtype, got int32"``."""
     every = rules.pop("inputs", None)
-
-    def fail(p, i, a):
-        names = list(check.op.input_names(p))
-        dtype_error(check.op, p, i, a, rules.get(names[i] if i < len(names) else "", every))
-
-    def plan(p):
-        """(position, kinds) of the named inputs, per list of input names."""
-        names = tuple(check.op.input_names(p))
-        at = plans.get(names)
-        if at is None:
-            at = tuple((names.index(n), k) for n, k in rules.items() if n in names)
-            if len(plans) < 16:
-                plans[names] = at
-        return at
+    ok = {kinds: set() for kinds in list(rules.values()) + [every]}
+    plans = {}      # the op's input names -> (position, kinds) of the inputs rules name
 
     def check(p, *x):
         # NOTE: a dtype seen to pass is remembered (``ok``): a set lookup costs a third
         # of reading ``dtype.kind``, and this runs on every call of the op.
         if every is not None:
-            for a in x:
+            for i, a in enumerate(x):
                 if a.dtype not in ok[every]:
-                    admit(p, x, next(i for i, b in enumerate(x) if b is a), every)
+                    admit(p, i, a, every)
         if rules:
-            for i, kinds in static or plan_once(p):
+            names = check.op.inputs
+            if callable(names):
+                names = tuple(names(p))
+            at = plans.get(names)
+            if at is None:
+                at = tuple((names.index(n), k) for n, k in rules.items() if n in names)
+                if len(plans) < 16:
+                    plans[names] = at
+            for i, kinds in at:
                 if i < len(x) and x[i].dtype not in ok[kinds]:
-                    admit(p, x, i, kinds)
+                    admit(p, i, x[i], kinds)
 
-    def admit(p, x, i, kinds):
-        """Remember ``x[i]``'s dtype as fit for ``kinds``, or fail naming it."""
-        a = x[i]
+    def admit(p, i, a, kinds):
+        """Remember the dtype of ``a`` (input ``i``) as fit for ``kinds``, or fail naming it."""
         if a.dtype.kind not in kinds:
-            fail(p, i, a)
+            dtype_error(check.op, p, i, a, kinds)
         ok[kinds].add(a.dtype)
-
-    def plan_once(p):
-        # an op whose input names are fixed needs one plan
-        nonlocal static
-        at = plan(p)
-        if not callable(check.op.inputs):
-            static = at
-        return at
 
     def admitted():
         """The dtypes seen to pass when the check holds every input of its op to one rule
@@ -501,8 +484,6 @@ def dtypes(**rules):
             return ok[kinds.pop()]
         return None
 
-    plans, static = {}, ()
-    ok = {kinds: set() for kinds in list(rules.values()) + [every]}
     check.admitted = admitted
     check.op = None     # set by Op when the rule is declared
     return check

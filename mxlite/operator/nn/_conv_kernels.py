@@ -105,12 +105,14 @@ def cols_product(xp, cols, w, n, out, groups):
 
 
 def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
-              need_cols=False):
+              need_cols=False, inference=False):
     """The cross-correlation (N, F, *out) of ``x`` padded by ``pad`` (and ``pad_after``)
     with ``w``, and what its weight gradient can reuse: the im2col columns, or where
     the optional Winograd kernel (``_fast``, 3x3 filters) ran instead, its input tiles
-    if ``need_cols`` (else None)."""
-    fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols)
+    if ``need_cols`` (else None). ``inference``: a forward whose output is all that is
+    asked for (Winograd may then run its inference scheme)."""
+    fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols,
+                         inference=inference)
     if fast is not None:
         return fast
     # (a blocked convolution keeps no columns: its weight gradient builds them by blocks)
