@@ -57,12 +57,19 @@ def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, monk
     gw = _fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), pad, 1, tiles)
     x64, w64, gy64 = x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64)
     eps = np.finfo(np.float32).eps
-    for got, ref, size_of_sums in ((y, _direct(x64, w64, pad), _direct(abs(x64), abs(w64), pad)),
-                                   (gw, _direct_weight_grad(x64, gy64, pad),
-                                    _direct_weight_grad(abs(x64), abs(gy64), pad))):
+    forward = (_direct(x64, w64, pad), _direct(abs(x64), abs(w64), pad))
+    for got, ref, size_of_sums in ((y,) + forward, (gw, _direct_weight_grad(x64, gy64, pad),
+                                                   _direct_weight_grad(abs(x64), abs(gy64), pad))):
         assert got.dtype == np.float32 and got.shape == ref.shape
         assert np.abs(got - ref).max() <= 4 * eps * size_of_sums.max()
     assert np.array_equal(_fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), pad, 1), gw)
+    # an inference's F(2x4, 3x3) (up to WIDE_MAX_CHANNELS): 2x F(2x2, 3x3)'s error, within
+    # the same bound (measured 1.3 to 2.6 eps); in float64, exact to float64 round-off
+    wide = _fast.conv3x3(x, w, (1, 1), (1, 1), pad, 1, out, inference=True)[0]
+    assert np.abs(wide - forward[0]).max() <= 4 * eps * forward[1].max()
+    wide64 = _fast.conv3x3(x64, w64, (1, 1), (1, 1), pad, 1, out, inference=True)[0]
+    assert np.abs(wide64 - forward[0]).max() <= 1e-14 * forward[1].max()
+    assert c <= _fast.WIDE_MAX_CHANNELS and not np.array_equal(wide, y)  # (it ran)
 
 
 @needs_numba
@@ -136,6 +143,32 @@ def test_winograd_filters_of_a_flipped_transposed_view_are_those_of_its_copy(dty
     got = _fast._filters(jit, view)
     assert got.shape == (16, 10, 12)
     assert np.array_equal(got, _fast._filters(jit, np.ascontiguousarray(view)))
+
+
+@needs_numba
+def test_only_an_unrecorded_forward_runs_winograd_f24(monkeypatch):
+    """A recorded forward keeps F(2x2, 3x3)'s tiles for its weight gradient, and the
+    gradients' passes keep its bits; an unrecorded Convolution (inference) of up to
+    WIDE_MAX_CHANNELS input channels runs F(2x4, 3x3), and a wider one F(2x2, 3x3)."""
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    schemes = []
+    filters = _fast._filters
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w, scheme=None: schemes.append(
+        (scheme or _fast._F22)[0]) or filters(jit, w, scheme))
+    rng = np.random.default_rng(3)
+    for c, want in ((16, 24), (_fast.WIDE_MAX_CHANNELS + 8, 16)):
+        x = mx.nd.array(rng.standard_normal((2, c, 12, 12)))
+        w = mx.nd.array(rng.standard_normal((8, c, 3, 3)) / np.sqrt(9 * c))
+        del schemes[:]
+        y = mx.nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
+        assert schemes == [want]
+        x.attach_grad(), w.attach_grad()
+        del schemes[:]
+        with mx.autograd.record():
+            z = mx.nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
+        z.backward(mx.nd.ones_like(z))
+        assert schemes and set(schemes) == {16}
+        np.testing.assert_allclose(y.asnumpy(), z.asnumpy(), rtol=1e-5, atol=1e-5)
 
 
 @needs_numba

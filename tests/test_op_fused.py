@@ -429,8 +429,8 @@ def test_a_graph_keeps_3x3_filters_while_the_weights_are_unchanged(fast_kernels,
                                                                   tmp_path):
     made = []
     filters = _fast._filters
-    monkeypatch.setattr(_fast, "_filters", lambda jit, w: made.append(w.shape) or
-                        filters(jit, w))
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w, *scheme: made.append(w.shape) or
+                        filters(jit, w, *scheme))
     mx.random.seed(0)
     net = _conv_net()
     net.initialize(mx.init.Xavier())
@@ -506,8 +506,8 @@ def test_a_graph_run_once_keeps_no_filters(fast_kernels):
 def test_a_recorded_call_transforms_the_filters_each_time(fast_kernels, monkeypatch):
     made = []
     filters = _fast._filters
-    monkeypatch.setattr(_fast, "_filters", lambda jit, w: made.append(w.shape) or
-                        filters(jit, w))
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w, *scheme: made.append(w.shape) or
+                        filters(jit, w, *scheme))
     net = _conv_net()
     net.initialize(mx.init.Xavier())
     net.hybridize()
@@ -528,8 +528,8 @@ def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
     assert _fast.MIN_TILES_KEPT <= 25 < _fast.MIN_TILES
     made = []
     filters = _fast._filters
-    monkeypatch.setattr(_fast, "_filters", lambda jit, w: made.append(w.shape) or
-                        filters(jit, w))
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w, *scheme: made.append(w.shape) or
+                        filters(jit, w, *scheme))
     net = nn.Conv2D(16, 3, padding=1, in_channels=16)
     net.initialize(mx.init.Xavier())
     x = mx.nd.array(np.random.RandomState(0).randn(1, 16, 10, 10))
@@ -753,27 +753,29 @@ def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_p
     check("a trainer step (and the moving statistics it updated)")
 
 
+@pytest.mark.parametrize("inference", [False, True], ids=["f22", "f24"])
 @pytest.mark.parametrize("shape,block_tiles,kind", [
     ((3, 8, 13, 11), 12, "rows"),       # blocks of tile rows of one sample; odd edges
     ((5, 8, 6, 6), 20, "samples"),      # blocks of whole samples
 ])
-def test_winograd_blocks_give_the_whole_products_results(shape, block_tiles, kind,
+def test_winograd_blocks_give_the_whole_products_results(shape, block_tiles, kind, inference,
                                                          monkeypatch):
     """An inference runs the Winograd convolution block by block (``_fast._blocked``):
     the whole products' results to float32 round-off, the same bits on any thread count,
-    BatchNorm's epilogue included."""
+    BatchNorm's epilogue included; by F(2x2, 3x3) and by F(2x4, 3x3)."""
     if _fast.kernels() is None:
         pytest.skip("numba (the extra 'fast') is not installed")
     from mxlite import engine
     for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("BLOCKED_MIN_BYTES", 0),
-                        ("BLOCK_BYTES", 0), ("MIN_BLOCK_TILES", block_tiles)):
+                        ("BLOCK_BYTES", 0), ("MIN_BLOCK_TILES", block_tiles // (1 + inference))):
         monkeypatch.setattr(_fast, name, value)
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
     rng = np.random.RandomState(8)
     n, c, h, wd = shape
     f = 6
-    th, tw = (h + 1) // 2, (wd + 1) // 2
-    blocks = _fast._blocks(n, th, tw, c, f, 4)
+    k, mw = (_fast._F24 if inference else _fast._F22)[:2]
+    th, tw = (h + 1) // 2, (wd + mw - 1) // mw
+    blocks = _fast._blocks(n, th, tw, c, f, 4, k)
     whole_rows = [b[2:] == (0, th) for b in blocks]
     assert len(blocks) >= 3 and (not any(whole_rows) if kind == "rows" else all(whole_rows))
     x = rng.randn(*shape).astype(np.float32)
@@ -786,7 +788,7 @@ def test_winograd_blocks_give_the_whole_products_results(shape, block_tiles, kin
         try:
             for epi in (None, (mean, scale, shift, r, True)):
                 got.append(_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (h, wd),
-                                         epilogue=epi)[0])
+                                         epilogue=epi, inference=inference)[0])
             whole = _fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (h, wd), keep_tiles=True)[0]
         finally:
             engine.set_num_threads(prev)

@@ -105,12 +105,14 @@ def cols_product(xp, cols, w, n, out, groups):
 
 
 def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
-              need_cols=False):
+              need_cols=False, inference=False):
     """The cross-correlation (N, F, *out) of ``x`` padded by ``pad`` (and ``pad_after``)
     with ``w``, and what its weight gradient can reuse: the im2col columns, or where
     the optional Winograd kernel (``_fast``, 3x3 filters) ran instead, its input tiles
-    if ``need_cols`` (else None)."""
-    fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols)
+    if ``need_cols`` (else None). ``inference``: a forward whose output is all that is
+    asked for (Winograd may then run its inference scheme)."""
+    fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols,
+                         inference=inference)
     if fast is not None:
         return fast
     # (a blocked convolution keeps no columns: its weight gradient builds them by blocks)
@@ -315,10 +317,10 @@ def _products_then(w, x3, epilogue):
     workers by samples, and where there are fewer samples than threads, each sample's
     columns into as many equal parts as :func:`engine.matmul` would cut.
 
-    NOTE: measured at one thread, ResNet-50's 1x1 convolutions with BatchNorm (and the
-    residual sum and relu) after, batch 8: 1.5x less time (64 -> 256 channels on 56x56
-    maps), 1.2x (128 -> 512 on 28x28), 1.05-1.1x on smaller outputs; parts smaller
-    than a sample were slower (their products narrower)."""
+    NOTE: measured in ResNet-50's hybridized inference at batch 8, CPU time: its 64 ->
+    256 channel ones on 56x56 maps (with the residual sum and relu) 1.08x less at one
+    thread, the step 1.03x (1.07x at two). Parts smaller than a sample were slower
+    (their products narrower)."""
     n, _, cols = x3.shape
     y3 = np.empty((n, w.shape[0], cols), dtype=np.result_type(w, x3))
     cuts = max(1, -(-num_threads() // n))

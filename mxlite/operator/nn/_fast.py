@@ -12,6 +12,11 @@ filters are transformed (``V = B^T d B``, ``U = G g G^T``), multiplied channel b
 channel as 16 matrix products ``U[k] (F, C) @ V[k] (C, tiles)``, and the 4x4 products
 of each tile transformed back (``Y = A^T M A``). The products (2.25x fewer
 multiply-adds than im2col's) run in BLAS; numba fuses each transform into one pass.
+An inference on up to ``WIDE_MAX_CHANNELS`` channels runs F(2x4, 3x3) the same way:
+each 2x4 block of outputs from the 4x6 tile under it with 24 products instead of 72,
+F(2, 3) along the rows (the transforms above) and F(4, 3) along the columns, points 0,
+-1, 1, 1/2, -2 and infinity (of the point sets measured, the least float32 error): per
+output 3 products against F(2x2, 3x3)'s 4, and 0.75x the transformed tiles.
 
 BatchNorm's normalising pass, ``(x - mean) * scale + beta`` per channel (with a fused
 step's residual sum and relu after it), runs as one pass (NumPy makes three to five),
@@ -44,7 +49,29 @@ MIN_CHANNELS = 8
 # 1.2-1.4x at 25, 1.0-1.3x at 16 (512 and 256 channels: ResNet-50's 7x7 maps).
 MIN_TILES_KEPT = 20
 
+# Input channels up to which an inference (an unrecorded forward: a recorded one keeps
+# F(2x2, 3x3)'s tiles for its weight gradient) runs Winograd F(2x4, 3x3).
+# NOTE: its error against a float64 reference on ResNet-like layers (relu'd normal
+# inputs, He-scaled weights), as a multiple of im2col's float32 error: mean 2.1-2.5x,
+# largest 1.8-2.6x at 64 and 128 channels; 3.2-3.3x and 3.2-4.4x at 256 and 512
+# (F(2x2, 3x3): 1.1-1.8x and 0.7-1.7x; F(4x4, 3x3) on the same points: 4.4-6.3x and
+# 5.6-12.5x, too far from float32 round-off, so it is not used). Its time, measured in
+# ResNet-18's hybridized inference at batch 8, one thread, CPU time (with BatchNorm's
+# epilogue): 1.22x less at 64 channels (56x56 maps), 1.28x at 128 (28x28); the
+# products alone at 2 threads: 1.0x at 256 channels, 0.35-1.0x at 512 on 7x7 maps
+# (narrower products, reading 1.5x the transformed filters).
+WIDE_MAX_CHANNELS = 128
+
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# (9, 24): a flattened 3x3 filter g times this is F(2x4, 3x3)'s ``G2 g G4^T`` (4x6),
+# point (i, j) at 6i + j, in float64 (G2, G4: rows per point)
+_G24 = np.einsum("ir,js->rsij", [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]],
+                 [[1, 0, 0], [-1 / 3, 1 / 3, -1 / 3], [1 / 3, 1 / 3, 1 / 3],
+                  [-16 / 15, -8 / 15, -4 / 15], [1 / 15, -2 / 15, 4 / 15], [0, 0, 1]]
+                 ).reshape(9, 24)
+# Winograd's schemes: (planes, outputs per tile along a row, the kernels' ``wide``)
+_F22 = (16, 2, False)
+_F24 = (24, 4, True)
 
 
 @functools.cache
@@ -82,16 +109,23 @@ def kernels():
                                  channel_grad=jit(_channel_grad))
 
 
-def _input_tiles(xp, c0, c1, th, tw, v):
+def _input_tiles(xp, c0, c1, th, tw, wide, v):
     """``V = B^T d B`` of every 4x4 tile d of channels ``c0:c1`` of the padded ``xp`` (N,
     C, 2*th+2, 2*tw+2), tile (a, b) of sample n starting at row 2a, column 2b, into
-    ``v[:, c, (n*th+a)*tw+b]`` of ``v`` (16, C, N*th*tw).
+    ``v[:, c, (n*th+a)*tw+b]`` of ``v`` (16, C, N*th*tw). Where ``wide``, F(2x4, 3x3)'s
+    ``B2^T d B4`` of every 4x6 tile of ``xp`` (N, C, 2*th+2, 4*tw+2), tile (a, b)
+    starting at row 2a, column 4b, into ``v`` (24, C, N*th*tw), point (i, j) at 6i + j.
 
     NOTE: ``B^T d`` runs over whole rows of 4 image rows at once, and the channels are
     the outer loop so that the 16 planes of ``v`` are each written in one run per
-    channel: 5x faster than tile by tile, near the speed of a copy of ``v``."""
+    channel: 5x faster than tile by tile, near the speed of a copy of ``v``. The
+    constants are scalars of the data's dtype: a float literal is float64 in a compiled
+    loop (an integer times a float32 too), which made the float32 loop 1.6x slower."""
     n_, _, _, wp = xp.shape
     t = np.empty((4, wp), dtype=xp.dtype)
+    k = np.empty(3, dtype=xp.dtype)
+    k[0], k[1], k[2] = 0.5, 1.5, 2.5
+    h1, h3, h5 = k[0], k[1], k[2]
     for c in range(c0, c1):
         for n in range(n_):
             for a in range(th):
@@ -104,12 +138,25 @@ def _input_tiles(xp, c0, c1, th, tw, v):
                     t[3, q] = x1 - xp[n, c, r + 3, q]
                 o = (n * th + a) * tw
                 for i in range(4):                  # v = t B
-                    for b in range(tw):
-                        q = 2 * b
-                        v[4 * i, c, o + b] = t[i, q] - t[i, q + 2]
-                        v[4 * i + 1, c, o + b] = t[i, q + 1] + t[i, q + 2]
-                        v[4 * i + 2, c, o + b] = t[i, q + 2] - t[i, q + 1]
-                        v[4 * i + 3, c, o + b] = t[i, q + 1] - t[i, q + 3]
+                    if not wide:
+                        for b in range(tw):
+                            q = 2 * b
+                            v[4 * i, c, o + b] = t[i, q] - t[i, q + 2]
+                            v[4 * i + 1, c, o + b] = t[i, q + 1] + t[i, q + 2]
+                            v[4 * i + 2, c, o + b] = t[i, q + 2] - t[i, q + 1]
+                            v[4 * i + 3, c, o + b] = t[i, q + 1] - t[i, q + 3]
+                        continue
+                    for b in range(tw):             # (B4: points 0, -1, 1, 1/2, -2)
+                        q = 4 * b
+                        d0, d1, d2 = t[i, q], t[i, q + 1], t[i, q + 2]
+                        d3, d4, d5 = t[i, q + 3], t[i, q + 4], t[i, q + 5]
+                        e31, e42 = d3 - d1, d4 - d2
+                        v[6 * i, c, o + b] = (d0 + d4) + h3 * e31 - (d2 + d2)
+                        v[6 * i + 1, c, o + b] = (d1 + d4) + h1 * d3 - h5 * d2
+                        v[6 * i + 2, c, o + b] = (d4 - d1) + h1 * d2 + h5 * d3
+                        v[6 * i + 3, c, o + b] = e42 + (e31 + e31)
+                        v[6 * i + 4, c, o + b] = e42 - h1 * e31
+                        v[6 * i + 5, c, o + b] = (d1 + d5) + h3 * e42 - (d3 + d3)
 
 
 def _filter_tiles(w, a0, flip, u):
@@ -136,42 +183,64 @@ def _filter_tiles(w, a0, flip, u):
             u[13, f, c], u[14, f, c] = 0.5 * (g20 + g21 + g22), 0.5 * (g20 - g21 + g22)
 
 
-def _output_tiles(m, th, tw, mean, scale, shift, r, affine, add, relu, y):
+def _output_tiles(m, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
     """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile into its
-    2x2 block of ``y`` (N, F, OH, OW), cropped to ``y`` at an odd edge; then, where
-    ``affine``, BatchNorm's ``(v - mean) * scale + shift`` with the per-filter vectors,
-    ``+ r`` (``y``'s shape) where ``add`` and ``max(., 0)`` where ``relu``: the
-    operations of ``_channel_affine``, in its order, on the values it would read."""
+    2x2 block of ``y`` (N, F, OH, OW) (where ``wide``, F(2x4, 3x3)'s ``A2^T M A4`` of the
+    4x6 products (24, F, N*th*tw) into 2x4 blocks), cropped to ``y`` at the edges; then,
+    where ``affine``, BatchNorm's ``(v - mean) * scale + shift`` with the per-filter
+    vectors, ``+ r`` (``y``'s shape) where ``add`` and ``max(., 0)`` where ``relu``: the
+    operations of ``_channel_affine``, in its order, on the values it would read.
+
+    NOTE: the body is an inner function called with the tile's width as a constant
+    (numba inlines it): with the width a variable the loops ran 1.4x slower."""
     n_, f_, oh, ow = y.shape
-    s = np.empty((2, 4 * tw), dtype=y.dtype)
-    o = np.empty(2 * tw, dtype=y.dtype)
-    for f in range(f_):
-        for n in range(n_):
-            for a in range(th):
-                o_ = (n * th + a) * tw
-                for j in range(4):                  # s = A^T M
-                    for b in range(tw):
-                        m1, m2 = m[4 + j, f, o_ + b], m[8 + j, f, o_ + b]
-                        s[0, 4 * b + j] = m[j, f, o_ + b] + m1 + m2
-                        s[1, 4 * b + j] = m1 - m2 - m[12 + j, f, o_ + b]
-                for i in range(min(2, oh - 2 * a)):     # y = s A
-                    row = 2 * a + i
-                    for b in range(tw):
-                        q = 4 * b
-                        o[2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
-                        o[2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
-                    if not affine:
+    k = np.empty(6, dtype=y.dtype)          # (constants as in _input_tiles)
+    k[0], k[1], k[2], k[3], k[4], k[5] = 0.5, 0.25, 0.125, 2, 4, 8
+    h1, q1, e1, k2, k4, k8 = k[0], k[1], k[2], k[3], k[4], k[5]
+
+    def run(kc):                            # kc: points per tile row
+        s = np.empty((2, kc * tw), dtype=y.dtype)
+        o = np.empty((kc - 2) * tw, dtype=y.dtype)
+        for f in range(f_):
+            for n in range(n_):
+                for a in range(th):
+                    o_ = (n * th + a) * tw
+                    for j in range(kc):                 # s = A^T M
+                        for b in range(tw):
+                            m1, m2 = m[kc + j, f, o_ + b], m[2 * kc + j, f, o_ + b]
+                            s[0, kc * b + j] = m[j, f, o_ + b] + m1 + m2
+                            s[1, kc * b + j] = m1 - m2 - m[3 * kc + j, f, o_ + b]
+                    for i in range(min(2, oh - 2 * a)):     # y = s A
+                        row = 2 * a + i
+                        for b in range(tw):
+                            q = kc * b
+                            if kc == 4:
+                                o[2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
+                                o[2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+                                continue
+                            s0, s1, s2 = s[i, q], s[i, q + 1], s[i, q + 2]  # (A4: B4's points)
+                            s3, s4, s5 = s[i, q + 3], s[i, q + 4], s[i, q + 5]
+                            p, d = s1 + s2, s2 - s1
+                            o[4 * b] = s0 + p + s3 + s4
+                            o[4 * b + 1] = d + h1 * s3 - k2 * s4
+                            o[4 * b + 2] = p + q1 * s3 + k4 * s4
+                            o[4 * b + 3] = d + e1 * s3 - k8 * s4 + s5
+                        if not affine:
+                            for q in range(ow):
+                                y[n, f, row, q] = o[q]
+                            continue
+                        mf, sf, bf = mean[f], scale[f], shift[f]
                         for q in range(ow):
-                            y[n, f, row, q] = o[q]
-                        continue
-                    mf, sf, bf = mean[f], scale[f], shift[f]
-                    for q in range(ow):
-                        v = (o[q] - mf) * sf + bf
-                        if add:
-                            v = v + r[n, f, row, q]
-                        if relu and not (v > 0 or v != v):
-                            v = 0
-                        y[n, f, row, q] = v
+                            v = (o[q] - mf) * sf + bf
+                            if add:
+                                v = v + r[n, f, row, q]
+                            if relu and not (v > 0 or v != v):
+                                v = 0
+                            y[n, f, row, q] = v
+    if wide:
+        run(6)
+    else:
+        run(4)
 
 
 def _grad_tiles(gy, f0, f1, th, tw, dm):
@@ -222,23 +291,23 @@ def _split(fn, n, nbytes):
     parallel(fn, n, nbytes, np)
 
 
-def _planes(rows, cols, dtype):
-    """An empty (16, rows, cols) array whose 16 planes do not start 4 KiB apart.
+def _planes(rows, cols, dtype, k=16):
+    """An empty (k, rows, cols) array whose k planes do not start 4 KiB apart.
 
     NOTE: the transforms write (or read) all 16 planes at one place each: planes a
     multiple of 4 KiB apart fall in one cache set, which made them 5 to 14x slower."""
-    buf = np.empty((16, rows * cols + 16), dtype=dtype)
-    return buf[:, :rows * cols].reshape(16, rows, cols)
+    buf = np.empty((k, rows * cols + 16), dtype=dtype)
+    return buf[:, :rows * cols].reshape(k, rows, cols)
 
 
-def _tiled(x, pad, th, tw):
-    """``x`` zero-padded by ``pad`` before (negative: cropped) to th x tw whole tiles,
-    (N, C, 2*th+2, 2*tw+2).
+def _tiled(x, pad, th, tw, mw=2):
+    """``x`` zero-padded by ``pad`` before (negative: cropped) to th x tw whole tiles of
+    2 x ``mw`` outputs, (N, C, 2*th+2, mw*tw+2).
 
     NOTE: a copy of the input (4x smaller than the transformed tiles), after which the
     transform reads without bounds checks."""
     n, c, h, w = x.shape
-    y = np.zeros((n, c, 2 * th + 2, 2 * tw + 2), dtype=x.dtype)
+    y = np.zeros((n, c, 2 * th + 2, mw * tw + 2), dtype=x.dtype)
     src, dst = [], []
     for p, m, size in zip(pad, (h, w), y.shape[2:]):
         lo, hi = max(-p, 0), min(m, size - p)
@@ -267,20 +336,27 @@ def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
     return None if jit is None else (jit, th, tw)
 
 
-def _input(jit, x, pad, th, tw):
-    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype)
-    xt = _tiled(x, pad, th, tw)
+def _input(jit, x, pad, th, tw, scheme=None):
+    k, mw, wide = scheme or _F22
+    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype, k)
+    xt = _tiled(x, pad, th, tw, mw)
     # the whole arrays and a range of channels: a part cut out of them along the channels
     # is a strided view, which numba's loops read and write more slowly (1.2x)
-    _split(lambda lo, hi: jit.input_tiles(xt, lo, hi, th, tw, v), xt.shape[1], v.nbytes)
+    _split(lambda lo, hi: jit.input_tiles(xt, lo, hi, th, tw, wide, v), xt.shape[1],
+           v.nbytes)
     return v
 
 
-def _filters(jit, w):
-    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3). Where ``w`` is the flipped,
+def _filters(jit, w, scheme=None):
+    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3); (24, F, C) for ``_F24``. Where ``w`` is the flipped,
     transposed view of contiguous (C, F, 3, 3) weights (a data gradient's), ``U`` is
     the transposed view of the flipped filters' (16, C, F), made from the weights as
     they lie: a transposed copy of the weights cost as much as the transform."""
+    if scheme is _F24:
+        u = _planes(w.shape[0], w.shape[1], w.dtype, 24)
+        t = np.matmul(_G24.T, w.reshape(-1, 9).T.astype(np.float64))      # (24, F * C)
+        np.copyto(u, t.reshape(u.shape), casting="same_kind")
+        return u
     src = w[:, :, ::-1, ::-1].swapaxes(0, 1)
     flip = src.flags.c_contiguous
     src = src if flip else np.ascontiguousarray(w)
@@ -303,11 +379,11 @@ BLOCK_BYTES = 1 << 20
 MIN_BLOCK_TILES = 64
 
 
-def _blocks(n, th, tw, c, f, itemsize):
+def _blocks(n, th, tw, c, f, itemsize, k=16):
     """Blocks (n0, n1, a0, a1), tile rows a0:a1 of samples n0:n1, covering the (n, th,
     tw) tiles in order, each of about ``BLOCK_BYTES`` of V and M (rows of one sample, or
     whole samples where a sample has fewer tiles). Cut by the shapes alone."""
-    target = max(MIN_BLOCK_TILES, BLOCK_BYTES // (16 * itemsize * (c + f)))
+    target = max(MIN_BLOCK_TILES, BLOCK_BYTES // (k * itemsize * (c + f)))
     if th * tw >= target:
         rows = max(1, target // tw)
         return [(i, i + 1, a, min(a + rows, th)) for i in range(n) for a in range(0, th, rows)]
@@ -315,7 +391,7 @@ def _blocks(n, th, tw, c, f, itemsize):
     return [(i, min(i + k, n), 0, th) for i in range(0, n, k)]
 
 
-def _blocked(jit, xt, u, blocks, th, tw, epi, y):
+def _blocked(jit, xt, u, blocks, th, tw, epi, y, scheme=None):
     """The Winograd convolution block by block (:func:`_blocks`): each block's input
     transform, 16 products and output transform (into ``y``, with the epilogue ``epi``,
     the arguments of ``_output_tiles``) one after the other while its V and M are in
@@ -325,17 +401,18 @@ def _blocked(jit, xt, u, blocks, th, tw, epi, y):
         return None
     mean, scale, shift, r4, affine, add, relu = epi
     c, f = xt.shape[1], u.shape[1]
+    k, _, wide = scheme or _F22
 
     def run(lo, hi):
         for n0, n1, a0, a1 in blocks[lo:hi]:
             tiles = (n1 - n0) * (a1 - a0) * tw
-            v = _planes(c, tiles, xt.dtype)
-            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], 0, c, a1 - a0, tw, v)
-            m = np.matmul(u, v, out=_planes(f, tiles, xt.dtype))
+            v = _planes(c, tiles, xt.dtype, k)
+            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], 0, c, a1 - a0, tw, wide, v)
+            m = np.matmul(u, v, out=_planes(f, tiles, xt.dtype, k))
             rows = slice(2 * a0, min(2 * a1, y.shape[2]))
-            jit.output_tiles(m, a1 - a0, tw, mean, scale, shift, r4[n0:n1, :, rows], affine,
-                             add, relu, y[n0:n1, :, rows])
-    parallel_products(run, len(blocks), 16 * f * c * xt.shape[0] * th * tw)
+            jit.output_tiles(m, a1 - a0, tw, wide, mean, scale, shift, r4[n0:n1, :, rows],
+                             affine, add, relu, y[n0:n1, :, rows])
+    parallel_products(run, len(blocks), k * f * c * xt.shape[0] * th * tw)
     return y
 
 
@@ -376,9 +453,9 @@ def _keeps(w):
     return entry is not None and entry[0] is w
 
 
-def _kept_filters(w):
-    """(the ``U`` kept for ``w`` or None, and where a new ``U`` is to be kept: the holder
-    and the stamp to keep it with, taken before it is made).
+def _kept_filters(w, planes=16):
+    """(the ``U`` of ``planes`` planes kept for ``w`` or None, and where a new ``U`` is to
+    be kept: the holder and the stamp to keep it with, taken before it is made).
 
     NOTE: ``U`` is kept from the second call with the same weight on, so that a graph
     that runs once (a child block's, while its parent traces its own) holds none."""
@@ -391,10 +468,13 @@ def _kept_filters(w):
     if held is None or held[0]() is not w or held[1] is not version or held[2] != version[0]:
         kept.held = stamp + (None,)        # seen once
         return None, None
-    return (held[3], None) if held[3] is not None else (None, (kept, stamp))
+    if held[3] is not None and held[3].shape[0] == planes:
+        return held[3], None
+    return None, (kept, stamp)
 
 
-def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=None):
+def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=None,
+            inference=False):
     """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
     F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
@@ -402,16 +482,21 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     (mean, scale, shift, residual or None, relu), an inference BatchNorm's affine (then
     the residual sum and relu) applied as the output is made, as
     :func:`batch_norm_apply` would apply it after (the same bits, one pass less).
-    Without ``keep_tiles``, large inputs run block by block (:func:`_blocked`)."""
+    Without ``keep_tiles``, large inputs run block by block (:func:`_blocked`).
+    ``inference``: the output is all that is asked for (no gradient's pass), which then
+    runs by F(2x4, 3x3) on up to ``WIDE_MAX_CHANNELS`` input channels."""
     plan = _winograd(x, w, w.shape[2:], stride, dilate, groups, out,
                      MIN_TILES_KEPT if _keeps(w) else MIN_TILES)
     if plan is None:
         return None
     jit, th, tw = plan
     (n, c), f = x.shape[:2], w.shape[0]
-    u, keep = _kept_filters(w)
+    scheme = _F24 if inference and not keep_tiles and c <= WIDE_MAX_CHANNELS else _F22
+    k, mw = scheme[:2]
+    tw = (out[1] + mw - 1) // mw
+    u, keep = _kept_filters(w, k)
     if u is None:
-        u = _filters(jit, w)
+        u = _filters(jit, w, scheme)
         if keep is not None:
             keep[0].held = keep[1] + (u,)
     y = np.empty((n, f) + tuple(out), dtype=x.dtype)
@@ -419,15 +504,16 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
     epi = (mean, scale, shift, y if r is None else r,      # (r read only where added)
            epilogue is not None, r is not None, relu)
-    if not keep_tiles and 16 * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES:
-        blocks = _blocks(n, th, tw, c, f, x.itemsize)
-        if _blocked(jit, _tiled(x, pad, th, tw), u, blocks, th, tw, epi, y) is not None:
+    if not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES:
+        blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
+        if _blocked(jit, _tiled(x, pad, th, tw, mw), u, blocks, th, tw, epi, y,
+                    scheme) is not None:
             return y, None
-    v = _input(jit, x, pad, th, tw)
-    m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype))       # (16, F, tiles)
-    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, *[a[lo:hi] for a in epi[:3]],
-                                           epi[3][:, lo:hi], *epi[4:], y[:, lo:hi]),
-           f, m.nbytes)
+    v = _input(jit, x, pad, th, tw, scheme)
+    m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
+    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, scheme[2],
+                                           *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
+                                           *epi[4:], y[:, lo:hi]), f, m.nbytes)
     return y, (v if keep_tiles else None)
 
 

@@ -121,16 +121,17 @@ def _use_rows(groups, size, c, kernel):
     return groups == 1 and _prod(size) <= c * _prod(kernel) and c >= 8
 
 
-def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False):
+def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False, inference=False):
     """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel),
     and the columns it was computed from (None for a 1x1 convolution, which has none,
     for a kernel that builds none, unless ``need_cols``, and for one by blocks of
-    output rows, whose weight gradient builds its own blocks)."""
+    output rows, whose weight gradient builds its own blocks). ``inference``: an
+    unrecorded forward (not a gradient's pass), which may run an inference kernel."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.pointwise(xp, x, w, stride), None
     return kern.correlate(xp, x, w, kernel, stride, dilate, pad, groups, out,
-                          need_cols=need_cols)
+                          need_cols=need_cols, inference=inference)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups, cols=None):
@@ -302,7 +303,7 @@ def _conv_compute(p, xp, x, w, b=None):
     _check_groups("Convolution", p, x.shape[1], "input channels")
     _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
     y, cols = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group,
-                      need_cols=_ag_state.recording)
+                      need_cols=_ag_state.recording, inference=not _ag_state.recording)
     # A recorded forward keeps its columns (or Winograd's input tiles) for the weight
     # gradient, as a hidden output.
     if cols is None or not _ag_state.recording or not _COLS.keep(cols):

@@ -275,7 +275,7 @@ def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
     mean, inv, scale, shift = moving_affine(chain.bn_p, np, data.dtype, gamma, beta, mean, var)
     with _keeping(p, w):
         found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
-                              epilogue=(mean, scale, shift, r, chain.relu))
+                              epilogue=(mean, scale, shift, r, chain.relu), inference=True)
     if found is not None:
         return found[0], inv
     epilogue = _fast.affine_epilogue(mean, scale, shift,
