@@ -41,13 +41,18 @@ WINOGRAD_CASES = [(2, 32, 32, 20, (1, 1)), (1, 64, 48, 14, (1, 1)), (8, 128, 128
 
 
 @needs_numba
+@pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("n,c,f,size,pad", WINOGRAD_CASES)
-def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, monkeypatch):
+def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, blocks, monkeypatch):
     # Against float64, the error is float32 round-off of the sums' magnitude: within
     # 4 eps of the largest sum of |terms| (measured: forward 0.58 to 0.94, weight
     # gradient 0.30 to 1.15; im2col's own 0.73 to 1.18 and 0.23 to 1.57). The scale
-    # depends on the data only, not on how a BLAS orders its sums.
+    # depends on the data only, not on how a BLAS orders its sums. ``blocks``: the
+    # weight gradient by blocks of about 3 tile rows (the last one shorter).
     monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    if blocks:
+        monkeypatch.setattr(_fast, "BLOCKED_MIN_BYTES", 0)
+        monkeypatch.setattr(_fast, "GRAD_BLOCK_BYTES", 3 * 16 * f * -(-size // 2) * 4)
     rng = np.random.default_rng(size)
     x = np.maximum(rng.standard_normal((n, c, size, size)), 0).astype(np.float32)
     w = (rng.standard_normal((f, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
@@ -70,6 +75,27 @@ def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, monk
     wide64 = _fast.conv3x3(x64, w64, (1, 1), (1, 1), pad, 1, out, inference=True)[0]
     assert np.abs(wide64 - forward[0]).max() <= 1e-14 * forward[1].max()
     assert c <= _fast.WIDE_MAX_CHANNELS and not np.array_equal(wide, y)  # (it ran)
+
+
+@needs_numba
+def test_winograd_weight_gradient_by_blocks_gives_the_same_bits_at_any_threads(monkeypatch):
+    monkeypatch.setattr(_fast, "BLOCKED_MIN_BYTES", 0)
+    monkeypatch.setattr(_fast, "GRAD_BLOCK_BYTES", 2 * 16 * 8 * 10 * 4)     # 2 tile rows
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 8, 20, 20)).astype(np.float32)
+    gy = rng.standard_normal((3, 8, 20, 20)).astype(np.float32)
+    prev = mx.engine.set_num_threads(1)
+    try:
+        gws = []
+        for threads in (1, 2, 3):
+            mx.engine.set_num_threads(threads)
+            gws.append(_fast.weight_grad3x3(x, gy, (3, 3), (1, 1), (1, 1), (1, 1), 1))
+    finally:
+        mx.engine.set_num_threads(prev)
+    assert gws[0] is not None
+    for gw in gws[1:]:
+        assert np.array_equal(gw, gws[0])
 
 
 @needs_numba
