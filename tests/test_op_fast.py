@@ -407,6 +407,34 @@ def test_batch_norm_epilogue_on_parts_in_place_is_the_whole_pass_bit_for_bit(dty
 
 
 @needs_numba
+@pytest.mark.parametrize("shape,f", [((4, 6, 12, 12), 8),     # per sample
+                                     ((1, 6, 12, 12), 8),     # columns of one sample
+                                     ((1, 6, 3, 3), 16),      # more filters than positions
+                                     ((3, 6, 4, 4), 8)])      # small maps: one product
+def test_1x1_convolution_with_an_epilogue_is_the_product_then_the_pass(shape, f, monkeypatch):
+    """A 1x1 convolution applying BatchNorm (sum, relu) to each part of its output as it
+    makes it: the bits of the product then one pass, however it splits over threads."""
+    from mxlite import engine
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((f, shape[1], 1, 1)).astype(np.float32)
+    mean, scale, shift = (rng.standard_normal(f).astype(np.float32) for _ in range(3))
+    r3 = rng.standard_normal((shape[0], f, shape[2] * shape[3])).astype(np.float32)
+    for threads in (1, 2):
+        prev = engine.set_num_threads(threads)
+        try:
+            want = _conv_kernels.pointwise(np, x, w, (1, 1)).reshape(r3.shape)
+            _fast.batch_norm_apply(want, 0, mean, scale, shift, want, r3, True)
+            got = _conv_kernels.pointwise(np, x, w, (1, 1), _fast.affine_epilogue(
+                mean, scale, shift, r3, True))
+        finally:
+            engine.set_num_threads(prev)
+        assert got.shape == (shape[0], f) + shape[2:]
+        assert np.array_equal(got.reshape(r3.shape), want)
+
+
+@needs_numba
 def test_batch_norm_kernels_refuse_vectors_that_do_not_fit_the_data():
     x3 = _fast.channel_views(np.ones((2, 4, 5), np.float32))[0]
     y3 = np.empty_like(x3)
