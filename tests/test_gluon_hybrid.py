@@ -607,7 +607,7 @@ def test_op_hook_sees_each_op_of_the_hybridized_graph():
                                       ("net_dense0_fwd_weight", "FullyConnected", (2, 3)),
                                       ("net_dense0_fwd_bias", "FullyConnected", (2,)),
                                       ("net_dense0_fwd_output", "FullyConnected", (1, 2)),
-                                      ("net_relu0_fwd_data", "Activation", (1, 2)),
+                                      ("net_relu0_fwd_input0", "Activation", (1, 2)),
                                       ("net_relu0_fwd_output", "Activation", (1, 2))])):
         seen = []
         net.register_op_hook(lambda name, op, a: seen.append(
@@ -618,6 +618,14 @@ def test_op_hook_sees_each_op_of_the_hybridized_graph():
         assert seen == want
         np.testing.assert_array_equal(y.asnumpy(), ref)
         np.testing.assert_array_equal(x.grad.asnumpy(), [[2.0, 2.0, 2.0]])
+    # MXNet's unary ops list neither input nor output names: exp0_input0, exp0_0
+    lam = nn.HybridLambda(lambda F, x: F.exp(x), prefix="lam_")
+    lam.hybridize()
+    lam(x)
+    seen = []
+    lam.register_op_hook(lambda name, op, a: seen.append(mx.base.py_str(name)), True)
+    lam(x)
+    assert seen == ["lam_exp0_input0", "lam_exp0_0"]
 
 
 

@@ -527,10 +527,9 @@ class HybridBlock(Block):
         """Call ``callback(name, op_name, array)`` for the output of every op the
         hybridized graph runs (``b"dense0_fwd_output"``, ``b"FullyConnected"``: bytes,
         as MXNet's C strings, for ``py_str``) and, with ``monitor_all``, for its inputs
-        first (``b"dense0_fwd_data"``); the graph then runs op by op. NOTE: ``array``
-        is the NDArray, where MXNet passes its handle; inputs are named after the op's
-        declared inputs, where MXNet names those of some ops (Activation) ``input0``.
-        As in MXNet, a first call infers deferred parameter shapes from the traced
+        first (``b"dense0_fwd_data"``, ``b"relu0_fwd_input0"`` for an op that MXNet
+        registers without input names); the graph then runs op by op. NOTE: ``array``
+        is the NDArray, where MXNet passes its handle. As in MXNet, a first call infers deferred parameter shapes from the traced
         graph while a hook is set (without one it runs imperatively, creating them)."""
         self._callback = callback
         self._monitor_all = monitor_all

@@ -18,7 +18,7 @@ from ..autograd import _state as _ag_state, record_node, node_backward
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import run_step
-from ..symbol.executor import run_graph
+from ..symbol.executor import monitor_labels, run_graph
 from ..operator.nn.fused import FUSIONS, keep_filters
 
 __all__ = ["CachedGraph", "flatten", "regroup", "check_structure"]
@@ -218,11 +218,11 @@ class CachedGraph:
         a HybridBlock's op hook."""
         def monitor(node, xs, ys):
             op_name = node.op.name.encode()
-            if monitor_all:
-                for n, x in zip(node.input_names(), xs):
-                    callback(("%s_%s" % (node.name, n)).encode(), op_name, x)
-            for n, y in zip(node.output_names(), ys):
-                callback(n.encode(), op_name, y)
+            in_labels, out_labels = monitor_labels(node, len(ys))
+            for name, a in zip(in_labels if monitor_all else [], xs):
+                callback(name.encode(), op_name, a)
+            for name, a in zip(out_labels, ys):
+                callback(name.encode(), op_name, a)
         return self._run_per_op(inputs, ctx, monitor)
 
     def _param_arrays(self, ctx):

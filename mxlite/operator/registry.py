@@ -120,7 +120,8 @@ class Op:
                  infer_type=None, mutate=(), saves="xy", is_view=False, doc="",
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, same_shape=None, infer_shape_back=None, check=None,
-                 variadic_group=1, input_types=None, shape_from_data=False):
+                 variadic_group=1, input_types=None, shape_from_data=False,
+                 unlisted=""):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -168,6 +169,10 @@ class Op:
         # the output shape follows the input values, not only their shapes (boolean_mask):
         # a graph holding the op cannot tell its steps' shapes from its inputs' shapes
         self.shape_from_data = shape_from_data
+        # which of "xy" MXNet registers no names for (FListInputNames/FListOutputNames:
+        # its unary macro's ops "xy", Activation "x"): its monitors and op hooks call
+        # those inputs input0, input1... and those outputs 0, 1...
+        self.unlisted = unlisted
         self.saves = saves              # which of x/y the gradient reads (version-checked)
         self.is_view = is_view          # output shares memory with input 0
         self.doc = doc

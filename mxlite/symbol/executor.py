@@ -13,7 +13,7 @@ from ..context import Context
 from ..nd.ndarray import NDArray
 from ..operator.registry import invoke
 
-__all__ = ["Executor", "run_graph"]
+__all__ = ["Executor", "run_graph", "monitor_labels"]
 
 
 def _as_list(name, values, names, allow_missing=False):
@@ -33,6 +33,17 @@ def _as_list(name, values, names, allow_missing=False):
         raise MXNetError("bind: %s has %d arrays, expected %d (%s)"
                          % (name, len(values), len(names), names))
     return values
+
+
+def monitor_labels(node, n_outputs):
+    """What MXNet's monitors call op ``node``'s inputs and outputs: ``fc1_data``,
+    ``fc1_output``; ``relu1_input0``, ``exp0_0`` for the ones MXNet has no names for."""
+    unlisted = node.op.unlisted
+    ins = (["input%d" % i for i in range(len(node.inputs))] if "x" in unlisted
+           else node.input_names())
+    outs = (["%s_%d" % (node.name, i) for i in range(n_outputs)] if "y" in unlisted
+            else node.output_names())
+    return ["%s_%s" % (node.name, n) for n in ins], outs
 
 
 def run_graph(symbol, nodes, named, overrides=None, monitor=None):
@@ -149,11 +160,11 @@ class Executor:
             return
 
         def monitor(node, inputs, outputs):
-            if monitor_all:
-                for name, x in zip(node.input_names(), inputs):
-                    callback("%s_%s" % (node.name, name), x)
-            for name, y in zip(node.output_names(), outputs):
-                callback(name, y)
+            in_labels, out_labels = monitor_labels(node, len(outputs))
+            for name, a in zip(in_labels if monitor_all else [], inputs):
+                callback(name, a)
+            for name, a in zip(out_labels, outputs):
+                callback(name, a)
         self._monitor = monitor
 
     def backward(self, out_grads=None, is_train=True):

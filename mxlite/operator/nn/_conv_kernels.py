@@ -229,11 +229,21 @@ class _RowBlocks:
     def __init__(self, x, kernel, stride, pad, out):
         self.c, self.dtype = x.shape[1], x.dtype
         self.kernel, self.stride, self.out = kernel, stride, out
-        self.ph = phases(x, kernel, stride, pad, out)
         kh, kw = kernel
         oh, ow = out
         self.rows = max(1, min(oh, BLOCK_COLS_BYTES // (self.c * kh * kw * ow * x.itemsize)))
         self.count = -(-oh // self.rows)
+        # per phase (a, b): the (N, C, taps, taps, OH, OW) view of its windows' taps
+        # (made once: a block takes a slice of it)
+        ph = phases(x, kernel, stride, pad, out)
+        self.taps = {}
+        for a in range(stride[0]):
+            for b in range(stride[1]):
+                p = ph[a, b]
+                st = p.strides
+                self.taps[a, b] = np.lib.stride_tricks.as_strided(
+                    p, p.shape[:2] + (len(range(a, kh, stride[0])), len(range(b, kw, stride[1])),
+                                      oh, ow), st[:2] + (st[2], st[3], st[2], st[3]))
 
     def buffer(self):
         """A buffer for one block's columns (one per worker)."""
@@ -245,17 +255,11 @@ class _RowBlocks:
         (kh, kw), (s0, s1), (oh, ow) = self.kernel, self.stride, self.out
         c = self.c
         i, r0 = t // self.count, t % self.count * self.rows
-        rr = min(self.rows, oh - r0)
-        cols = buf[:c * kh * kw * rr * ow].reshape(c, kh, kw, rr, ow)
-        for a in range(s0):
-            for b in range(s1):
-                p = self.ph[a, b, i, :, r0:]
-                st = p.strides
-                v = np.lib.stride_tricks.as_strided(
-                    p, (c, len(range(a, kh, s0)), len(range(b, kw, s1)), rr, ow),
-                    (st[0], st[1], st[2], st[1], st[2]))
-                np.copyto(cols[:, a::s0, b::s1], v)
-        return i, r0, r0 + rr, cols.reshape(c * kh * kw, rr * ow)
+        r1 = min(r0 + self.rows, oh)
+        cols = buf[:c * kh * kw * (r1 - r0) * ow].reshape(c, kh, kw, r1 - r0, ow)
+        for (a, b), v in self.taps.items():
+            np.copyto(cols[:, a::s0, b::s1], v[i, :, :, :, r0:r1])
+        return i, r0, r1, cols.reshape(c * kh * kw, (r1 - r0) * ow)
 
 
 def cols_weight_grad(xp, cols, gy, groups):

@@ -56,7 +56,8 @@ register_op("Activation", _act_compute, gradient=_act_grad,
             params=[Param("act_type", choices=_ACTIVATIONS,
                           doc="The activation; log_sigmoid and mish are mxlite's (MXNet 2's) "
                               "additions to MXNet 1.9.1's five.")],
-            doc="Elementwise activation chosen by ``act_type``.", same_shape=(0,))
+            doc="Elementwise activation chosen by ``act_type``.", same_shape=(0,),
+            unlisted="x")
 
 
 # -- LeakyReLU -----------------------------------------------------------------------------

@@ -32,6 +32,7 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
 
     return register_op(name, compute, gradient=gradient if grad is not None else None,
                        saves=saves, aliases=aliases, same_shape=(0,), check=dtypes(data="fiu"),
+                       unlisted="xy",
                        doc=doc or "Elementwise %s." % name)
 
 

@@ -35,7 +35,8 @@ OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradien
              "no_grad_inputs": "no_grad_inputs", "output_ctx": "output_ctx",
              "parse": "custom_parse",
              "same_shape": "same_shape",
-             "infer_shape_back": "infer_shape_back", "shape_from_data": "shape_from_data"}
+             "infer_shape_back": "infer_shape_back", "shape_from_data": "shape_from_data",
+             "unlisted": "unlisted"}
 
 
 def declaration(op):
