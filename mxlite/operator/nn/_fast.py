@@ -192,14 +192,16 @@ def _output_tiles(m, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
     operations of ``_channel_affine``, in its order, on the values it would read.
 
     NOTE: the body is an inner function called with the tile's width as a constant
-    (numba inlines it): with the width a variable the loops ran 1.4x slower."""
+    (numba inlines it): with the width a variable the loops ran 1.4x slower. ``s`` holds
+    each point's tiles in a run (``s[i, j, b]``), written as ``m`` is read: 1.1x faster
+    than tile by tile."""
     n_, f_, oh, ow = y.shape
     k = np.empty(6, dtype=y.dtype)          # (constants as in _input_tiles)
     k[0], k[1], k[2], k[3], k[4], k[5] = 0.5, 0.25, 0.125, 2, 4, 8
     h1, q1, e1, k2, k4, k8 = k[0], k[1], k[2], k[3], k[4], k[5]
 
     def run(kc):                            # kc: points per tile row
-        s = np.empty((2, kc * tw), dtype=y.dtype)
+        s = np.empty((2, kc, tw), dtype=y.dtype)
         o = np.empty((kc - 2) * tw, dtype=y.dtype)
         for f in range(f_):
             for n in range(n_):
@@ -208,18 +210,17 @@ def _output_tiles(m, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
                     for j in range(kc):                 # s = A^T M
                         for b in range(tw):
                             m1, m2 = m[kc + j, f, o_ + b], m[2 * kc + j, f, o_ + b]
-                            s[0, kc * b + j] = m[j, f, o_ + b] + m1 + m2
-                            s[1, kc * b + j] = m1 - m2 - m[3 * kc + j, f, o_ + b]
+                            s[0, j, b] = m[j, f, o_ + b] + m1 + m2
+                            s[1, j, b] = m1 - m2 - m[3 * kc + j, f, o_ + b]
                     for i in range(min(2, oh - 2 * a)):     # y = s A
                         row = 2 * a + i
                         for b in range(tw):
-                            q = kc * b
                             if kc == 4:
-                                o[2 * b] = s[i, q] + s[i, q + 1] + s[i, q + 2]
-                                o[2 * b + 1] = s[i, q + 1] - s[i, q + 2] - s[i, q + 3]
+                                o[2 * b] = s[i, 0, b] + s[i, 1, b] + s[i, 2, b]
+                                o[2 * b + 1] = s[i, 1, b] - s[i, 2, b] - s[i, 3, b]
                                 continue
-                            s0, s1, s2 = s[i, q], s[i, q + 1], s[i, q + 2]  # (A4: B4's points)
-                            s3, s4, s5 = s[i, q + 3], s[i, q + 4], s[i, q + 5]
+                            s0, s1, s2 = s[i, 0, b], s[i, 1, b], s[i, 2, b]  # (A4: B4's points)
+                            s3, s4, s5 = s[i, 3, b], s[i, 4, b], s[i, 5, b]
                             p, d = s1 + s2, s2 - s1
                             o[4 * b] = s0 + p + s3 + s4
                             o[4 * b + 1] = d + h1 * s3 - k2 * s4
