@@ -93,7 +93,7 @@ class CachedGraph:
 
     def __init__(self, symbol, input_names, params):
         self.symbol = symbol
-        nodes = symbol._nodes()
+        self._nodes = nodes = symbol._nodes()       # (topological order)
         slot_of = {}
         self.input_slots = []
         self.param_slots = []
@@ -209,7 +209,7 @@ class CachedGraph:
         inputs, outputs)`` sees each op node after it ran."""
         named = dict(zip(self.input_names, inputs))
         named.update((name, param.data(ctx)) for name, param in self._params.items())
-        return run_graph(self.symbol, self.symbol._nodes(), named,
+        return run_graph(self.symbol, self._nodes, named,
                          self._overrides(inputs) if self._open else None, monitor)
 
     def run_monitored(self, inputs, ctx, callback, monitor_all):
