@@ -113,6 +113,15 @@ __getattr__, __dir__ = _exports(__name__, {
 # ResNet-50 b1 inference 1.0-1.03x, ResNet-18 b8 inference 0.99-1.04x; 2 MB and
 # below ran slower (ResNet-50 b1 0.96-0.98x), 16 MB no better than 8 MB.
 PARALLEL_MIN_BYTES = 1 << 23
+# Bytes from which a pass that computes more per byte than a copy (Winograd's tile
+# transforms) is split, given to :func:`parallel` as ``min_bytes``. NOTE: measured at
+# 2 threads on a busy 2-core host, the thresholds alternated in one process: ResNet-18
+# b8 hybridized inference (its 256- and 512-channel layers' transforms, 4-6 MB, split)
+# 1.03-1.04x wall (min of 16 rounds; median 1.02-1.03x), the same process CPU time, the
+# main thread's CPU outside parallel parts 30-32 -> 21 ms a step. At 1-2.4 MB (ResNet-50
+# batch 1's transforms) the split lost, 0.8-1.0x per op, the worker woken too late to
+# take a fair share.
+PARALLEL_MIN_KERNEL_BYTES = 1 << 22
 # Parts per thread a pass is cut into (claimed by whichever thread is free).
 PARTS_PER_THREAD = 4
 # Parts of a pass whose parts reduce (see :func:`parallel`), whatever the threads.
@@ -239,14 +248,15 @@ def _get_pool():
         return _pool
 
 
-def parallel(fn, n, nbytes, xp=None, fixed=False):
+def parallel(fn, n, nbytes, xp=None, fixed=False, min_bytes=None):
     """``fn(lo, hi)`` over contiguous parts of ``range(n)`` covering it, in order, on up
     to :func:`num_threads` threads (the caller among them); the parts' results in
     order. ``fn`` must write disjoint places and read only what no part writes.
 
     One part, ``fn(0, n)`` in the caller, where the pass is small (``nbytes`` below
-    ``PARALLEL_MIN_BYTES``) or ``xp`` (the kernel's array module) is not NumPy (a GPU
-    array's kernels run on the device, where each part would only add launches), or,
+    ``min_bytes``, default ``PARALLEL_MIN_BYTES``) or ``xp`` (the kernel's array
+    module) is not NumPy (a GPU array's kernels run on the device, where each part
+    would only add launches), or,
     unless ``fixed``, where there is one thread or the caller is itself a worker.
     ``fixed``: the parts depend on ``n`` and ``nbytes`` alone (``FIXED_PARTS`` of
     them), never on the threads, for passes whose parts reduce (a part's sum is
@@ -255,7 +265,8 @@ def parallel(fn, n, nbytes, xp=None, fixed=False):
     k = min(_threads, n)
     device = xp is not None and xp is not np
     serial = k <= 1 or _here.inside
-    if nbytes < PARALLEL_MIN_BYTES or device or (serial and not fixed):
+    small = nbytes < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes)
+    if small or device or (serial and not fixed):
         return [fn(0, n)]
     m = min(n, FIXED_PARTS if fixed else PARTS_PER_THREAD * k)
     return _run(fn, n, m, None if serial else k)

@@ -16,6 +16,7 @@ from mxlite import engine
 def split_everything(monkeypatch):
     """Split every pass, however small, over 3 threads (uneven parts); 1 thread after."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_KERNEL_BYTES", 0)
     prev = engine.set_num_threads(3)
     yield
     engine.set_num_threads(prev)
@@ -188,6 +189,18 @@ def test_parallel_runs_small_passes_and_one_thread_in_the_caller(monkeypatch):
         engine.set_num_threads(1)
         assert engine.parallel(lambda lo, hi: (lo, hi), 8, 1 << 40) == [(0, 8)]
         assert engine._pool is None
+    finally:
+        engine.set_num_threads(prev)
+
+
+def test_parallel_splits_a_pass_from_its_own_min_bytes():
+    prev = engine.set_num_threads(2)
+    try:
+        small = engine.PARALLEL_MIN_BYTES // 4
+        assert engine.parallel(lambda lo, hi: (lo, hi), 8, small) == [(0, 8)]
+        parts = engine.parallel(lambda lo, hi: (lo, hi), 8, small, min_bytes=small)
+        assert len(parts) == 2 * engine.PARTS_PER_THREAD and parts[-1] == (7, 8)
+        assert engine.parallel(lambda lo, hi: (lo, hi), 8, small - 1, min_bytes=small) == [(0, 8)]
     finally:
         engine.set_num_threads(prev)
 

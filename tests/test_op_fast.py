@@ -500,6 +500,7 @@ def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monk
 def test_kernels_split_over_the_cpu_workers_give_the_serial_bits(monkeypatch):
     from mxlite import engine
     monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_KERNEL_BYTES", 0)
     monkeypatch.setattr(_fast, "MIN_TILES", 0)
     rng = np.random.default_rng(5)
     x, w = rng.standard_normal((3, 10, 9, 11)), rng.standard_normal((7, 10, 3, 3))

@@ -326,6 +326,7 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
 def test_fused_steps_split_over_the_cpu_workers_give_the_serial_bits(fast_kernels, monkeypatch):
     from mxlite import engine
     monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_KERNEL_BYTES", 0)
 
     def run():
         mx.random.seed(0)

@@ -36,6 +36,7 @@ import weakref
 
 import numpy as np
 
+from ... import engine
 from ...engine import matmul, num_threads, parallel, parallel_products
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
@@ -285,10 +286,12 @@ def _filter_grads(du, gw):
                 gw[f, c, 2, j] = 0.5 * (r[1, j] + r[2, j]) + r[3, j]
 
 
-def _split(fn, n, nbytes):
+def _split(fn, n, nbytes, transform=False):
     """``fn(lo, hi)`` over parts of ``range(n)`` (channels or filters) on the CPU
-    workers: the kernels release the GIL."""
-    parallel(fn, n, nbytes, np)
+    workers: the kernels release the GIL. ``transform``: a tile transform, split from
+    ``engine.PARALLEL_MIN_KERNEL_BYTES`` (it computes more per byte than a copy)."""
+    parallel(fn, n, nbytes, np,
+             min_bytes=engine.PARALLEL_MIN_KERNEL_BYTES if transform else None)
 
 
 def _planes(rows, cols, dtype, k=16):
@@ -360,7 +363,7 @@ def _input(jit, x, pad, th, tw, scheme=None):
     def part(lo, hi):
         _fill_tiled(x, pad, xt, slice(lo, hi))
         jit.input_tiles(xt, lo, hi, th, tw, wide, v)
-    _split(part, xt.shape[1], v.nbytes)
+    _split(part, xt.shape[1], v.nbytes, transform=True)
     return v
 
 
@@ -536,7 +539,8 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
     _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, scheme[2],
                                            *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
-                                           *epi[4:], y[:, lo:hi]), f, m.nbytes)
+                                           *epi[4:], y[:, lo:hi]), f, m.nbytes,
+           transform=True)
     return y, (v if keep_tiles else None)
 
 
