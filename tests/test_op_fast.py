@@ -78,6 +78,37 @@ def test_winograd_float32_round_off_is_the_direct_paths(n, c, f, size, pad, bloc
 
 
 @needs_numba
+@pytest.mark.parametrize("size,pad", [((13, 11), (1, 1)), ((10, 13), (0, 2)), ((12, 9), (2, 0))])
+def test_winograd_inference_by_blocks_pads_each_block_as_the_whole(size, pad, monkeypatch):
+    # blocks of one or two tile rows, each padded on its own: those at the top and the
+    # bottom read the padding, those inside none; the same bits at any threads and
+    # float32 round-off of the direct path
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    monkeypatch.setattr(_fast, "BLOCKED_MIN_BYTES", 0)
+    monkeypatch.setattr(_fast, "MIN_BLOCK_TILES", 1)
+    monkeypatch.setattr(_fast, "BLOCK_BYTES", 1)
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    rng = np.random.default_rng(sum(size))
+    x = np.maximum(rng.standard_normal((2, 8) + size), 0).astype(np.float32)
+    w = (rng.standard_normal((6, 8, 3, 3)) / np.sqrt(72)).astype(np.float32)
+    out = tuple(m + 2 * q - 2 for m, q in zip(size, pad))
+    ys = []
+    prev = mx.engine.set_num_threads(1)
+    try:
+        for threads in (1, 3):
+            mx.engine.set_num_threads(threads)
+            ys.append(_fast.conv3x3(x, w, (1, 1), (1, 1), pad, 1, out, inference=True)[0])
+    finally:
+        mx.engine.set_num_threads(prev)
+    assert np.array_equal(ys[0], ys[1])
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    eps = np.finfo(np.float32).eps
+    ref, size_of_sums = _direct(x64, w64, pad), _direct(abs(x64), abs(w64), pad)
+    assert ys[0].shape == ref.shape
+    assert np.abs(ys[0] - ref).max() <= 4 * eps * size_of_sums.max()
+
+
+@needs_numba
 def test_winograd_weight_gradient_by_blocks_gives_the_same_bits_at_any_threads(monkeypatch):
     monkeypatch.setattr(_fast, "BLOCKED_MIN_BYTES", 0)
     monkeypatch.setattr(_fast, "GRAD_BLOCK_BYTES", 2 * 16 * 8 * 10 * 4)     # 2 tile rows

@@ -300,21 +300,33 @@ def _planes(rows, cols, dtype, k=16):
     return buf[:, :rows * cols].reshape(k, rows, cols)
 
 
-def _tiled(x, pad, th, tw, mw=2):
+def _tiled(x, pad, th, tw, mw=2, a0=0):
     """``x`` zero-padded by ``pad`` before (negative: cropped) to th x tw whole tiles of
-    2 x ``mw`` outputs, (N, C, 2*th+2, mw*tw+2).
+    2 x ``mw`` outputs, (N, C, 2*th+2, mw*tw+2); from tile row ``a0`` on (the rows
+    ``2*a0:2*a0+2*th+2`` of the whole tiling).
 
     NOTE: a copy of the input (4x smaller than the transformed tiles), after which the
     transform reads without bounds checks."""
-    n, c, h, w = x.shape
-    y = np.zeros((n, c, 2 * th + 2, mw * tw + 2), dtype=x.dtype)
+    n, c = x.shape[:2]
+    y = np.empty((n, c, 2 * th + 2, mw * tw + 2), dtype=x.dtype)
+    _fill_tiled(x, (pad[0] - 2 * a0, pad[1]), y, slice(None))
+    return y
+
+
+def _fill_tiled(x, pad, y, chans):
+    """Channels ``chans`` of ``y`` (N, C, H', W'): those of ``x`` (N, C, H, W) shifted by
+    ``pad`` (negative: cropped), zero where ``x`` has no value.
+
+    NOTE: zeroed whole, then copied into: zeroing only the borders (a column at a time)
+    was slower."""
     src, dst = [], []
-    for p, m, size in zip(pad, (h, w), y.shape[2:]):
+    for p, m, size in zip(pad, x.shape[2:], y.shape[2:]):
         lo, hi = max(-p, 0), min(m, size - p)
         src.append(slice(lo, hi))
         dst.append(slice(lo + p, hi + p))
-    y[:, :, dst[0], dst[1]] = x[:, :, src[0], src[1]]
-    return y
+    yc = y[:, chans]
+    yc[...] = 0
+    yc[:, :, dst[0], dst[1]] = x[:, chans, src[0], src[1]]
 
 
 def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
@@ -339,11 +351,16 @@ def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
 def _input(jit, x, pad, th, tw, scheme=None):
     k, mw, wide = scheme or _F22
     v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype, k)
-    xt = _tiled(x, pad, th, tw, mw)
-    # the whole arrays and a range of channels: a part cut out of them along the channels
-    # is a strided view, which numba's loops read and write more slowly (1.2x)
-    _split(lambda lo, hi: jit.input_tiles(xt, lo, hi, th, tw, wide, v), xt.shape[1],
-           v.nbytes)
+    xt = np.empty(x.shape[:2] + (2 * th + 2, mw * tw + 2), dtype=x.dtype)
+
+    # each part pads its channels (the padding copy split with the transform) and
+    # transforms them, reading and writing the whole arrays: a part cut out of them
+    # along the channels is a strided view, which numba's loops read and write more
+    # slowly (1.2x)
+    def part(lo, hi):
+        _fill_tiled(x, pad, xt, slice(lo, hi))
+        jit.input_tiles(xt, lo, hi, th, tw, wide, v)
+    _split(part, xt.shape[1], v.nbytes)
     return v
 
 
@@ -391,28 +408,35 @@ def _blocks(n, th, tw, c, f, itemsize, k=16):
     return [(i, min(i + k, n), 0, th) for i in range(0, n, k)]
 
 
-def _blocked(jit, xt, u, blocks, th, tw, epi, y, scheme=None):
-    """The Winograd convolution block by block (:func:`_blocks`): each block's input
-    transform, 16 products and output transform (into ``y``, with the epilogue ``epi``,
-    the arguments of ``_output_tiles``) one after the other while its V and M are in
-    cache, the blocks split over the CPU workers. None: fewer blocks than threads
-    (the caller runs the whole products, split over the workers)."""
+def _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme=None):
+    """The Winograd convolution block by block (:func:`_blocks`): each block's padded
+    input rows (:func:`_tiled`), input transform, 16 products and output transform
+    (into ``y``, with the epilogue ``epi``, the arguments of ``_output_tiles``) one after
+    the other while its V and M are in cache, the blocks split over the CPU workers.
+    None: fewer blocks than threads (the caller runs the whole products, split over
+    the workers).
+
+    NOTE: each block pads its own rows, in the parts, rather than the caller the whole
+    input before them (a serial copy the other thread waited on): 64 channels on 56x56
+    maps at batch 8, the op alternated, best of 40: 1.08-1.11x at 2 threads, 1.05-1.07x
+    at 1."""
     if len(blocks) < min(num_threads(), 2):
         return None
     mean, scale, shift, r4, affine, add, relu = epi
-    c, f = xt.shape[1], u.shape[1]
-    k, _, wide = scheme or _F22
+    c, f = x.shape[1], u.shape[1]
+    k, mw, wide = scheme or _F22
 
     def run(lo, hi):
         for n0, n1, a0, a1 in blocks[lo:hi]:
             tiles = (n1 - n0) * (a1 - a0) * tw
-            v = _planes(c, tiles, xt.dtype, k)
-            jit.input_tiles(xt[n0:n1, :, 2 * a0:2 * a1 + 2], 0, c, a1 - a0, tw, wide, v)
-            m = np.matmul(u, v, out=_planes(f, tiles, xt.dtype, k))
+            v = _planes(c, tiles, x.dtype, k)
+            jit.input_tiles(_tiled(x[n0:n1], pad, a1 - a0, tw, mw, a0), 0, c, a1 - a0, tw,
+                            wide, v)
+            m = np.matmul(u, v, out=_planes(f, tiles, x.dtype, k))
             rows = slice(2 * a0, min(2 * a1, y.shape[2]))
             jit.output_tiles(m, a1 - a0, tw, wide, mean, scale, shift, r4[n0:n1, :, rows],
                              affine, add, relu, y[n0:n1, :, rows])
-    parallel_products(run, len(blocks), k * f * c * xt.shape[0] * th * tw)
+    parallel_products(run, len(blocks), k * f * c * x.shape[0] * th * tw)
     return y
 
 
@@ -506,8 +530,7 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
            epilogue is not None, r is not None, relu)
     if not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES:
         blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
-        if _blocked(jit, _tiled(x, pad, th, tw, mw), u, blocks, th, tw, epi, y,
-                    scheme) is not None:
+        if _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme) is not None:
             return y, None
     v = _input(jit, x, pad, th, tw, scheme)
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
