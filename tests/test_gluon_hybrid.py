@@ -510,6 +510,22 @@ def test_replay_names_the_failing_op():
         net(mx.nd.ones((2, 3)), mx.nd.ones((5, 4)))
 
 
+def _recorded_through(name, rule, saves, n):
+    """Register op ``name`` (2x, gradient ``rule``), then record ``n`` calls of a
+    hybridized block running it on x, ones of shape (2, 3) wanting its gradient, after
+    one call that builds the graph: x and the outputs."""
+    mx.operator.register_op(name, lambda p, xp, x: x * 2, saves=saves, gradient=rule)
+    net = nn.HybridLambda(lambda F, x: getattr(F._internal, name)(x) + 1)
+    net.hybridize()
+    x = mx.nd.ones((2, 3))
+    x.attach_grad()
+    net(x)
+    with mx.autograd.record():
+        ys = [net(x) for _ in range(n)]
+    assert _graphs(net)
+    return x, ys
+
+
 def test_replay_backward_names_a_failing_rule():
     def raises(p, x, y, gy, need):
         raise mx.MXNetError("no luck")
@@ -519,14 +535,7 @@ def test_replay_backward_names_a_failing_rule():
 
     for name, rule, match in (("_test_cg_raises", raises, "no luck"),
                               ("_test_cg_shape", wrong_shape, "gradient has shape")):
-        mx.operator.register_op(name, lambda p, xp, x: x * 2, saves="", gradient=rule)
-        net = nn.HybridLambda(lambda F, x, n=name: getattr(F._internal, n)(x) + 1)
-        net.hybridize()
-        x = mx.nd.ones((2, 3))
-        x.attach_grad()
-        net(x)
-        with mx.autograd.record():
-            y = net(x)
+        x, (y,) = _recorded_through(name, rule, "", 1)
         with pytest.raises(mx.MXNetError, match=r"%s \(backward\): %s" % (name, match)):
             y.backward()
 
@@ -559,6 +568,25 @@ def test_replay_backward_checks_gradient_shapes_per_input_shapes():
                                                 r"shape \(1, 3\), expected \(4, 3\)"):
             backward(4)
     np.testing.assert_array_equal(backward(2), np.full((2, 3), 2.0))
+
+
+
+def test_replay_backward_checks_every_tape_recorded_before_a_checked_walk():
+    # Whether a backward checks its rules' shapes is settled when its forward is
+    # recorded: of two forwards recorded before any backward, the second is checked
+    # too, although the first one's walk has checked these shapes by then.
+    calls = []
+
+    def wrong_the_second_time(p, x, y, gy, need):
+        calls.append(1)
+        return [gy[0] * 2 if len(calls) == 1 else gy[0][:1] * 2]
+
+    x, (first, second) = _recorded_through("_test_cg_early", wrong_the_second_time, "x", 2)
+    first.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((2, 3), 2.0))
+    with pytest.raises(mx.MXNetError, match=r"_test_cg_early \(backward\): gradient has "
+                                            r"shape \(1, 3\), expected \(2, 3\)"):
+        second.backward()
 
 
 def test_replay_backward_checks_every_walk_through_a_data_shaped_op():

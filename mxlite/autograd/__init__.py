@@ -435,8 +435,9 @@ def node_backward(op, p, x, y, gy, need, ctx, check=True):
     arrays would follow NumPy there (``/`` is true division) instead of MXNet. Errors
     are named after the op; a needed gradient of the wrong shape is an error (``check``
     False skips that check, for a caller that has already seen the rule give the right
-    shapes for these very input shapes). Returns one gradient per input (None where
-    ``need`` is false or the input has none).
+    shapes for these very input shapes; an op whose ``checks_shapes`` is true, a
+    hybridized graph whose walk checks its steps, is not checked again). Returns one
+    gradient per input (None where ``need`` is false or the input has none).
     """
     x0 = x[0]
     wrapped = entered = False
@@ -461,7 +462,7 @@ def node_backward(op, p, x, y, gy, need, ctx, check=True):
     finally:
         if entered:
             _state.raw = False
-    if check:
+    if check and not getattr(op, "checks_shapes", False):
         for i, gi in enumerate(gx):
             if gi is not None and need[i] and gi.shape != x[i].shape:
                 raise MXNetError("%s (backward): gradient has shape %s, expected %s"

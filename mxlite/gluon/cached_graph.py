@@ -371,7 +371,7 @@ class CachedGraph:
         used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
         outs = [nda[s] for s in self.out_slots]
         if record and out_needed:
-            tape = _Tape(raw, full, used, walk, ctx, mask)
+            tape = _Tape(raw, full, used, walk, ctx, self._shape_check(mask, raw))
             record_node(self._gop, tape, leaves, outs, checks)
             for o, s in zip(outs, self.out_slots):
                 if not need[s]:
@@ -430,9 +430,23 @@ class CachedGraph:
                     v = nda[s]._version = [0]
                     checks.append((v, 0, nda[s]))
 
-    def _gradient(self, tape, xs, gys):
-        """Gradients of the graph inputs/params (in ``leaf_slots`` order), on raw arrays
-        or, when the backward runs on NDArrays (recorded), on NDArrays.
+    def _shape_check(self, mask, raw):
+        """Whether the backward of a replay with need ``mask`` and values ``raw`` checks
+        its rules' gradient shapes: False, or what the walk adds to ``_shapes_checked``
+        once it checked them (True: check every time). The rules' gradient shapes follow
+        from the graph's input and parameter shapes (unless an op's output shape follows
+        its values), so a walk that checked them for these shapes and this mask needs no
+        recheck. Taken at the forward, where the leaves were just read."""
+        if self._shapes_vary:
+            return True
+        shapes = (mask, tuple([raw[s].shape for s in self.leaf_slots]))
+        return False if shapes in self._shapes_checked else shapes
+
+    def _gradient(self, tape, xs, ys, gys, need):
+        """The rule of the graph's autograd node: gradients of the graph inputs/params
+        (in ``leaf_slots`` order), on raw arrays or, when the backward runs on NDArrays
+        (recorded), on NDArrays. ``ys`` and ``need`` go unused: the tape holds the
+        outputs, and its walk was built for the inputs wanting gradients.
 
         Walking the steps in reverse, a step's output gradients are dropped once its rule
         ran, and, in a backward that frees the graph (``retain_graph=False``), its saved
@@ -449,11 +463,7 @@ class CachedGraph:
         free = _ag_state.freeing
         if free:
             tape.raw = tape.full = None
-        # The rules' gradient shapes follow from the graph's input and parameter shapes
-        # (unless an op's output shape follows its values): a walk that checked them for
-        # these shapes (and this need mask) needs no recheck
-        shapes = (tape.mask, tuple([raw[s].shape for s in self.leaf_slots]))
-        check = self._shapes_vary or shapes not in self._shapes_checked
+        check = tape.check
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
@@ -489,8 +499,8 @@ class CachedGraph:
                 if gx is not None:
                     gi = g[i]
                     g[i] = gx if gi is None else gi + gx
-        if check and len(self._shapes_checked) < 64:
-            self._shapes_checked.add(shapes)
+        if check is not True and len(self._shapes_checked) < 64:
+            self._shapes_checked.add(check)
         return [g[s] for s in self.leaf_slots]
 
     def _rerecord(self, tape, xs):
@@ -536,25 +546,27 @@ class _Tape:
     """What one recorded replay keeps for its backward: every slot's raw value, each
     step's full output (hidden outputs included) and params, and the walk of the steps
     whose rules the backward runs."""
-    __slots__ = ("raw", "full", "used", "walk", "ctx", "mask")
+    __slots__ = ("raw", "full", "used", "walk", "ctx", "check")
 
-    def __init__(self, raw, full, used, walk, ctx, mask):
+    def __init__(self, raw, full, used, walk, ctx, check):
         self.raw = raw
         self.full = full
         self.used = used
         self.walk = walk    # the backward walk for the inputs needing gradients
         self.ctx = ctx
-        self.mask = mask        # which graph inputs/params needed gradients
+        self.check = check      # whether the walk checks gradient shapes (_shape_check)
 
 
 class _GraphOp:
-    """The op-like object a recorded replay leaves as its one autograd node."""
-    __slots__ = ("graph",)
+    """The op-like object a recorded replay leaves as its one autograd node; its
+    ``gradient`` is the graph's own walk (no frame between)."""
+    __slots__ = ("graph", "gradient")
     name = "hybridized graph"
     saves = ""
+    # each step's gradient shapes are checked in the walk (where they are not known
+    # right already), and sums of gradients of one slot keep that slot's shape
+    checks_shapes = True
 
     def __init__(self, graph):
         self.graph = graph
-
-    def gradient(self, tape, xs, ys, gys, need):
-        return self.graph._gradient(tape, xs, gys)
+        self.gradient = graph._gradient
