@@ -255,6 +255,43 @@ def test_graph_gradient_on_ndarrays_takes_raw_or_ndarray_output_gradients():
     np.testing.assert_allclose(bias[0], gy.sum(axis=0), rtol=1e-6)
 
 
+class _EmbedThenDense(nn.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.fc = nn.Dense(3)
+
+    def hybrid_forward(self, F, idx, x):
+        return self.fc(F.concat(self.emb(idx).reshape((0, -1)), x, dim=1))
+
+
+def test_graph_with_integer_first_input_runs_its_plain_backward(monkeypatch):
+    # An integer first input (Embedding indices) must not turn the graph's ordinary
+    # backward into its recorded form (each step re-recorded): its steps wrap integer
+    # data themselves. The gradients are the imperative ones.
+    from mxlite.gluon import cached_graph
+    grads = []
+    for hybrid in (False, True):
+        mx.random.seed(0)
+        net = _EmbedThenDense()
+        net.initialize()
+        if hybrid:
+            net.hybridize()
+            monkeypatch.setattr(cached_graph.CachedGraph, "_rerecord", None)
+        idx = mx.nd.array([[1, 2], [3, 1]], dtype="int32")
+        x = mx.nd.array(np.linspace(-1, 1, 10).reshape(2, 5))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = net(idx, x)
+            z = y * y
+        z.backward()
+        grads.append([net.emb.weight.grad().asnumpy(), net.fc.weight.grad().asnumpy(),
+                      x.grad.asnumpy()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+    assert np.abs(grads[1][0]).sum() > 0
+
+
 def test_untraceable_block_warns_once_and_runs():
     class ShapeReader(gluon.HybridBlock):
         def hybrid_forward(self, F, x):

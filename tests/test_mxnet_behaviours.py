@@ -115,6 +115,23 @@ def test_get_symbol_returns_the_recorded_graph():
         mx.autograd.get_symbol(mx.nd.ones((1,)))
 
 
+def test_get_symbol_keeps_the_attributes_the_calls_gave():
+    # MXNet records an op's attributes as the call passed them, not its defaults
+    # (MXNet 1.9.1: Pooling's node has attrs kernel, pool_type and stride only).
+    x = mx.nd.array(np.arange(2 * 3 * 9 * 9, dtype=np.float32).reshape(2, 3, 9, 9))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(x, kernel=(3, 3), stride=(2, 2), pool_type="max")
+        z = mx.nd.sum(mx.nd.relu(y), axis=1)
+    sym = mx.autograd.get_symbol(z)
+    nodes = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    assert [(n["op"], n.get("attrs", {})) for n in nodes] == [
+        ("Pooling", {"kernel": "(3, 3)", "pool_type": "max", "stride": "(2, 2)"}),
+        ("relu", {}), ("sum", {"axis": "1"})]
+    back = mx.sym.load_json(sym.tojson())
+    np.testing.assert_array_equal(back.eval(var0=x)[0].asnumpy(), z.asnumpy())
+
+
 def test_np_semantics_switches_at_top_level():
     assert mx.np_shape is mx.util.np_shape and mx.use_np is mx.util.use_np
     with mx.np_shape(True):

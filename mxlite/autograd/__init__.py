@@ -436,7 +436,9 @@ def node_backward(op, p, x, y, gy, need, ctx, check=True):
     are named after the op; a needed gradient of the wrong shape is an error (``check``
     False skips that check, for a caller that has already seen the rule give the right
     shapes for these very input shapes; an op whose ``checks_shapes`` is true, a
-    hybridized graph whose walk checks its steps, is not checked again). Returns one
+    hybridized graph whose walk checks its steps, is not checked again; nor are the
+    inputs of an op whose ``runs_steps`` is true wrapped: its walk runs each step's rule
+    through this function, which wraps where that step's data asks). Returns one
     gradient per input (None where ``need`` is false or the input has none).
     """
     x0 = x[0]
@@ -445,7 +447,7 @@ def node_backward(op, p, x, y, gy, need, ctx, check=True):
     if not (type(x0) is _ndarray and _state.raw and x0.dtype.kind == "f"):
         nd = _nd or _nd_module()
         if type(x0) is not nd.NDArray:
-            if x0.dtype.kind != "f":
+            if x0.dtype.kind != "f" and not getattr(op, "runs_steps", False):
                 _wrap = nd.ndarray._wrap
                 y = [_wrap(a, ctx) for a in y]
                 gy = [nd.zeros_like(b) if a is None else _wrap(a, ctx) for a, b in zip(gy, y)]

@@ -41,7 +41,7 @@ def graph_symbol(x):
                 stack.extend(todo)
                 continue
             stack.pop()
-            node = SymNode(cur.op, "%s%d" % (cur.op.name.lower(), len(made)), cur.p.to_attrs())
+            node = SymNode(cur.op, "%s%d" % (cur.op.name.lower(), len(made)), cur.p.to_attrs(given_only=True))
             node.inputs = [(made[id(e[0])], e[1]) if e is not None else (leaf("null"), 0)
                            for e in cur.parents]
             made[id(cur)] = node

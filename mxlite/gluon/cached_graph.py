@@ -566,6 +566,8 @@ class _GraphOp:
     # each step's gradient shapes are checked in the walk (where they are not known
     # right already), and sums of gradients of one slot keep that slot's shape
     checks_shapes = True
+    # integer inputs are wrapped per step by the walk, not for the whole graph
+    runs_steps = True
 
     def __init__(self, graph):
         self.graph = graph

@@ -91,21 +91,28 @@ class Params:
     Instances may be cached and shared between calls: treat them as immutable.
     """
 
-    def __init__(self, op, values):
+    def __init__(self, op, values, given=None):
         self.__dict__.update(values)
         self.__dict__["_op"] = op
+        # the names the call gave (None: not known), which MXNet records as its attrs
+        self.__dict__["_given"] = given
 
     def __setattr__(self, name, value):
         raise AttributeError("operator params are immutable")
 
     def items(self):
-        return [(k, v) for k, v in self.__dict__.items() if k != "_op"]
+        return [(k, v) for k, v in self.__dict__.items() if k != "_op" and k != "_given"]
 
     def get(self, name, default=None):
         return self.__dict__.get(name, default)
 
-    def to_attrs(self):
-        """The params as MXNet attribute strings (as stored in symbol JSON)."""
+    def to_attrs(self, given_only=False):
+        """The params as MXNet attribute strings (as stored in symbol JSON); where
+        ``given_only``, those the call named, as MXNet's recorded ops keep them (all of
+        them where that is not known)."""
+        given = self._given if given_only else None
+        if given is not None:
+            return {k: format_attr(self.__dict__[k]) for k in given}
         return {k: format_attr(v) for k, v in self.items()}
 
     def __repr__(self):
@@ -190,7 +197,7 @@ class Op:
         defaults = {k: prm.default for k, prm in self.params.items() if prm.default is not REQUIRED}
         self._required = [k for k, prm in self.params.items() if prm.default is REQUIRED]
         self._defaults = defaults
-        self.default_params = None if self._required else Params(self, defaults)
+        self.default_params = None if self._required else Params(self, defaults, ())
         self._cache = {}
 
     # -- params ---------------------------------------------------------------
@@ -230,7 +237,7 @@ class Op:
         if missing:
             raise TypeError("%s: missing required argument(s) %s"
                             % (self.name, ", ".join(repr(k) for k in missing)))
-        p = Params(self, values)
+        p = Params(self, values, tuple(kwargs))
         if key is not None and len(self._cache) < 256:
             self._cache[key] = p
         return p
