@@ -6,6 +6,7 @@ Every function takes ``xp``, the array module, and channels-first data.
 """
 import numpy as np
 
+from ... import engine
 from ...engine import parallel_copy, parallel_products, contiguous, matmul, num_threads
 from . import _fast
 
@@ -335,7 +336,10 @@ def _products_then(w, x3, epilogue):
         epilogue(y3, 0, n, 0, cols)
         return y3
     y3 = np.empty((n, w.shape[0], cols), dtype=np.result_type(w, x3))
-    cuts = max(1, -(-threads // n))
+    # a sample's columns are cut only where engine.matmul would cut the whole product
+    # (the chain's): a BLAS may order a product's sums by its shape, so a part is the
+    # whole's bits only where the whole is cut alike
+    cuts = max(1, -(-threads // n)) if w.size * n * cols >= engine.PARALLEL_MIN_MACS else 1
 
     def run(lo, hi):
         for t in range(lo, hi):
