@@ -577,6 +577,15 @@ def test_replay_backward_names_a_failing_rule():
             y.backward()
 
 
+def _input_gradient(net, x):
+    """``x``'s gradient from ``net(x).backward()``, as a NumPy array."""
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x)
+    y.backward()
+    return x.grad.asnumpy()
+
+
 def test_replay_backward_checks_gradient_shapes_per_input_shapes():
     # The replay checks a rule's gradient shapes once per set of input shapes: a rule
     # right for one input shape and wrong for another is caught on the other, and a
@@ -590,12 +599,7 @@ def test_replay_backward_checks_gradient_shapes_per_input_shapes():
     net.hybridize()
 
     def backward(rows):
-        x = mx.nd.ones((rows, 3))
-        x.attach_grad()
-        with mx.autograd.record():
-            y = net(x)
-        y.backward()
-        return x.grad.asnumpy()
+        return _input_gradient(net, mx.nd.ones((rows, 3)))
 
     for _ in range(2):
         np.testing.assert_array_equal(backward(2), np.full((2, 3), 2.0))
@@ -639,12 +643,7 @@ def test_replay_backward_checks_every_walk_through_a_data_shaped_op():
     net.hybridize()
 
     def backward(values):
-        x = mx.nd.array(values)
-        x.attach_grad()
-        with mx.autograd.record():
-            y = net(x)
-        y.backward()
-        return x.grad.asnumpy()
+        return _input_gradient(net, mx.nd.array(values))
 
     for _ in range(2):
         np.testing.assert_array_equal(backward([1.0, 2.0, 3.0]), [2.0, 2.0, 2.0])
