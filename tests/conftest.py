@@ -9,6 +9,21 @@ from mxlite.operator.registry import OPS
 
 REF = os.path.join(os.path.dirname(__file__), "reference")
 
+
+def numba_missing():
+    """Whether the numba kernels (the extra 'fast') are absent or turned off; an error
+    instead where CI requires them (MXLITE_REQUIRE_NUMBA=1)."""
+    from mxlite.operator.nn import _fast
+    missing = _fast.kernels() is None
+    if missing and os.environ.get("MXLITE_REQUIRE_NUMBA") == "1":
+        raise RuntimeError("MXLITE_REQUIRE_NUMBA=1 but numba (the extra 'fast') is not "
+                           "installed or MXLITE_NUMBA=0 turned it off")
+    return missing
+
+
+NUMBA_MISSING = numba_missing()
+needs_numba = pytest.mark.skipif(NUMBA_MISSING, reason="numba (the extra 'fast') is not installed")
+
 # MXLITE_TEST_CONTEXT=gpu(0) runs every test with that context as the default (arrays
 # made without ctx= live there), as MXNet's GPU suite re-runs its unit tests under
 # set_default_context(mx.gpu(0)). Unset: cpu(0).
@@ -63,7 +78,7 @@ def fast_kernels(request, monkeypatch):
     from mxlite.operator.nn import _fast
     if request.param == "numpy":
         monkeypatch.setattr(_fast, "kernels", lambda: None)
-    elif _fast.kernels() is None:
+    elif NUMBA_MISSING:
         pytest.skip("numba (the extra 'fast') is not installed")
     else:
         monkeypatch.setattr(_fast, "MIN_TILES", 0)

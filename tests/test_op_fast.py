@@ -15,11 +15,7 @@ import pytest
 import mxlite as mx
 from mxlite.operator.nn import _conv_kernels, _fast, _fast_pool, convolution
 
-NUMBA_MISSING = _fast.kernels() is None
-if NUMBA_MISSING and os.environ.get("MXLITE_REQUIRE_NUMBA") == "1":
-    raise RuntimeError("MXLITE_REQUIRE_NUMBA=1 but numba (the extra 'fast') is not installed "
-                       "or MXLITE_NUMBA=0 turned it off")
-needs_numba = pytest.mark.skipif(NUMBA_MISSING, reason="numba (the extra 'fast') is not installed")
+from conftest import NUMBA_MISSING, needs_numba
 
 
 def _direct(x, w, pad):

@@ -11,6 +11,7 @@ from mxlite.gluon import nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
 from mxlite.operator.nn import _conv_kernels, _fast
+from conftest import needs_numba
 from optable import row, row_tests
 
 CPU = mx.cpu()
@@ -520,12 +521,11 @@ def test_a_recorded_call_transforms_the_filters_each_time(fast_kernels, monkeypa
     assert len(made) == 2 * n_convs
 
 
+@needs_numba
 def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
     """With the filters' transform kept, Winograd pays from fewer tiles (MIN_TILES_KEPT):
     a batch-1 10x10 map (25 tiles) runs it in a hybridized graph's inference, not in an
     imperative call, with the imperative results to float32 round-off."""
-    if _fast.kernels() is None:
-        pytest.skip("numba (the extra 'fast') is not installed")
     assert _fast.MIN_TILES_KEPT <= 25 < _fast.MIN_TILES
     made = []
     filters = _fast._filters
@@ -656,10 +656,9 @@ def test_conv_batch_norm_is_the_chain_bit_for_bit(geometry, shape, dtype, kw, bn
                 assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), (k, g, w)
 
 
+@needs_numba
 def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypatch):
     """In inference the Winograd kernel applies BatchNorm itself: no BatchNorm pass runs."""
-    if _fast.kernels() is None:
-        pytest.skip("numba (the extra 'fast') is not installed")
     monkeypatch.setattr(_fast, "MIN_TILES", 0)
     monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
     passes = []
@@ -678,14 +677,13 @@ def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypa
     assert passes == []
 
 
+@needs_numba
 def test_1x1_and_strided_convolutions_apply_batch_norm_as_they_make_their_output(
         monkeypatch):
     """ResNet's stem (7x7, stride 2), its 1x1 convolutions (a downsampling one without a
     bias) and their BatchNorm run as one step each; in inference the convolution's
     kernel applies BatchNorm to each part of its output: the imperative values, no
     BatchNorm pass of its own."""
-    if _fast.kernels() is None:
-        pytest.skip("numba (the extra 'fast') is not installed")
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 0)
     passes = []
     apply = _fast.batch_norm_apply
@@ -759,13 +757,12 @@ def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_p
     ((3, 8, 13, 11), 12, "rows"),       # blocks of tile rows of one sample; odd edges
     ((5, 8, 6, 6), 20, "samples"),      # blocks of whole samples
 ])
+@needs_numba
 def test_winograd_blocks_give_the_whole_products_results(shape, block_tiles, kind, inference,
                                                          monkeypatch):
     """An inference runs the Winograd convolution block by block (``_fast._blocked``):
     the whole products' results to float32 round-off, the same bits on any thread count,
     BatchNorm's epilogue included; by F(2x2, 3x3) and by F(2x4, 3x3)."""
-    if _fast.kernels() is None:
-        pytest.skip("numba (the extra 'fast') is not installed")
     from mxlite import engine
     for name, value in (("MIN_TILES", 0), ("MIN_CHANNELS", 0), ("BLOCKED_MIN_BYTES", 0),
                         ("BLOCK_BYTES", 0), ("MIN_BLOCK_TILES", block_tiles // (1 + inference))):
