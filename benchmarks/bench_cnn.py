@@ -13,9 +13,9 @@ Workloads (random data, 3x224x224 images unless said; the same model in every fr
 - ``resnet50_infer1`` / ``resnet50_infer8``: ``resnet50_v1`` at batch 1 and 8, images/s;
 - ``mobilenet_v2_infer``: ``mobilenet_v2_1_0`` (depthwise convolutions), batch 8, images/s.
 
-Each framework runs in its own worker process (this file with ``--worker``), with 2
-threads everywhere (OpenMP, BLAS, torch's intra-op pool). The driver interleaves
-the workers round by round (mxlite imperative, mxlite hybridized, MXNet, PyTorch,
+Each framework runs in its own worker process (this file with ``--worker``), fresh
+for each workload, with 2 threads everywhere (OpenMP, BLAS, torch's intra-op pool).
+The driver interleaves the workers round by round (mxlite imperative, mxlite hybridized, MXNet, PyTorch,
 then again), each timing at least ``--seconds`` per round, and keeps each one's best
 round: the machine may be shared, so only ratios from one run mean anything. MXNet
 runs hybridized Gluon (its oneDNN kernels), PyTorch eager modules written here
@@ -407,25 +407,30 @@ def main():
         return worker_main(args.worker)
     names = [n for n in WORKLOADS if not args.only or n in args.only.split(",")]
     contestants = _contestants()
-    procs = {}
-    for _, kind, _, python in contestants:
-        if kind not in procs:
-            procs[kind] = Proc(kind, python, args.threads, args.clock)
-    gemm = procs["mxlite"].call("gemm")
-    macs = {n: procs["mxlite"].call("macs", name=n) for n in names}
+    first = Proc("mxlite", sys.executable, args.threads, args.clock)
+    gemm = first.call("gemm")
+    macs = {n: first.call("macs", name=n) for n in names}
+    first.close()
     print("NumPy float32 GEMM (1024^3, %s threads): %.1f GFLOP/s; %s clock"
           % (args.threads, gemm, args.clock))
     results = {}
     for name in names:
+        # fresh workers for each workload: a process that ran other models first can
+        # run this one slower (MXNet 1.9.1 after ResNet-18: ResNet-50 at batch 1 ran
+        # 0.72x, LeNet 0.53x its speed in a fresh process)
+        procs = {}
+        for _, kind, _, python in contestants:
+            if kind not in procs:
+                procs[kind] = Proc(kind, python, args.threads, args.clock)
         best = {}
         for _ in range(args.rounds):
             for label, kind, hyb, _ in contestants:
                 r = procs[kind].call("time", name=name, hybridize=hyb, seconds=args.seconds)
                 best[label] = max(best.get(label, 0.0), r)
+        for p in procs.values():
+            p.close()
         results[name] = best
         _print_row(name, best, macs[name], gemm)
-    for p in procs.values():
-        p.close()
     if not args.no_rss:
         print("\nPeak RSS of a fresh process doing 3 ResNet-18 training steps (batch 8), MB:")
         rss = {}
