@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.operator.nn import _conv_kernels, _fast, _fast_pool, convolution
+from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn, _fast_pool, convolution
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -331,7 +331,7 @@ def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_ga
         return mx.nd.BatchNorm(*[mx.nd.array(a, dtype=dtype) for a in args],
                                fix_gamma=fix_gamma, eps=1e-3).asnumpy()
 
-    assert _fast.channel_views(args[0].astype(dtype)) is not None     # the kernels apply
+    assert _fast_bn.channel_views(args[0].astype(dtype)) is not None     # the kernels apply
     fast = run()
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     want = run()
@@ -361,7 +361,7 @@ def test_batch_norm_training_passes_are_float32_round_off_of_float64(shape, monk
     x = rng.standard_normal(shape) * 0.1 + 3.0        # an offset: cancellation in the variance
     gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
     gy = rng.standard_normal(shape)
-    assert _fast.channel_views(x.astype(np.float32)) is not None      # the kernels apply
+    assert _fast_bn.channel_views(x.astype(np.float32)) is not None      # the kernels apply
     exact = _bn_train(x, gamma, beta, gy)
     fast = _bn_train(*(a.astype(np.float32) for a in (x, gamma, beta, gy)))
     monkeypatch.setattr(_fast, "kernels", lambda: None)
@@ -386,14 +386,14 @@ def test_batch_norm_gradient_pass_is_numpys_formula_bit_for_bit(dtype):
             g = gy if relu_y is None else np.multiply(gy, relu_y > 0)
             want = g * a.reshape(sh) - (x - mean.reshape(sh)) * k1.reshape(sh) - k2.reshape(sh)
             got, kept = np.full_like(x, 7), np.full_like(x, 7)
-            x3, gy3, y3, got3, kept3 = _fast.channel_views(x, gy, relu_y, got, kept)
+            x3, gy3, y3, got3, kept3 = _fast_bn.channel_views(x, gy, relu_y, got, kept)
             # in two parts of the channels, as the CPU workers run them
             sums = []
             for lo, hi in ((0, 1), (1, 4)):
-                _fast.batch_norm_grad(x3, lo, mean[lo:hi], gy3, a[lo:hi], k1[lo:hi],
+                _fast_bn.batch_norm_grad(x3, lo, mean[lo:hi], gy3, a[lo:hi], k1[lo:hi],
                                       k2[lo:hi], got3, y3)
                 # the sums see the same g, and write it where asked
-                sums.append(_fast.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3,
+                sums.append(_fast_bn.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3,
                                                        None if relu_y is None else kept3))
             np.testing.assert_allclose(np.concatenate([s[0] for s in sums]),
                                        g.sum(axis=(0, 2, 3)), rtol=1e-5)
@@ -420,9 +420,9 @@ def test_batch_norm_epilogue_on_parts_in_place_is_the_whole_pass_bit_for_bit(dty
     r = rng.standard_normal(z.shape).astype(dtype) if residual else None
     mean, scale, shift = (rng.standard_normal(4).astype(dtype) for _ in range(3))
     want = np.full_like(z, 7)
-    _fast.batch_norm_apply(z, 0, mean, scale, shift, want, r, relu)
+    _fast_bn.batch_norm_apply(z, 0, mean, scale, shift, want, r, relu)
     got = z.copy()
-    apply = _fast.affine_epilogue(mean, scale, shift, r, relu)
+    apply = _fast_bn.affine_epilogue(mean, scale, shift, r, relu)
     for n0, n1, i0, i1 in ((0, 1, 0, 37), (1, 3, 0, 5), (1, 3, 5, 36), (1, 3, 36, 37)):
         apply(got, n0, n1, i0, i1)
     assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
@@ -452,8 +452,8 @@ def test_1x1_convolution_with_an_epilogue_is_the_product_then_the_pass(shape, f,
         prev = engine.set_num_threads(threads)
         try:
             want = _conv_kernels.pointwise(np, x, w, (1, 1)).reshape(r3.shape)
-            _fast.batch_norm_apply(want, 0, mean, scale, shift, want, r3, True)
-            got = _conv_kernels.pointwise(np, x, w, (1, 1), _fast.affine_epilogue(
+            _fast_bn.batch_norm_apply(want, 0, mean, scale, shift, want, r3, True)
+            got = _conv_kernels.pointwise(np, x, w, (1, 1), _fast_bn.affine_epilogue(
                 mean, scale, shift, r3, True))
         finally:
             engine.set_num_threads(prev)
@@ -463,12 +463,12 @@ def test_1x1_convolution_with_an_epilogue_is_the_product_then_the_pass(shape, f,
 
 @needs_numba
 def test_batch_norm_kernels_refuse_vectors_that_do_not_fit_the_data():
-    x3 = _fast.channel_views(np.ones((2, 4, 5), np.float32))[0]
+    x3 = _fast_bn.channel_views(np.ones((2, 4, 5), np.float32))[0]
     y3 = np.empty_like(x3)
     with pytest.raises(ValueError, match="do not fit data of shape"):
-        _fast.batch_norm_apply(x3, 2, *np.ones((3, 3), np.float32), y3)    # channels 2..4 of 4
+        _fast_bn.batch_norm_apply(x3, 2, *np.ones((3, 3), np.float32), y3)    # channels 2..4 of 4
     with pytest.raises(ValueError, match="do not fit data of shape"):
-        _fast.batch_norm_moments(x3, 0, *np.ones((2, 4), np.float64))      # another dtype
+        _fast_bn.batch_norm_moments(x3, 0, *np.ones((2, 4), np.float64))      # another dtype
     assert np.array_equal(x3, np.ones((2, 4, 5), np.float32))
 
 
@@ -487,8 +487,8 @@ def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monk
     x = np.ones((2, 8, 9, 9))
     assert _fast.kernels() is not None
     y = np.empty_like(x)
-    x3, y3 = _fast.channel_views(x, y)
-    _fast.batch_norm_apply(x3, 0, *np.ones((3, 8)), y3)
+    x3, y3 = _fast_bn.channel_views(x, y)
+    _fast_bn.batch_norm_apply(x3, 0, *np.ones((3, 8)), y3)
     np.testing.assert_array_equal(y, x)
 
 
