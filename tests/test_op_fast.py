@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
+from mxlite import engine
 from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn, _fast_pool, convolution
 
 from conftest import NUMBA_MISSING, needs_numba
@@ -102,6 +103,48 @@ def test_winograd_inference_by_blocks_pads_each_block_as_the_whole(size, pad, mo
     ref, size_of_sums = _direct(x64, w64, pad), _direct(abs(x64), abs(w64), pad)
     assert ys[0].shape == ref.shape
     assert np.abs(ys[0] - ref).max() <= 4 * eps * size_of_sums.max()
+
+
+@needs_numba
+@pytest.mark.parametrize("c,inference", [(8, True), (8, False), (160, True)])
+def test_winograd_of_a_small_input_in_stages_gives_the_same_bits_at_any_threads(
+        c, inference, monkeypatch):
+    # from STAGED_MIN_BYTES, under the transforms' split (batch 1): the input transform,
+    # the products and the output transform (with BatchNorm's epilogue) handed to the
+    # workers in one job of three stages; the same bits as one thread, and the same
+    # input tiles
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0)
+    stages = []
+    run_stages = engine._run_stages
+    monkeypatch.setattr(engine, "_run_stages", lambda st, k: stages.append(len(st)) or
+                        run_stages(st, k))
+    rng = np.random.default_rng(c)
+    x = rng.standard_normal((1, c, 11, 13)).astype(np.float32)
+    w = (rng.standard_normal((12, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    r = rng.standard_normal((1, 12, 11, 13)).astype(np.float32)
+    epilogue = tuple(rng.standard_normal(12).astype(np.float32) for _ in range(3)) + (r, True)
+    got = []
+    prev = mx.engine.set_num_threads(1)
+    try:
+        for threads in (1, 3):
+            mx.engine.set_num_threads(threads)
+            got.append(_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (11, 13),
+                                     keep_tiles=not inference, epilogue=epilogue,
+                                     inference=inference))
+    finally:
+        mx.engine.set_num_threads(prev)
+    assert stages == [3]
+    (y1, v1), (y3, v3) = got
+    assert np.array_equal(y1.view(np.uint8), y3.view(np.uint8))
+    if not inference:
+        assert np.array_equal(v1, v3)
+        assert np.array_equal(v1, _fast._input(_fast.kernels(), x, (1, 1), 6, 7))
+    want = _direct(x.astype(np.float64), w.astype(np.float64), (1, 1))
+    want = np.maximum((want - epilogue[0][:, None, None]) * epilogue[1][:, None, None]
+                      + epilogue[2][:, None, None] + r, 0)
+    assert np.abs(y1 - want).max() <= 1e-4 * np.abs(want).max()
 
 
 @needs_numba

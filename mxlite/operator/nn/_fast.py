@@ -31,7 +31,7 @@ import weakref
 import numpy as np
 
 from ... import engine
-from ...engine import matmul, num_threads, parallel, parallel_products
+from ...engine import matmul, num_threads, parallel, parallel_products, parallel_stages
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -346,18 +346,67 @@ def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
 
 
 def _input(jit, x, pad, th, tw, scheme=None):
-    k, mw, wide = scheme or _F22
-    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype, k)
+    scheme = scheme or _F22
+    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype, scheme[0])
+    _split(_input_part(jit, x, pad, th, tw, scheme, v), x.shape[1], v.nbytes, transform=True)
+    return v
+
+
+def _input_part(jit, x, pad, th, tw, scheme, v):
+    """``fn(lo, hi)``: the input transform of channels ``lo:hi`` of ``x`` into ``v``.
+
+    NOTE: each part pads its channels (the padding copy split with the transform) and
+    transforms them, reading and writing the whole arrays: a part cut out of them
+    along the channels is a strided view, which numba's loops read and write more
+    slowly (1.2x)."""
+    _, mw, wide = scheme
     xt = np.empty(x.shape[:2] + (2 * th + 2, mw * tw + 2), dtype=x.dtype)
 
-    # each part pads its channels (the padding copy split with the transform) and
-    # transforms them, reading and writing the whole arrays: a part cut out of them
-    # along the channels is a strided view, which numba's loops read and write more
-    # slowly (1.2x)
     def part(lo, hi):
         _fill_tiled(x, pad, xt, slice(lo, hi))
         jit.input_tiles(xt, lo, hi, th, tw, wide, v)
-    _split(part, xt.shape[1], v.nbytes, transform=True)
+    return part
+
+
+def _output_part(jit, m, th, tw, wide, epi, y):
+    """``fn(lo, hi)``: the output transform of filters ``lo:hi`` of the products ``m`` into
+    ``y``, with the epilogue ``epi`` (the arguments of ``_output_tiles``)."""
+    return lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, wide,
+                                           *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
+                                           *epi[4:], y[:, lo:hi])
+
+
+# Bytes of transformed input tiles (V) from which the Winograd convolution of a small
+# input runs in stages (:func:`_staged`). NOTE: measured in ResNet-50's hybridized
+# inference at batch 1, 2 threads, the op alternated in one process (min of 30-40): 64
+# channels on 56x56 maps (V: 2.4 MB) 0.85-0.89x the time, 128 on 28x28 (1.2 MB)
+# 0.94-0.98x; 256 on 14x14 (0.8 MB) 1.07-1.12x (its transforms, 0.1 ms, paid less than
+# the two waits between the stages).
+STAGED_MIN_BYTES = 1 << 20
+
+
+def _staged(jit, x, pad, u, th, tw, epi, y, scheme):
+    """The Winograd convolution of a small input (V under the transforms' split, as at
+    batch 1) with the filters' ``u`` into ``y``, in three stages handed to the workers
+    at once (:func:`engine.parallel_stages`): the input transform by parts of the
+    channels, the products by parts of the planes (each plane's the one product the
+    whole would run: the same bits at any threads), the output transform (with the
+    epilogue ``epi``, the arguments of ``_output_tiles``) by parts of the filters;
+    returns V.
+
+    NOTE: otherwise the transforms run on the caller alone (under
+    ``PARALLEL_MIN_KERNEL_BYTES``) and only the products on the workers."""
+    k, _, wide = scheme
+    (n, c), f = x.shape[:2], u.shape[1]
+    v = _planes(c, n * th * tw, x.dtype, k)
+    m = _planes(f, n * th * tw, x.dtype, k)
+
+    def products(lo, hi):
+        np.matmul(u[lo:hi], v[lo:hi], out=m[lo:hi])
+    parallel_stages([(_input_part(jit, x, pad, th, tw, scheme, v), c, min(c, 8)),
+                     (products, k, 8),
+                     (_output_part(jit, m, th, tw, wide, epi, y), f, min(f, 8))],
+                    k * f * c * n * th * tw)
     return v
 
 
@@ -529,12 +578,12 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
         blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
         if _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme) is not None:
             return y, None
+    if STAGED_MIN_BYTES <= k * c * n * th * tw * x.itemsize < engine.PARALLEL_MIN_KERNEL_BYTES:
+        v = _staged(jit, x, pad, u, th, tw, epi, y, scheme)
+        return y, (v if keep_tiles else None)
     v = _input(jit, x, pad, th, tw, scheme)
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
-    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, scheme[2],
-                                           *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
-                                           *epi[4:], y[:, lo:hi]), f, m.nbytes,
-           transform=True)
+    _split(_output_part(jit, m, th, tw, scheme[2], epi, y), f, m.nbytes, transform=True)
     return y, (v if keep_tiles else None)
 
 
