@@ -253,7 +253,8 @@ def test_winograd_leaves_other_convolutions_to_numpy(case):
     ((2, 8, 15, 16), (3, 3), (2, 2), (1, 1), "valid"),
     ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1), "valid"),
     ((2, 4, 10, 11), (3, 3), (2, 2), (1, 1), "full"),        # windows past the end
-    ((1, 5, 8, 9), (3, 4), (2, 1), (2, 3), "valid")])       # windows mostly padding
+    ((1, 5, 8, 9), (3, 4), (2, 1), (2, 3), "valid"),        # windows mostly padding
+    ((2, 3, 9, 10), (2, 2), (2, 2), (0, 0), "valid")])      # 2x2 pairs, the last row left
 def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, convention,
                                                           dtype, monkeypatch):
     rng = np.random.default_rng(3)
@@ -276,7 +277,7 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
     search, scatter = _fast_pool.max_pool2d_grad, _fast_pool.max_pool2d_scatter
     monkeypatch.setattr(_fast_pool, "max_pool2d_grad", None)
     monkeypatch.setattr(_fast_pool, "max_pool2d_scatter",
-                        lambda *a: scattered.append(1) or scatter(*a))
+                        lambda *a, **k: scattered.append(1) or scatter(*a, **k))
     fast = run()
     assert scattered
     monkeypatch.setattr(_fast_pool, "max_pool2d_grad", search)
@@ -289,7 +290,7 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
 @needs_numba
 @pytest.mark.parametrize("shape, kernel, stride, pad", [
     ((2, 3, 11, 9), (3, 3), (2, 2), (1, 1)), ((1, 2, 7, 8), (3, 2), (1, 2), (1, 0)),
-    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1))])
+    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1)), ((2, 3, 9, 8), (2, 2), (2, 2), (0, 0))])
 def test_max_pool_keeps_the_place_of_each_windows_first_maximum(shape, kernel, stride, pad):
     # ties (small integers), NaNs and -inf: the place is the first maximum in row-major
     # window order (the first NaN), -1 where that is padding (-inf windows)

@@ -130,6 +130,7 @@ def test_convolution_forward_and_grad(row, per_sample, monkeypatch, fast_kernels
     # per_sample: the columns laid out per sample, as on large maps, and 1x1
     # convolutions as per-sample products (see _conv_kernels)
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_MAX_INNER", 1 << 62 if per_sample else 0)
     monkeypatch.setattr(_conv_kernels, "POINTWISE_BLOCK_POSITIONS", 0 if per_sample else 1 << 62)
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)

@@ -51,20 +51,32 @@ def windows(xp, x, kernel, stride, dilate, out, groups=1):
     return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-# Per-sample output positions from which a convolution's products run per sample.
+# Per-sample output positions from which a convolution's products run per sample, and
+# from which they do where its products' inner dimension (C/G * K) is at most
+# ``PER_SAMPLE_MAX_INNER``.
 PER_SAMPLE_POSITIONS = 784
+PER_SAMPLE_NARROW_POSITIONS = 64
+PER_SAMPLE_MAX_INNER = 144
 
 
-def per_sample(groups, out):
-    """Whether the columns of a convolution with output size ``out`` are laid out per
-    sample, (N, C*K, L), rather than as one (G, C/G*K, N*L) block.
+def per_sample(groups, out, inner):
+    """Whether the columns of a convolution with output size ``out`` and products of
+    inner dimension ``inner`` (C/G * K) are laid out per sample, (N, C*K, L), rather
+    than as one (G, C/G*K, N*L) block.
 
     NOTE: per sample, ``w @ cols[n]`` is already the channels-first output (no
     transpose after the product) and the weight gradient needs no transposed copy
     of ``gy``: faster (up to 15%) while L is large (56x56 and 28x28 maps, the
-    strided 7x7 stem). On small maps N small products are slower than one over N*L.
+    strided 7x7 stem). On small maps N small products are slower than one over N*L,
+    unless the inner dimension is short: then the block's products (and their weight
+    gradient, (F, N*L) x (N*L, C*K)) run far below the GEMM rate, and its
+    transposed copies cost as much as they do. Forward and weight gradient at one
+    thread, per sample against the block: LeNet's first layer (25 inner, 24x24 maps,
+    batch 64) 1.9x less time, 1.5x on 8x8 maps; 27 to 144 inner on 10x10 to 14x14
+    maps 1.14-1.95x; 250 inner 0.95-1.04x, 500 0.87-0.93x.
     """
-    return groups == 1 and prod(out) >= PER_SAMPLE_POSITIONS
+    return groups == 1 and (prod(out) >= PER_SAMPLE_POSITIONS or (
+        inner <= PER_SAMPLE_MAX_INNER and prod(out) >= PER_SAMPLE_NARROW_POSITIONS))
 
 
 def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None):
@@ -82,7 +94,7 @@ def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None):
     n, cg = x.shape[0], x.shape[1] // groups
     ks = tuple(range(3 + nsp, 3 + 2 * nsp))
     os_ = tuple(range(3, 3 + nsp))
-    if per_sample(groups, out):     # (N, 1, C, *out, *k) -> (N, C, *k, *out)
+    if per_sample(groups, out, cg * prod(kernel)):  # (N, 1, C, *out, *k) -> (N, C, *k, *out)
         v = xp.transpose(v[:, 0], (0, 1) + tuple(i - 1 for i in ks + os_))
         shape = (n, cg * prod(kernel), prod(out))
     else:                           # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
@@ -97,7 +109,7 @@ def cols_product(xp, cols, w, n, out, groups):
     """The convolution (N, F, *out) from the columns of its input (``build_cols``):
     ``w @ cols`` per sample or per group, channels-first."""
     f = w.shape[0]
-    if per_sample(groups, out):
+    if per_sample(groups, out, w[0].size):
         return matmul(xp, w.reshape(f, -1), cols).reshape((n, f) + tuple(out))
     y = matmul(xp, w.reshape(groups, f // groups, -1), cols)           # (G, Fg, N*L)
     z = xp.empty((n, f) + tuple(out), dtype=y.dtype)
@@ -135,7 +147,7 @@ def blocked(xp, channels, kernel, stride, dilate, groups, out):
     NOTE: at 2 threads, batch 8: ResNet's 7x7 stem (inner dimension 147) took
     1.33x less time so; its stride-2 3x3 layers (576, 1152) 1.05-1.1x more."""
     return (xp is np and len(kernel) == 2 and groups == 1 and max(stride) > 1
-            and max(dilate) == 1 and per_sample(groups, out)
+            and max(dilate) == 1 and per_sample(groups, out, channels * prod(kernel))
             and channels * prod(kernel) <= BLOCKED_MAX_INNER)
 
 
@@ -267,7 +279,7 @@ def cols_weight_grad(xp, cols, gy, groups):
     """``gy @ cols^T``: the weight gradient (G, F/G, C/G*K) of a convolution from the
     columns of its input (``build_cols``) and its output gradient ``gy`` (N, F, *out)."""
     n, f = gy.shape[:2]
-    if per_sample(groups, gy.shape[2:]):
+    if per_sample(groups, gy.shape[2:], cols.shape[1]):
         return matmul(xp, gy.reshape(n, f, -1), xp.swapaxes(cols, 1, 2)).sum(axis=0)
     g = contiguous(xp, xp.swapaxes(gy.reshape(n, f, -1), 0, 1))
     return matmul(xp, g.reshape(groups, f // groups, -1), xp.swapaxes(cols, 1, 2))

@@ -208,7 +208,9 @@ def _lp_grad(p, x, y, gy):
 def _gradient(p, x, y, gy, need):
     index = y[1] if len(y) > 1 else None
     if index is not None and index.size and _ag_state.raw:
-        gx = _fast_pool.max_pool2d_scatter(index, gy[0], x[0].shape)
+        kernel, stride = _geometry(p, x[0].shape)[:2]
+        gx = _fast_pool.max_pool2d_scatter(index, gy[0], x[0].shape,
+                                           overlap=any(s < k for s, k in zip(stride, kernel)))
         if gx is not None:
             return [gx]
     return [_POOLS[p.pool_type].gradient(p, x[0], y[0], gy[0])]
