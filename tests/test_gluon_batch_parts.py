@@ -14,8 +14,10 @@ from mxlite.operator.registry import register_op
 
 
 @pytest.fixture
-def threads():
-    """Two threads (the parts run at once), the count restored after the test."""
+def threads(monkeypatch):
+    """Two threads (the parts run at once), the count restored after the test; graphs
+    cut however small their steps."""
+    monkeypatch.setattr(batch_parts, "MIN_STEP_VALUES", 0)
     prev = engine.set_num_threads(2)
     yield
     engine.set_num_threads(prev)
@@ -151,6 +153,14 @@ def test_resnet_and_mobilenet_blocks(monkeypatch, threads, cuts, batch):
     got = _same(monkeypatch, net, x, cuts=cuts)[0]
     # and the imperative run's numbers
     np.testing.assert_allclose(got, twin(x).asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_graphs_of_small_steps_run_whole(monkeypatch, threads, cuts):
+    monkeypatch.setattr(batch_parts, "MIN_STEP_VALUES", 1 << 17)
+    net = Fn(lambda F, x: F.relu(x) * 2)        # two steps
+    net.initialize()
+    _same(monkeypatch, net, _data(4, 1 << 14), cut=False, cuts=cuts)     # half the values
+    _same(monkeypatch, net, _data(4, 1 << 15), cuts=cuts)
 
 
 def test_a_batch_of_one_and_one_thread_run_whole(monkeypatch, threads, cuts):
