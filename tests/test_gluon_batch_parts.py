@@ -280,3 +280,10 @@ def test_an_error_in_a_part_is_raised_and_leaves_no_worker_hung(threads, cuts, r
         net(mx.nd.array(bad))
     np.testing.assert_allclose(net(x).asnumpy(), np.maximum(x.asnumpy(), 0) + 1, rtol=1e-6)
     assert cuts == [4, 4, 4]
+
+
+@pytest.mark.parametrize("name", ["resnet18_v1", "mobilenetv2_0.25", "vgg11"])
+def test_model_zoo_networks_run_on_parts(monkeypatch, threads, cuts, name):
+    net = mx.gluon.model_zoo.vision.get_model(name, classes=10)
+    net.initialize(mx.init.Xavier())
+    _same(monkeypatch, net, _data(2, 3, 32, 32), cuts=cuts)
