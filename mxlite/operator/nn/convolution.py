@@ -26,6 +26,7 @@ from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ... import engine
 from ...engine import matmul, parallel_copy, parallel_parts
 from ..registry import register_op, Param
+from ..batchwise import rows
 from . import _conv_kernels as kern, _fast, _fast_conv
 from ._conv_kernels import pad_spatial, windows, prod as _prod  # noqa: F401 (pooling, misc)
 
@@ -409,7 +410,7 @@ def _conv_infer(p, shapes):
 register_op("Convolution", _conv_compute, gradient=_conv_grad,
             saves="x", num_outputs=2, num_visible_outputs=1, output_names=("output", "cols"),
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
-            params=_common_params(False), infer_shape=_conv_infer,
+            params=_common_params(False), infer_shape=_conv_infer, batchwise=rows("data"),
             doc="Convolution (cross-correlation) over 1, 2 or 3 spatial dims, channels first. "
                 "``weight`` has shape ``(num_filter, C / num_group, *kernel)``.")
 
@@ -510,6 +511,7 @@ def _deconv_grad(p, x, y, gy, need):
 
 
 register_op("Deconvolution", _deconv_compute, gradient=_deconv_grad, saves="x",
+            batchwise=rows("data"),
             inputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
             params=_common_params(True) + [
                 Param("adj", parse_shape, (), "Extra output size at the end of each dim.",
