@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.operator.nn import _conv_kernels, _fast, _fast_pool, convolution
+from mxlite.operator.nn import _conv_kernels, _fast, _fast_conv, _fast_pool, convolution
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -285,6 +285,41 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     for got, want in zip(fast, run()):
         np.testing.assert_array_equal(got, want)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, kernel, stride, dilate, pad, filters", [
+    ((3, 12, 4, 4), (3, 3), (1, 1), (1, 1), (0, 0), 8),       # LeNet-like: stride 1
+    ((2, 16, 3, 5), (3, 2), (2, 3), (1, 2), (1, 0), 9),       # strided, dilated, cropped
+    ((2, 24, 2, 2), (5, 5), (1, 1), (1, 1), (1, 1), 10)])
+def test_data_gradient_by_one_product_adds_in_numpys_order(shape, kernel, stride, dilate, pad,
+                                                           filters, dtype, monkeypatch):
+    # the transposed convolution over all input positions: one product for every
+    # kernel offset, whose blocks the numba kernel adds on in the order of NumPy's
+    # adds (bit for bit; the products of one offset each may round differently)
+    rng = np.random.default_rng(7)
+    g = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((shape[1], filters) + kernel).astype(dtype)
+    assert convolution._use_rows(1, shape[2:], filters, kernel)
+    added = []
+    monkeypatch.setattr(_fast_conv, "add_offsets",
+                        lambda *a, run=_fast_conv.add_offsets: added.append(a) or run(*a))
+    args = (kernel, stride, dilate, pad, (0, 0), 1)
+    fast = convolution.deconv_nd(np, g, w, *args)
+    p, y = added[0][0], added[0][-1]
+    want = np.zeros_like(y)
+    for t, (i, j) in enumerate(np.ndindex(*kernel)):
+        want[:, i * dilate[0]::stride[0], j * dilate[1]::stride[1]][:, :shape[2], :shape[3]] \
+            += p[:, :, :, t]
+    np.testing.assert_array_equal(y, want)
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(fast, convolution.deconv_nd(np, g, w, *args), rtol=tol, atol=tol)
+    ref = mx.nd.Deconvolution(mx.nd.array(g, dtype=np.float64), mx.nd.array(w, dtype=np.float64),
+                              kernel=kernel, stride=stride, dilate=dilate, pad=pad,
+                              num_filter=filters).asnumpy()
+    np.testing.assert_allclose(fast, ref, rtol=10 * tol, atol=10 * tol)
 
 
 @needs_numba

@@ -125,12 +125,15 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
 
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                              r[0][1]))
-@pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
-def test_convolution_forward_and_grad(row, per_sample, monkeypatch, fast_kernels):
+@pytest.mark.parametrize("per_sample, flip", [(False, False), (False, True), (True, False)],
+                         ids=["block_cols", "block_cols_flipped", "per_sample_cols"])
+def test_convolution_forward_and_grad(row, per_sample, flip, monkeypatch, fast_kernels):
     # per_sample: the columns laid out per sample, as on large maps, and 1x1
-    # convolutions as per-sample products (see _conv_kernels)
+    # convolutions as per-sample products (see _conv_kernels); flip: the block's weight
+    # gradient as (cols @ gy^T)^T, as with few filters
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_MAX_INNER", 1 << 62 if per_sample else 0)
+    monkeypatch.setattr(_conv_kernels, "WEIGHT_GRAD_FLIP_FILTERS", 1 << 62 if flip else 0)
     monkeypatch.setattr(_conv_kernels, "POINTWISE_BLOCK_POSITIONS", 0 if per_sample else 1 << 62)
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)

@@ -1,5 +1,6 @@
-"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, BatchNorm's passes and
-(from ``_fast_pool``) 2-D max pooling.
+"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, BatchNorm's passes,
+(from ``_fast_pool``) 2-D max pooling and (from ``_fast_conv``) the im2col
+convolution's data gradient.
 
 Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
 entry point returns None where numba is absent or turned off, or where its kernel
@@ -25,7 +26,7 @@ passes) and its gradient's sums (one pass, with relu's mask where fused) are sum
 in float64, NumPy's pairwise float32 sums' round-off or less, and the data gradient
 is one pass of NumPy's operations.
 
-2-D max pooling's kernels are in ``_fast_pool``, compiled with these.
+The kernels of ``_fast_pool`` and ``_fast_conv`` are compiled with these.
 """
 import contextlib
 import functools
@@ -96,12 +97,13 @@ def kernels():
         jit, cache = numba.njit(nogil=True), False
     # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
     sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
-    from . import _fast_pool as pool
+    from . import _fast_conv, _fast_pool
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 **{k: jit(f) for k, f in pool.KERNELS.items()},
+                                 **{k: jit(f) for m in (_fast_conv, _fast_pool)
+                                    for k, f in m.KERNELS.items()},
                                  channel_affine=jit(_channel_affine),
                                  channel_moments=sum_jit(_channel_moments),
                                  channel_grad_sums=sum_jit(_channel_grad_sums),
