@@ -14,8 +14,10 @@ from mxlite.operator.registry import register_op
 
 
 @pytest.fixture
-def threads():
-    """Two threads (the parts run at once), the count restored after the test."""
+def threads(monkeypatch):
+    """Two threads (the parts run at once), the count restored after the test; graphs
+    cut however small their steps."""
+    monkeypatch.setattr(batch_parts, "MIN_STEP_VALUES", 0)
     prev = engine.set_num_threads(2)
     yield
     engine.set_num_threads(prev)
@@ -153,6 +155,14 @@ def test_resnet_and_mobilenet_blocks(monkeypatch, threads, cuts, batch):
     np.testing.assert_allclose(got, twin(x).asnumpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_graphs_of_small_steps_run_whole(monkeypatch, threads, cuts):
+    monkeypatch.setattr(batch_parts, "MIN_STEP_VALUES", 1 << 17)
+    net = Fn(lambda F, x: F.relu(x) * 2)        # two steps
+    net.initialize()
+    _same(monkeypatch, net, _data(4, 1 << 14), cut=False, cuts=cuts)     # half the values
+    _same(monkeypatch, net, _data(4, 1 << 15), cuts=cuts)
+
+
 def test_a_batch_of_one_and_one_thread_run_whole(monkeypatch, threads, cuts):
     net = _conv_bn_relu()
     net.initialize()
@@ -270,3 +280,10 @@ def test_an_error_in_a_part_is_raised_and_leaves_no_worker_hung(threads, cuts, r
         net(mx.nd.array(bad))
     np.testing.assert_allclose(net(x).asnumpy(), np.maximum(x.asnumpy(), 0) + 1, rtol=1e-6)
     assert cuts == [4, 4, 4]
+
+
+@pytest.mark.parametrize("name", ["resnet18_v1", "mobilenetv2_0.25", "vgg11"])
+def test_model_zoo_networks_run_on_parts(monkeypatch, threads, cuts, name):
+    net = mx.gluon.model_zoo.vision.get_model(name, classes=10)
+    net.initialize(mx.init.Xavier())
+    _same(monkeypatch, net, _data(2, 3, 32, 32), cuts=cuts)

@@ -14,8 +14,9 @@ A graph is separable for given input shapes when every step's rule holds for its
 inputs (the data inputs carry the batch, the parameters do not, a step's outputs carry
 it where an input does), every batched value keeps the batch on axis 0 in the full
 shapes and in each part's (the shapes inferred for both: a Reshape to a fixed batch
-size is no row map), and every graph output carries the batch. The answer is kept per
-input shapes, training mode and thread count.
+size is no row map), every graph output carries the batch, and the steps are large enough
+(``MIN_STEP_VALUES``). The answer is kept per input shapes, training mode and thread
+count.
 """
 import numpy as np
 
@@ -29,6 +30,14 @@ __all__ = ["run"]
 # Whether an unrecorded replay may run on parts of its batch (tests turn it off to
 # compare with the whole replay).
 ENABLED = True
+# Values the graph's steps output, per step on average, from which it is cut: each part
+# runs every step's Python glue holding the GIL, which a small step does not outweigh.
+# NOTE: measured at 2 threads (whole and cut alternated in one process, min of 7):
+# LeNet 0.80x at batch 8 (30K values a step), 0.93x at 16, 1.03x at 32 (120K), 1.03x
+# at 64, 1.35x at 128; 3-layer MLPs 0.78-0.86x at 50-100K values a step (their
+# products already split well over the workers), 0.98x at 450K; ResNet-18, ResNet-50,
+# MobileNet-v2 and VGG-11 gained 1.10-1.45x from batch 2 (370K values a step and up).
+MIN_STEP_VALUES = 1 << 17
 
 
 def run(graph, raw, nda, ctx, xp):
@@ -97,6 +106,7 @@ def _separable(graph, shapes, raw):
     if full is None or None in cuts:
         return 0
     batched = {s for s, _ in graph.input_slots}
+    values = 0
     for op, p, ins, first, multi, nid, nvis, extra in graph._plan:
         flags = tuple([s in batched for s in ins])
         if not op.batchwise(p, [full[s] for s in ins], flags):
@@ -108,6 +118,9 @@ def _separable(graph, shapes, raw):
             if full[s][:1] != (n,) or any(c[s] != (m,) + rest for c, m in zip(cuts, sizes)):
                 return 0
             batched.add(s)
+            values += int(np.prod(full[s]))
+    if values < MIN_STEP_VALUES * len(graph._plan):
+        return 0
     return n if all(s in batched for s in graph.out_slots) else 0
 
 
