@@ -148,8 +148,9 @@ def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups, cols=None):
     if cols is None and kern.blocked(xp, x.shape[1], kernel, stride, dilate, groups, out):
         return kern.blocked_weight_grad(x, gy, kernel, stride, pad)
     if cols is None or cols.shape[1] != x.shape[1] // groups * _prod(kernel):  # not im2col's
-        cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out)
-    gw = kern.cols_weight_grad(xp, cols, gy, groups)
+        cols = kern.build_cols(xp, x, kernel, stride, dilate, pad, groups, out,
+                               filters=gy.shape[1])
+    gw = kern.cols_weight_grad(xp, cols, gy, groups, x.shape[1])
     return gw.reshape((gy.shape[1], x.shape[1] // groups) + tuple(kernel))
 
 
