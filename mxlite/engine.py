@@ -327,6 +327,23 @@ def overlap(first, second):
     return a, job.out[0]
 
 
+def batch_parts(fn, n):
+    """``fn(lo, hi)`` over :func:`num_threads` contiguous parts of ``range(n)`` at once,
+    one per thread (the caller among them), each whole in its thread: marked a worker,
+    so nothing in it is split again, with the BLAS at one thread; the parts' results in
+    order. Every part has ended, whatever happened, when this returns or raises (an
+    error in a part is raised here). For a hybridized graph run on parts of a batch."""
+    def whole(lo, hi):
+        inside, _here.inside = _here.inside, True
+        try:
+            return fn(lo, hi)
+        finally:
+            _here.inside = inside
+    k = min(_threads, n)
+    with _serial_blas:
+        return _run(whole, n, k, k)
+
+
 def parallel_products(fn, n, macs):
     """``fn(lo, hi)`` over parts of ``range(n)`` (as :func:`parallel`) that run products
     of ``macs`` multiply-adds in all: split over the workers, with the BLAS at one

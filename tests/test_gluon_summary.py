@@ -72,7 +72,8 @@ def test_hybridized_summary_prints_the_mxnet_table(capsys):
     assert all(b._active for b in _blocks(net))
     assert net._cached_graph is graph
     assert not any(b._forward_hooks for b in _blocks(net))
-    np.testing.assert_array_equal(net(x).asnumpy(), y.asnumpy())
+    # (a graph's later runs may go on parts of the batch: float32 round-off from its first)
+    np.testing.assert_allclose(net(x).asnumpy(), y.asnumpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_custom_block_shared_params_same_table_hybridized(capsys):

@@ -14,7 +14,8 @@ import pytest
 
 import mxlite as mx
 from mxlite import engine
-from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn, _fast_pool, convolution
+from mxlite.operator.nn import (_conv_kernels, _fast, _fast_bn, _fast_conv, _fast_pool,
+                                convolution)
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -296,7 +297,8 @@ def test_winograd_leaves_other_convolutions_to_numpy(case):
     ((2, 8, 15, 16), (3, 3), (2, 2), (1, 1), "valid"),
     ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1), "valid"),
     ((2, 4, 10, 11), (3, 3), (2, 2), (1, 1), "full"),        # windows past the end
-    ((1, 5, 8, 9), (3, 4), (2, 1), (2, 3), "valid")])       # windows mostly padding
+    ((1, 5, 8, 9), (3, 4), (2, 1), (2, 3), "valid"),        # windows mostly padding
+    ((2, 3, 9, 10), (2, 2), (2, 2), (0, 0), "valid")])      # 2x2 pairs, the last row left
 def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, convention,
                                                           dtype, monkeypatch):
     rng = np.random.default_rng(3)
@@ -319,7 +321,7 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
     search, scatter = _fast_pool.max_pool2d_grad, _fast_pool.max_pool2d_scatter
     monkeypatch.setattr(_fast_pool, "max_pool2d_grad", None)
     monkeypatch.setattr(_fast_pool, "max_pool2d_scatter",
-                        lambda *a: scattered.append(1) or scatter(*a))
+                        lambda *a, **k: scattered.append(1) or scatter(*a, **k))
     fast = run()
     assert scattered
     monkeypatch.setattr(_fast_pool, "max_pool2d_grad", search)
@@ -330,9 +332,44 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
 
 
 @needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, kernel, stride, dilate, pad, filters", [
+    ((3, 12, 4, 4), (3, 3), (1, 1), (1, 1), (0, 0), 8),       # LeNet-like: stride 1
+    ((2, 16, 3, 5), (3, 2), (2, 3), (1, 2), (1, 0), 9),       # strided, dilated, cropped
+    ((2, 24, 2, 2), (5, 5), (1, 1), (1, 1), (1, 1), 10)])
+def test_data_gradient_by_one_product_adds_in_numpys_order(shape, kernel, stride, dilate, pad,
+                                                           filters, dtype, monkeypatch):
+    # the transposed convolution over all input positions: one product for every
+    # kernel offset, whose blocks the numba kernel adds on in the order of NumPy's
+    # adds (bit for bit; the products of one offset each may round differently)
+    rng = np.random.default_rng(7)
+    g = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((shape[1], filters) + kernel).astype(dtype)
+    assert convolution._use_rows(1, shape[2:], filters, kernel)
+    added = []
+    monkeypatch.setattr(_fast_conv, "add_offsets",
+                        lambda *a, run=_fast_conv.add_offsets: added.append(a) or run(*a))
+    args = (kernel, stride, dilate, pad, (0, 0), 1)
+    fast = convolution.deconv_nd(np, g, w, *args)
+    p, y = added[0][0], added[0][-1]
+    want = np.zeros_like(y)
+    for t, (i, j) in enumerate(np.ndindex(*kernel)):
+        want[:, i * dilate[0]::stride[0], j * dilate[1]::stride[1]][:, :shape[2], :shape[3]] \
+            += p[:, :, :, t]
+    np.testing.assert_array_equal(y, want)
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(fast, convolution.deconv_nd(np, g, w, *args), rtol=tol, atol=tol)
+    ref = mx.nd.Deconvolution(mx.nd.array(g, dtype=np.float64), mx.nd.array(w, dtype=np.float64),
+                              kernel=kernel, stride=stride, dilate=dilate, pad=pad,
+                              num_filter=filters).asnumpy()
+    np.testing.assert_allclose(fast, ref, rtol=10 * tol, atol=10 * tol)
+
+
+@needs_numba
 @pytest.mark.parametrize("shape, kernel, stride, pad", [
     ((2, 3, 11, 9), (3, 3), (2, 2), (1, 1)), ((1, 2, 7, 8), (3, 2), (1, 2), (1, 0)),
-    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1))])
+    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1)), ((2, 3, 9, 8), (2, 2), (2, 2), (0, 0))])
 def test_max_pool_keeps_the_place_of_each_windows_first_maximum(shape, kernel, stride, pad):
     # ties (small integers), NaNs and -inf: the place is the first maximum in row-major
     # window order (the first NaN), -1 where that is padding (-inf windows)

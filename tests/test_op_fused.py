@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.gluon import nn
+from mxlite.gluon import batch_parts, nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
 from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn
@@ -326,6 +326,8 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
 
 def test_fused_steps_split_over_the_cpu_workers_give_the_serial_bits(fast_kernels, monkeypatch):
     from mxlite import engine
+    # each op split over the workers (the graph's replay whole, not on parts of the batch)
+    monkeypatch.setattr(batch_parts, "ENABLED", False)
     monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(engine, "PARALLEL_MIN_KERNEL_BYTES", 0)
 
@@ -433,6 +435,9 @@ def test_a_graph_keeps_3x3_filters_while_the_weights_are_unchanged(fast_kernels,
     filters = _fast._filters
     monkeypatch.setattr(_fast, "_filters", lambda jit, w, *scheme: made.append(w.shape) or
                         filters(jit, w, *scheme))
+    # the whole replay against the imperative run, bit for bit (a replay on parts of the
+    # batch runs smaller products, which OpenBLAS may sum in another order)
+    monkeypatch.setattr(batch_parts, "ENABLED", False)
     mx.random.seed(0)
     net = _conv_net()
     net.initialize(mx.init.Xavier())
@@ -714,7 +719,9 @@ def test_1x1_and_strided_convolutions_apply_batch_norm_as_they_make_their_output
     assert np.array_equal(got, want)
 
 
-def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_path):
+def test_conv_batch_norm_steps_follow_every_parameter_change(fast_kernels, tmp_path,
+                                                            monkeypatch):
+    monkeypatch.setattr(batch_parts, "ENABLED", False)      # (bits: as the test above)
     net = _Residual()
     net.initialize(mx.init.Xavier())
     net.hybridize()

@@ -125,11 +125,18 @@ CONV_ROWS = [  # data shape, kernel, stride, dilate, pad, num_filter, num_group
 
 @pytest.mark.parametrize("row", CONV_ROWS, ids=lambda r: "conv%dd_g%d_c%d" % (len(r[1]), r[6],
                                                                              r[0][1]))
-@pytest.mark.parametrize("per_sample", [False, True], ids=["block_cols", "per_sample_cols"])
-def test_convolution_forward_and_grad(row, per_sample, monkeypatch, fast_kernels):
-    # per_sample: the columns laid out per sample, as on large maps, and 1x1
-    # convolutions as per-sample products (see _conv_kernels)
+@pytest.mark.parametrize("cols", ["block", "block_flipped", "rows", "per_sample"])
+def test_convolution_forward_and_grad(row, cols, monkeypatch, fast_kernels):
+    # the columns as one block (its weight gradient flipped: (cols @ gy^T)^T, as with
+    # few filters), channels-last (one row per output position), or per sample, as on
+    # large maps, with 1x1 convolutions as per-sample products (see _conv_kernels)
+    per_sample = cols == "per_sample"
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if per_sample else 1 << 62)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_MAX_INNER", 1 << 62 if per_sample else 0)
+    monkeypatch.setattr(_conv_kernels, "WEIGHT_GRAD_FLIP_FILTERS",
+                        1 << 62 if cols == "block_flipped" else 0)
+    monkeypatch.setattr(_conv_kernels, "ROWS_MIN_CHANNELS", 1)
+    monkeypatch.setattr(_conv_kernels, "ROWS_MAX_FILTERS", 1 << 62 if cols == "rows" else 0)
     monkeypatch.setattr(_conv_kernels, "POINTWISE_BLOCK_POSITIONS", 0 if per_sample else 1 << 62)
     shape, kernel, stride, dilate, pad, nf, ng = row
     x = _rand(*shape)
@@ -758,6 +765,69 @@ def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_back
     p = op.parse_params(dict(kernel=(3, 3), num_filter=4, no_bias=True))
     y, cols = op.compute(p, np, x.asnumpy(), w.asnumpy())
     assert y.shape == (2, 4, 4, 4) and cols.shape == (0,)
+
+
+@pytest.mark.parametrize("layout", ["per_sample", "block", "rows", "grouped", "transposed",
+                                    "transposed_rows"])
+def test_convolution_by_parts_of_the_batch_at_any_threads(layout, monkeypatch):
+    # each thread builds its samples' columns and multiplies them: the output and the
+    # kept columns (the weight gradient's) are the serial ones; per sample the same bits
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((5, 4, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 5, 3)).astype(np.float32)
+    kw = dict(kernel=(5, 3), num_filter=6, pad=(1, 0), no_bias=True)
+    if layout == "grouped":
+        w, kw["num_group"] = w[:, :2], 2
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if layout == "per_sample"
+                        else 1 << 62)
+    monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_MAX_INNER", 0)
+    monkeypatch.setattr(_conv_kernels, "ROWS_MIN_CHANNELS", 1)
+    monkeypatch.setattr(_conv_kernels, "ROWS_MAX_FILTERS",
+                        1 << 62 if layout.endswith("rows") else 0)
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    parts = []
+    monkeypatch.setattr(_conv_kernels, "_correlate_by_samples",
+                        lambda *a, run=_conv_kernels._correlate_by_samples: parts.append(1)
+                        or run(*a))
+
+    def run():
+        xn, wn = mx.nd.array(x), mx.nd.array(w)
+        if layout.startswith("transposed"):  # a stride-1 Deconvolution: the correlation
+            return mx.nd.Deconvolution(xn, wn[:4], kernel=(5, 3), num_filter=4,
+                                       pad=(2, 1)).asnumpy(), None
+        xn.attach_grad()
+        wn.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xn, wn, **kw)
+        y.backward(mx.nd.array(np.cos(np.arange(y.size)).reshape(y.shape)))
+        return y.asnumpy(), wn.grad.asnumpy()
+
+    prev = mx.engine.set_num_threads(1)
+    try:
+        want = run()
+        assert not parts
+        for threads in (2, 3):
+            mx.engine.set_num_threads(threads)
+            parts.clear()
+            got = run()
+            assert parts
+            for a, b in zip(got, want):
+                if layout == "per_sample" or b is None:
+                    np.testing.assert_array_equal(a, b)
+                else:
+                    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    finally:
+        mx.engine.set_num_threads(prev)
+    ref = np_conv(x.astype(np.float64), w.astype(np.float64), np.zeros(6), (1, 1), (1, 1),
+                  (1, 0), kw.get("num_group", 1))
+    if layout.startswith("transposed"):     # against the block's, at one thread
+        monkeypatch.setattr(_conv_kernels, "ROWS_MAX_FILTERS", 0)
+        prev = mx.engine.set_num_threads(1)
+        try:
+            ref = run()[0]
+        finally:
+            mx.engine.set_num_threads(prev)
+    np.testing.assert_allclose(want[0], ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("rows", [1, 3, 100])

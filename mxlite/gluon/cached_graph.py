@@ -20,6 +20,7 @@ from ..operator import registry as _registry
 from ..operator.registry import run_step
 from ..symbol.executor import monitor_labels, run_graph
 from ..operator.nn.fused import FUSIONS, keep_filters
+from . import batch_parts
 
 __all__ = ["CachedGraph", "flatten", "regroup", "check_structure"]
 
@@ -97,6 +98,7 @@ class CachedGraph:
         slot_of = {}
         self.input_slots = []
         self.param_slots = []
+        self._param_names = []
         self._params = {}       # the graph's parameters by variable name
         n = 0
         index = {name: k for k, name in enumerate(input_names)}
@@ -107,6 +109,7 @@ class CachedGraph:
                     self.input_slots.append((n, index[node.name]))
                 elif node.name in params:
                     self.param_slots.append((n, params[node.name]))
+                    self._param_names.append(node.name)
                     self._params[node.name] = params[node.name]
                 else:
                     raise ValueError("the graph reads %r, which is neither an input (%s) nor a "
@@ -296,6 +299,11 @@ class CachedGraph:
                                                           extra), take in zip(plan, self._takes)]
         self._run_free = [st + (f,) for st, f in zip(run, self._frees)]
         self._run_keep = [st + ((),) for st in run]
+        # a replay on parts of the batch (batch_parts): each part's steps without the
+        # version bumps and output wrapping, which the join does once
+        self._run_bare = [st[:5] + (None, f) for st, f in zip(run, self._frees)]
+        self._bumps = [(st[7][0], (), (), False) for st in plan if st[7] and st[7][0]]
+        self._batch_parts = {}
 
     def _plan_frees(self, plan, keep):
         """Per step: the slots an unrecorded replay drops after it, those it was the last
@@ -366,6 +374,10 @@ class CachedGraph:
                 mask = None
         xp = ctx.xp or ctx.array_module()
         record = need is not None
+        if not record:
+            outs = batch_parts.run(self, raw, nda, ctx, xp)
+            if outs is not None:
+                return outs
         full = [] if record else None
         checks = [] if record else None
         used = self._replay_steps(inputs, raw, nda, xp, ctx, need, full, checks)
@@ -378,8 +390,9 @@ class CachedGraph:
                     o._entry = None
         return outs
 
-    def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks):
-        """Run the steps on raw arrays; returns the params each step ran with."""
+    def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks, steps=None):
+        """Run the steps on raw arrays (``steps``: the per-step tuples, by default those of
+        a recorded or an unrecorded replay); returns the params each step ran with."""
         record = need is not None
         # the params each step ran with: the plan's own unless a shape overrides them
         used = self._params_used
@@ -387,8 +400,9 @@ class CachedGraph:
             override = self._overrides(inputs)
             if override:
                 used = [override.get(st[5], st[1]) for st in self._plan]
-        for (op, take, first, multi, nvis, extra, frees), p in zip(
-                self._run_keep if record else self._run_free, used):
+        if steps is None:
+            steps = self._run_keep if record else self._run_free
+        for (op, take, first, multi, nvis, extra, frees), p in zip(steps, used):
             ys = run_step(op, p, xp, take(raw))
             if type(ys) is tuple:
                 if multi:

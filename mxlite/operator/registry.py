@@ -128,7 +128,7 @@ class Op:
                  variadic=None, output_names=None, no_grad_inputs=(), output_ctx=None,
                  parse=None, same_shape=None, infer_shape_back=None, check=None,
                  variadic_group=1, input_types=None, shape_from_data=False,
-                 unlisted=""):
+                 unlisted="", batchwise=None):
         self.name = name
         # check(p, *x): the op's shape and dtype rules on the raw inputs, raising where
         # they fail. It runs before the kernel wherever the kernel runs (imperative,
@@ -180,6 +180,9 @@ class Op:
         # its unary macro's ops "xy", Activation "x"): its monitors and op hooks call
         # those inputs input0, input1... and those outputs 0, 1...
         self.unlisted = unlisted
+        # rule(p, shapes, batched) -> whether a graph may run the op on parts of a batch
+        # (see operator/batchwise.py); None: never
+        self.batchwise = batchwise
         self.saves = saves              # which of x/y the gradient reads (version-checked)
         self.is_view = is_view          # output shares memory with input 0
         self.doc = doc

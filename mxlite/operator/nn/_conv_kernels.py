@@ -51,25 +51,69 @@ def windows(xp, x, kernel, stride, dilate, out, groups=1):
     return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-# Per-sample output positions from which a convolution's products run per sample.
+# Per-sample output positions from which a convolution's products run per sample, and
+# from which they do where its products' inner dimension (C/G * K) is at most
+# ``PER_SAMPLE_MAX_INNER``.
 PER_SAMPLE_POSITIONS = 784
+PER_SAMPLE_NARROW_POSITIONS = 64
+PER_SAMPLE_MAX_INNER = 144
 
 
-def per_sample(groups, out):
-    """Whether the columns of a convolution with output size ``out`` are laid out per
-    sample, (N, C*K, L), rather than as one (G, C/G*K, N*L) block.
+def per_sample(groups, out, inner):
+    """Whether the columns of a convolution with output size ``out`` and products of
+    inner dimension ``inner`` (C/G * K) are laid out per sample, (N, C*K, L), rather
+    than as one (G, C/G*K, N*L) block.
 
     NOTE: per sample, ``w @ cols[n]`` is already the channels-first output (no
     transpose after the product) and the weight gradient needs no transposed copy
     of ``gy``: faster (up to 15%) while L is large (56x56 and 28x28 maps, the
-    strided 7x7 stem). On small maps N small products are slower than one over N*L.
+    strided 7x7 stem). On small maps N small products are slower than one over N*L,
+    unless the inner dimension is short: then the block's products (and their weight
+    gradient, (F, N*L) x (N*L, C*K)) run far below the GEMM rate, and its
+    transposed copies cost as much as they do. Forward and weight gradient at one
+    thread, per sample against the block: LeNet's first layer (25 inner, 24x24 maps,
+    batch 64) 1.9x less time, 1.5x on 8x8 maps; 27 to 144 inner on 10x10 to 14x14
+    maps 1.14-1.95x; 250 inner 0.95-1.04x, 500 0.87-0.93x.
     """
-    return groups == 1 and prod(out) >= PER_SAMPLE_POSITIONS
+    return groups == 1 and (prod(out) >= PER_SAMPLE_POSITIONS or (
+        inner <= PER_SAMPLE_MAX_INNER and prod(out) >= PER_SAMPLE_NARROW_POSITIONS))
 
 
-def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None):
+# Layouts of the columns (:func:`layout`).
+SAMPLE, ROWS, BLOCK = "sample", "rows", "block"
+# Input channels from which, and filters up to which, a convolution's columns are
+# laid out channels-last (:data:`ROWS`) where they are not per sample.
+ROWS_MIN_CHANNELS = 8
+ROWS_MAX_FILTERS = 128
+
+
+def layout(groups, channels, filters, kernel, out):
+    """How :func:`build_cols` lays out the columns of a convolution of ``channels`` input
+    channels into ``filters`` (None: unknown, never :data:`ROWS`): :data:`SAMPLE` where
+    :func:`per_sample`; else :data:`ROWS`, one row per output position (N*L, K*C),
+    for one group of at least ``ROWS_MIN_CHANNELS`` channels into at most
+    ``ROWS_MAX_FILTERS`` filters; else :data:`BLOCK`, (G, C/G*K, N*L).
+
+    NOTE: channels-last, a row of columns is runs of kernel-width * C values of the
+    channels-last input (the block's runs are output rows: 8 values in LeNet's second
+    layer, whose 8 MB of columns took 1.15 ms to gather against 0.45), and the forward
+    ``cols @ w^T`` and weight gradient ``gy^T @ cols`` run on the same BLAS shapes,
+    transposed. Forward and weight gradient at one thread, rows against the block:
+    1.2x less time with 16-50 filters, 1.1x with 64 and 128, 0.85-0.93x with 256
+    and 512 (ResNet's, which keep the block)."""
+    inner = channels // groups * prod(kernel)
+    if per_sample(groups, out, inner):
+        return SAMPLE
+    if (groups == 1 and channels >= ROWS_MIN_CHANNELS and filters is not None
+            and filters <= ROWS_MAX_FILTERS):
+        return ROWS
+    return BLOCK
+
+
+def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None, filters=None):
     """Columns of the padded input, one row per (channel, kernel offset) and one
-    column per output position: (N, C*K, L) where :func:`per_sample`, else one
+    column per output position, laid out as :func:`layout` says for ``filters``:
+    (N, C*K, L) per sample, (N*L, K*C) channels-last (one row per position), or one
     (G, C/G*K, N*L) block; L = prod(out), K = prod(kernel).
 
     NOTE: the (G, C/G*K, N*L) block makes the forward (``w @ cols``) and the weight
@@ -77,32 +121,117 @@ def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None):
     (faster on small maps, and better threaded); only the small output is
     transposed to channels-first after.
     """
-    nsp = len(kernel)
-    v = windows(xp, pad_spatial(xp, x, pad, pad_after), kernel, stride, dilate, out, groups)
-    n, cg = x.shape[0], x.shape[1] // groups
-    ks = tuple(range(3 + nsp, 3 + 2 * nsp))
-    os_ = tuple(range(3, 3 + nsp))
-    if per_sample(groups, out):     # (N, 1, C, *out, *k) -> (N, C, *k, *out)
-        v = xp.transpose(v[:, 0], (0, 1) + tuple(i - 1 for i in ks + os_))
-        shape = (n, cg * prod(kernel), prod(out))
-    else:                           # (N, G, Cg, *out, *k) -> (G, Cg, *k, N, *out)
-        v = xp.transpose(v, (1, 2) + ks + (0,) + os_)
-        shape = (groups, cg * prod(kernel), n * prod(out))
-    cols = xp.empty(shape, dtype=x.dtype)
+    lay = layout(groups, x.shape[1], filters, kernel, out)
+    v = _cols_source(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, lay)
+    cols = xp.empty(_cols_shape(x, kernel, groups, out, lay), dtype=x.dtype)
     parallel_copy(xp, cols.reshape(v.shape), v)
     return cols
 
 
+def _cols_shape(x, kernel, groups, out, lay):
+    n, cgk, m = x.shape[0], x.shape[1] // groups * prod(kernel), prod(out)
+    return {SAMPLE: (n, cgk, m), ROWS: (n * m, cgk), BLOCK: (groups, cgk, n * m)}[lay]
+
+
+def _cols_source(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, lay):
+    """The windows of the padded ``x`` (a strided view) in the order of its columns
+    (:func:`build_cols`): (N, C, *k, *out) per sample, (N, *out, *k, C) channels-last
+    (of a channels-last copy of ``x``), else (G, C/G, *k, N, *out)."""
+    nsp = len(kernel)
+    xp_ = pad_spatial(xp, x, pad, pad_after)
+    if lay == ROWS:
+        xl = contiguous(xp, xp.moveaxis(xp_, 1, -1))
+        st = xl.strides
+        return xp.lib.stride_tricks.as_strided(
+            xl, (x.shape[0],) + tuple(out) + tuple(kernel) + (x.shape[1],),
+            (st[0],) + tuple(st[1 + i] * stride[i] for i in range(nsp))
+            + tuple(st[1 + i] * dilate[i] for i in range(nsp)) + (st[-1],))
+    v = windows(xp, xp_, kernel, stride, dilate, out, groups)
+    ks = tuple(range(3 + nsp, 3 + 2 * nsp))
+    os_ = tuple(range(3, 3 + nsp))
+    if lay == SAMPLE:
+        return xp.transpose(v[:, 0], (0, 1) + tuple(i - 1 for i in ks + os_))
+    return xp.transpose(v, (1, 2) + ks + (0,) + os_)
+
+
+def _rows_weights(xp, w):
+    """The weights (F, C, *k) as the (K*C, F) right operand of a product with
+    channels-last columns (made contiguous: OpenBLAS ran the transposed view slower)."""
+    f = w.shape[0]
+    return xp.ascontiguousarray(xp.moveaxis(w, 1, -1).reshape(f, -1).T)
+
+
+def _channels_first(xp, y, n, into=None):
+    """``y`` (n*L, F), a product of channels-last columns, as (n, F, L) (into ``into``)."""
+    into = xp.empty((n, y.shape[1], y.shape[0] // n), dtype=y.dtype) if into is None else into
+    parallel_copy(xp, into, xp.swapaxes(y.reshape(n, -1, y.shape[1]), 1, 2))
+    return into
+
+
 def cols_product(xp, cols, w, n, out, groups):
     """The convolution (N, F, *out) from the columns of its input (``build_cols``):
-    ``w @ cols`` per sample or per group, channels-first."""
+    ``w @ cols`` per sample or per group, or ``cols @ w^T`` channels-last, made
+    channels-first."""
     f = w.shape[0]
-    if per_sample(groups, out):
+    if cols.ndim == 2:
+        return _channels_first(xp, matmul(xp, cols, _rows_weights(xp, w)), n).reshape(
+            (n, f) + tuple(out))
+    if per_sample(groups, out, w[0].size):
         return matmul(xp, w.reshape(f, -1), cols).reshape((n, f) + tuple(out))
     y = matmul(xp, w.reshape(groups, f // groups, -1), cols)           # (G, Fg, N*L)
     z = xp.empty((n, f) + tuple(out), dtype=y.dtype)
     parallel_copy(xp, z.reshape(n, f, -1), xp.swapaxes(y.reshape(f, n, -1), 0, 1))
     return z
+
+
+def _by_samples(xp, x, w, out):
+    """Whether :func:`correlate` runs by parts of the batch: NumPy arrays, a sample for
+    each thread, and products large enough to split over the workers."""
+    return (xp is np and 1 < num_threads() <= x.shape[0] and not engine._here.inside
+            and w.size * x.shape[0] * prod(out) >= engine.PARALLEL_MIN_MACS)
+
+
+def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after):
+    """:func:`build_cols` then :func:`cols_product` by parts of the batch, one per
+    thread (:func:`engine.batch_parts`): each part builds its samples' columns in
+    their place of the whole columns (which the weight gradient reads), multiplies
+    them and writes its samples' output, serially in its thread.
+
+    NOTE: split pass by pass, the copy into the columns (below ``PARALLEL_MIN_BYTES``
+    in LeNet's second layer, 8 MB at batch 64), the transposed copy of the output and
+    its share of the product were the caller's, the worker idle meanwhile: at 2
+    threads the calling thread ran 4.5 ms of CPU in LeNet's two forward convolutions
+    and the worker 1.7. Per sample, a part's product gives :func:`cols_product` 's
+    bits; a block's product over a part's positions may round as BLAS orders it."""
+    n, f = x.shape[0], w.shape[0]
+    lay = layout(groups, x.shape[1], f, kernel, out)
+    cols = np.empty(_cols_shape(x, kernel, groups, out, lay), dtype=x.dtype)
+    y3 = np.empty((n, f, prod(out)), dtype=np.result_type(x, w))
+    m = prod(out)
+    if lay == ROWS:
+        wm = _rows_weights(np, w)
+    else:
+        wm = w.reshape(f, -1) if lay == SAMPLE else w.reshape(groups, f // groups, -1)
+    cols4 = cols.reshape(groups, cols.shape[1], n, -1) if lay == BLOCK else None
+
+    def part(lo, hi):
+        v = _cols_source(np, x[lo:hi], kernel, stride, dilate, pad, groups, out, pad_after,
+                         lay)
+        if lay == SAMPLE:
+            np.copyto(cols[lo:hi].reshape(v.shape), v)
+            np.matmul(wm, cols[lo:hi], out=y3[lo:hi])
+            return
+        if lay == ROWS:
+            c = cols[lo * m:hi * m]
+            np.copyto(c.reshape(v.shape), v)
+            _channels_first(np, np.matmul(c, wm), hi - lo, into=y3[lo:hi])
+            return
+        c = cols4[:, :, lo:hi]
+        np.copyto(c.reshape(v.shape), v)
+        y = np.matmul(wm, c.reshape(c.shape[:2] + (-1,)))             # (G, Fg, part*L)
+        np.copyto(y3[lo:hi], y.reshape(f, hi - lo, -1).swapaxes(0, 1))
+    engine.batch_parts(part, n)
+    return y3.reshape((n, f) + tuple(out)), cols
 
 
 def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
@@ -119,7 +248,9 @@ def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None
     # (a blocked convolution keeps no columns: its weight gradient builds them by blocks)
     if pad_after is None and blocked(xp, x.shape[1], kernel, stride, dilate, groups, out):
         return blocked_correlate(x, w, kernel, stride, pad, out), None
-    cols = build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after)
+    if _by_samples(xp, x, w, out):
+        return _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after)
+    cols = build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, w.shape[0])
     return cols_product(xp, cols, w, x.shape[0], out, groups), cols
 
 
@@ -135,7 +266,7 @@ def blocked(xp, channels, kernel, stride, dilate, groups, out):
     NOTE: at 2 threads, batch 8: ResNet's 7x7 stem (inner dimension 147) took
     1.33x less time so; its stride-2 3x3 layers (576, 1152) 1.05-1.1x more."""
     return (xp is np and len(kernel) == 2 and groups == 1 and max(stride) > 1
-            and max(dilate) == 1 and per_sample(groups, out)
+            and max(dilate) == 1 and per_sample(groups, out, channels * prod(kernel))
             and channels * prod(kernel) <= BLOCKED_MAX_INNER)
 
 
@@ -263,14 +394,27 @@ class _RowBlocks:
         return i, r0, r1, cols.reshape(c * kh * kw, (r1 - r0) * ow)
 
 
-def cols_weight_grad(xp, cols, gy, groups):
-    """``gy @ cols^T``: the weight gradient (G, F/G, C/G*K) of a convolution from the
-    columns of its input (``build_cols``) and its output gradient ``gy`` (N, F, *out)."""
+def cols_weight_grad(xp, cols, gy, groups, channels):
+    """``gy @ cols^T``: the weight gradient (G, F/G, C/G*K) of a convolution of
+    ``channels`` input channels from the columns of its input (``build_cols``) and its
+    output gradient ``gy`` (N, F, *out); channels-last columns give (F, C, K)."""
     n, f = gy.shape[:2]
-    if per_sample(groups, gy.shape[2:]):
+    if cols.ndim == 2:      # channels-last (N*L, K*C): (F, N*L) @ cols, (F, K, C)
+        g = contiguous(xp, xp.swapaxes(gy.reshape(n, f, -1), 0, 1)).reshape(f, -1)
+        return xp.swapaxes(matmul(xp, g, cols).reshape(f, -1, channels), 1, 2)
+    if per_sample(groups, gy.shape[2:], cols.shape[1]):
         return matmul(xp, gy.reshape(n, f, -1), xp.swapaxes(cols, 1, 2)).sum(axis=0)
-    g = contiguous(xp, xp.swapaxes(gy.reshape(n, f, -1), 0, 1))
-    return matmul(xp, g.reshape(groups, f // groups, -1), xp.swapaxes(cols, 1, 2))
+    g = contiguous(xp, xp.swapaxes(gy.reshape(n, f, -1), 0, 1)).reshape(groups, f // groups, -1)
+    if f // groups <= WEIGHT_GRAD_FLIP_FILTERS:
+        return xp.swapaxes(matmul(xp, cols, xp.swapaxes(g, 1, 2)), 1, 2)
+    return matmul(xp, g, xp.swapaxes(cols, 1, 2))
+
+
+# Filters (per group) up to which :func:`cols_weight_grad` runs a block's product as
+# ``(cols @ gy^T)^T``. NOTE: OpenBLAS at one thread, (F, N*L) x (N*L, C*K) against its
+# transpose: 1.2-1.5x faster that way with 16-64 filters (LeNet's second layer: 50
+# filters, 500 inner, 4096 positions), 1.03x with 128, 0.8x with 256 and 0.4x with 512.
+WEIGHT_GRAD_FLIP_FILTERS = 64
 
 
 def is_pointwise(kernel, pad, dilate, groups):

@@ -1,5 +1,6 @@
-"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, and (from ``_fast_bn``
-and ``_fast_pool``) BatchNorm's passes and 2-D max pooling.
+"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, and (from ``_fast_bn``,
+``_fast_pool`` and ``_fast_conv``) BatchNorm's passes, 2-D max pooling and the im2col
+convolution's data gradient.
 
 Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
 entry point returns None where numba is absent or turned off, or where its kernel
@@ -18,8 +19,8 @@ F(2, 3) along the rows (the transforms above) and F(4, 3) along the columns, poi
 -1, 1, 1/2, -2 and infinity (of the point sets measured, the least float32 error): per
 output 3 products against F(2x2, 3x3)'s 4, and 0.75x the transformed tiles.
 
-BatchNorm's kernels (``_fast_bn``) and 2-D max pooling's (``_fast_pool``) are
-compiled with these.
+The kernels of ``_fast_bn``, ``_fast_pool`` and ``_fast_conv`` are compiled with
+these.
 """
 import contextlib
 import functools
@@ -90,14 +91,13 @@ def kernels():
         jit, cache = numba.njit(nogil=True), False
     # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
     sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
-    from . import _fast_bn as bn, _fast_pool as pool
+    from . import _fast_bn as bn, _fast_conv, _fast_pool
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 max_pool=jit(pool._max_pool),
-                                 max_pool_grad=jit(pool._max_pool_grad),
-                                 max_pool_scatter=jit(pool._max_pool_scatter),
+                                 **{k: jit(f) for m in (_fast_conv, _fast_pool)
+                                    for k, f in m.KERNELS.items()},
                                  channel_affine=jit(bn._channel_affine),
                                  channel_moments=sum_jit(bn._channel_moments),
                                  channel_grad_sums=sum_jit(bn._channel_grad_sums),

@@ -1,5 +1,6 @@
 """Optional numba kernels (``_fast``, which compiles them) for 2-D max pooling over
-overlapping windows (ResNet's 3x3, stride 2).
+overlapping windows (ResNet's 3x3, stride 2) and over 2x2 windows of stride 2 (LeNet's
+and VGG's).
 
 The forward reads each input row once per window row instead of making k*k passes. A
 recorded forward also gives the place of each window's first maximum, which its
@@ -79,6 +80,58 @@ def _max_pool(x, kh, kw, sh, sw, ph, pw, y, idx):
                     idx[n, c, oy, ox] = -1 if drop else br[ox] * w_ + q
 
 
+def _max_pool22(x, y, idx):
+    """``y`` (N, C, OH, OW): the maximum of every 2x2 window of stride 2 of ``x`` (N, C,
+    H, W) (no padding; NaN wins, as in ``np.maximum``), and unless ``idx`` is empty,
+    its place ``r * W + q`` in ``x`` as :func:`_max_pool` gives it.
+
+    NOTE: each window's two rows are compared first, then the two results (the first
+    maximum is kept by strict comparisons: the same maximum and place as row-major
+    order). With the window size known, the loop over a row of windows vectorises:
+    LeNet's first pooling (batch 64) took 0.36 ms with the places against 0.50 for
+    NumPy's passes without them, 2.5 for :func:`_max_pool`."""
+    n_, c_ = x.shape[:2]
+    w_ = x.shape[3]
+    oh, ow = y.shape[2:]
+    keep = idx.shape[0] != 0
+    for n in range(n_):
+        for c in range(c_):
+            for oy in range(oh):
+                r = 2 * oy
+                row = np.int32(r * w_)
+                for ox in range(ow):
+                    q = 2 * ox
+                    p0, p1 = x[n, c, r, q], x[n, c, r, q + 1]
+                    p2, p3 = x[n, c, r + 1, q], x[n, c, r + 1, q + 1]
+                    # ``b`` after ``a`` is the first maximum where a is not NaN and
+                    # b > a or b is NaN
+                    t0 = (p0 == p0) & ~(p1 <= p0)
+                    m0 = p1 if t0 else p0
+                    t1 = (p2 == p2) & ~(p3 <= p2)
+                    m1 = p3 if t1 else p2
+                    t = (m0 == m0) & ~(m1 <= m0)
+                    y[n, c, oy, ox] = m1 if t else m0
+                    if keep:    # (in int32: in int64 the loop does not vectorise)
+                        d = np.int32(w_) * np.int32(t) + np.int32(t1 if t else t0)
+                        idx[n, c, oy, ox] = row + np.int32(q) + d
+
+
+def _tiled_scatter(idx, gy, gx):
+    """``gx`` (N, C, H, W) made zeros but for each window's ``gy`` at its place ``idx``
+    from :func:`_max_pool22` (or :func:`_max_pool`), for windows that do not overlap:
+    each place takes at most one window's gradient, so it is set, not summed."""
+    n_, c_, oh, ow = idx.shape
+    w_ = gx.shape[3]
+    for n in range(n_):
+        for c in range(c_):
+            gx[n, c] = 0
+            for oy in range(oh):
+                for ox in range(ow):
+                    i = idx[n, c, oy, ox]
+                    if i >= 0:
+                        gx[n, c, i // w_, i % w_] = gy[n, c, oy, ox]
+
+
 def _max_pool_scatter(idx, gy, gx):
     """``gx`` (zeros (N, C, H, W)) plus each window's ``gy`` at its place ``idx`` from
     :func:`_max_pool` (none where -1), the windows last to first as in
@@ -137,12 +190,18 @@ def _max_pool_grad(x, gy, y, kh, kw, sh, sw, ph, pw, gx):
                             break
 
 
-def _kernels(x, kernel, stride, *arrays):
+def _pairs(kernel, stride, before):
+    """Whether the windows are :func:`_max_pool22` 's: 2x2, stride 2, no padding before."""
+    return tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and not any(before)
+
+
+def _kernels(x, kernel, stride, *arrays, before=None):
     """The kernels for a max pooling of ``x``, or None where they do not apply (numba
     off; not 2-D float data; windows that do not overlap, where NumPy's passes read
-    each input once and are as fast)."""
+    each input once and are as fast, but for :func:`_pairs` given ``before``)."""
     if (x.ndim != 4 or x.dtype not in _fast._DTYPES or len(kernel) != 2
-            or all(s >= k for s, k in zip(stride, kernel))
+            or (all(s >= k for s, k in zip(stride, kernel))
+                and not (before is not None and _pairs(kernel, stride, before)))
             or any(type(a) is not np.ndarray or a.dtype != x.dtype for a in (x,) + arrays)):
         return None
     return _fast.kernels()
@@ -153,22 +212,30 @@ def max_pool2d(x, kernel, stride, before, out, index=False):
     needs) with -inf, and where ``index``, the place of each window's first maximum
     (int32, as :func:`_max_pool` gives it), for :func:`max_pool2d_scatter`; None
     where the kernel does not apply."""
-    jit = _kernels(x, kernel, stride)
+    jit = _kernels(x, kernel, stride, before=before)
     if jit is None:
         return None
     y = np.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
     x = np.ascontiguousarray(x)
     idx = np.empty(y.shape if index else (0,) * 4, dtype=np.int32)
-    parallel_parts(lambda at: jit.max_pool(x[at], *kernel, *stride, *before, y[at],
-                                           idx[at] if index else idx), y.shape[:2], x.nbytes, np)
+    if _pairs(kernel, stride, before) and all(2 * o <= m for o, m in zip(out, x.shape[2:])):
+        def part(at):
+            jit.max_pool22(x[at], y[at], idx[at] if index else idx)
+    elif all(s >= k for s, k in zip(stride, kernel)):
+        return None     # a window past the end ("full" convention): NumPy's passes
+    else:
+        def part(at):
+            jit.max_pool(x[at], *kernel, *stride, *before, y[at], idx[at] if index else idx)
+    parallel_parts(part, y.shape[:2], x.nbytes, np)
     return (y, idx) if index else y
 
 
-def max_pool2d_scatter(index, gy, shape):
+def max_pool2d_scatter(index, gy, shape, overlap=True):
     """The gradient (zeros of ``shape``, ``gy``'s dtype, plus each window's ``gy`` at its
     first maximum) of the :func:`max_pool2d` that gave ``index``: the values of
     :func:`max_pool2d_grad`, bit for bit, without searching the windows again; None
-    where the kernels are off or ``gy`` does not fit."""
+    where the kernels are off or ``gy`` does not fit. ``overlap``: whether windows
+    may share places (else each place is set, not summed)."""
     if (type(gy) is not np.ndarray or type(index) is not np.ndarray or gy.dtype not in _fast._DTYPES
             or gy.shape != index.shape or index.dtype != np.int32 or len(shape) != 4
             or tuple(gy.shape[:2]) != tuple(shape[:2])):
@@ -176,10 +243,14 @@ def max_pool2d_scatter(index, gy, shape):
     jit = _fast.kernels()
     if jit is None:
         return None
-    gx = np.zeros(shape, dtype=gy.dtype)
     gy = np.ascontiguousarray(gy)
-    parallel_parts(lambda at: jit.max_pool_scatter(index[at], gy[at], gx[at]), gy.shape[:2],
-                   gx.nbytes, np)
+    if overlap:
+        gx = np.zeros(shape, dtype=gy.dtype)
+        scatter = jit.max_pool_scatter
+    else:
+        gx = np.empty(shape, dtype=gy.dtype)
+        scatter = jit.tiled_scatter
+    parallel_parts(lambda at: scatter(index[at], gy[at], gx[at]), gy.shape[:2], gx.nbytes, np)
     return gx
 
 
@@ -194,3 +265,8 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
     parallel_parts(lambda at: jit.max_pool_grad(x[at], gy[at], y[at], *kernel, *stride, *before,
                                                 gx[at]), y.shape[:2], x.nbytes, np)
     return gx
+
+
+# The kernels that ``_fast.kernels`` compiles, by the names it gives them.
+KERNELS = {"max_pool": _max_pool, "max_pool22": _max_pool22, "max_pool_grad": _max_pool_grad,
+           "max_pool_scatter": _max_pool_scatter, "tiled_scatter": _tiled_scatter}

@@ -11,6 +11,7 @@ from ... import nd
 from ...autograd import _state
 from ...base import MXNetError, parse_float
 from ..registry import register_op, Param, context_of_raw
+from ..batchwise import rows
 from ..tensor.elemwise_unary import UNARY, _softplus
 from ..tensor import special
 
@@ -57,7 +58,7 @@ register_op("Activation", _act_compute, gradient=_act_grad,
                           doc="The activation; log_sigmoid and mish are mxlite's (MXNet 2's) "
                               "additions to MXNet 1.9.1's five.")],
             doc="Elementwise activation chosen by ``act_type``.", same_shape=(0,),
-            unlisted="x")
+            unlisted="x", batchwise=rows())
 
 
 # -- LeakyReLU -----------------------------------------------------------------------------
@@ -145,6 +146,7 @@ def _leaky_infer(p, shapes):
 
 
 register_op("LeakyReLU", _leaky_compute, gradient=_leaky_grad, saves="xy", infer_shape=_leaky_infer,
+            batchwise=rows("data", when=lambda p, shapes: p.act_type != "rrelu"),
             inputs=lambda p: ("data", "gamma") if p.act_type == "prelu" else ("data",),
             num_outputs=lambda p: 2 if p.act_type == "rrelu" else 1,
             params=[Param("act_type", None, "leaky", choices=_LEAKY),

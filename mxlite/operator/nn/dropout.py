@@ -8,6 +8,7 @@ the forward pass.
 from ...autograd import _state
 from ...base import MXNetError, parse_float, parse_shape, parse_bool
 from ..registry import register_op, Param
+from ..batchwise import rows
 from ..util import generator_of
 
 
@@ -24,12 +25,16 @@ def _mask_shape(p, x):
     return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
 
 
+def _active(p):
+    """Whether Dropout ``p`` drops (else it is the identity)."""
+    return (_state.training or p.mode == "always") and p.p > 0
+
+
 def _compute(p, xp, x):
     if not 0 <= p.p <= 1:
         raise MXNetError("Dropout: p=%g must be in [0, 1]" % p.p)
     shape = _mask_shape(p, x)
-    active = (_state.training or p.mode == "always") and p.p > 0
-    if not active:
+    if not _active(p):
         return x.copy(), xp.ones(shape, dtype=x.dtype)
     mask = keep_mask(x, shape, p.p)
     return (x * mask).astype(x.dtype, copy=False), mask
@@ -49,6 +54,7 @@ def _gradient(p, x, y, gy, need):
 
 
 register_op("Dropout", _compute, gradient=_gradient, saves="y",
+            batchwise=rows(when=lambda p, shapes: not _active(p)),
             num_outputs=2, num_visible_outputs=1,
             params=[Param("p", parse_float, 0.5, "Fraction of the input dropped.", low=0.0,
                           high=1.0),

@@ -9,6 +9,7 @@ import numpy as np
 from ...engine import matmul
 from ...base import MXNetError, parse_int, parse_bool
 from ..registry import register_op, Param, bound
+from ..batchwise import rows
 from ..tensor import matrix  # noqa: F401  (registers dot, which the gradient runs)
 
 _DOT = bound("dot")
@@ -135,6 +136,6 @@ register_op("FullyConnected", _compute, gradient=_gradient,
                     Param("no_bias", parse_bool, False, "Whether to leave out the bias."),
                     Param("flatten", parse_bool, True,
                           "Flatten all but the first axis of the data; else act on the last.")],
-            infer_shape=_infer_shape, infer_shape_back=_infer_shape_back,
+            infer_shape=_infer_shape, infer_shape_back=_infer_shape_back, batchwise=rows("data"),
             doc="Fully connected layer: ``y = x W^T + b`` with ``W`` of shape "
                 "``(num_hidden, in_units)``.")

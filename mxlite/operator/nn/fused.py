@@ -44,6 +44,7 @@ from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_bool
 from ...nd.ndarray import NDArray
 from ..registry import register_op, Param, get_op, array_module_of, dtypes
+from ..batchwise import rows, inference
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
@@ -166,7 +167,7 @@ CONV_KEPT_FILTERS = register_op(
     "_conv_kept_filters", _conv_kept, gradient=_CONV.gradient, saves=_CONV.saves,
     num_outputs=_CONV.num_outputs, num_visible_outputs=_CONV.num_visible_outputs,
     output_names=_CONV.output_names, inputs=_CONV.inputs, infer_shape=_CONV.infer_shape_rule,
-    check=_CONV.check,
+    check=_CONV.check, batchwise=_CONV.batchwise,
     params=list(_CONV.params.values()) + [
         Param("kept", _parse_kept, None, "The weight parameter (a KeptWeight), or None.")],
     doc="Convolution (what a hybridized graph runs for a 3x3 convolution of a parameter), "
@@ -309,6 +310,7 @@ CONV_BATCH_NORM = register_op(
         ("residual",) if p.chain is not None and p.chain.residual else ()) + (
         ("bias",) if p.chain is not None and p.chain.bias else ()),
     num_outputs=5, num_visible_outputs=1, mutate=(4, 5), no_grad_inputs=(4, 5),
+    batchwise=rows("data", "residual", when=lambda p, s: p.chain and inference(p.chain.bn_p, s)),
     params=[Param("chain", _parse_chain, None, "The chain's ops and params (a ConvBatchNorm).")],
     doc="Convolution -> BatchNorm [-> elemwise_add] [-> relu] in one step (what a "
         "hybridized graph runs for that chain), with the chain's outputs, moving statistics "

@@ -15,6 +15,7 @@ from ...engine import parallel
 from ...base import MXNetError, parse_float, parse_bool, parse_int, parse_str, optional
 from ...nd.ndarray import NDArray
 from ..registry import register_op, Param, OPS, ranks, array_module_of, run_step
+from ..batchwise import rows, inference, axis_not_batch
 from ..tensor.elemwise_unary import UNARY
 from ..util import fill_missing, norm_axis
 from . import _fast_bn
@@ -362,7 +363,7 @@ def bn_params(extra_output):
 
 
 register_op("BatchNorm", _bn_compute, gradient=_bn_grad,
-            saves="xy",
+            saves="xy", batchwise=rows("data", when=inference),
             inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             mutate=(3, 4), no_grad_inputs=(3, 4), infer_shape=_bn_infer_shape,
@@ -439,6 +440,7 @@ def _ln_grad(p, x, y, gy, need):
 
 
 register_op("LayerNorm", _ln_compute, gradient=_ln_grad, saves="xy",
+            batchwise=rows("data", when=axis_not_batch()),
             inputs=("data", "gamma", "beta"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             params=[Param("axis", parse_int, -1, "The axis to normalise over."),
@@ -483,7 +485,7 @@ def _in_grad(p, x, y, gy, need):
     return [gx, nd.sum(g * xhat, axis=others), nd.sum(g, axis=others)]
 
 
-register_op("InstanceNorm", _in_compute, gradient=_in_grad, saves="x",
+register_op("InstanceNorm", _in_compute, gradient=_in_grad, saves="x", batchwise=rows("data"),
             inputs=("data", "gamma", "beta"),
             params=[Param("eps", parse_float, 1e-3, "Added to the variance.")],
             doc="Instance normalisation: each (sample, channel) over its spatial axes, then "
@@ -529,7 +531,7 @@ def _gn_grad(p, x, y, gy, need):
     return [gx.reshape(data.shape), nd.sum(gyg * xhat, axis=(0, 2)), nd.sum(gyg, axis=(0, 2))]
 
 
-register_op("GroupNorm", _gn_compute, gradient=_gn_grad, saves="xy",
+register_op("GroupNorm", _gn_compute, gradient=_gn_grad, saves="xy", batchwise=rows("data"),
             inputs=("data", "gamma", "beta"),
             num_outputs=3, num_visible_outputs=lambda p: 3 if p.output_mean_var else 1,
             params=[Param("num_groups", parse_int, 1, "Number of channel groups.", low=1),
@@ -655,7 +657,7 @@ def _register_bn_relu():
     common = dict(gradient=_bn_relu_grad, saves="xy", num_outputs=3,
                   num_visible_outputs=bn.num_visible_outputs, mutate=bn.mutate,
                   no_grad_inputs=bn.no_grad_inputs, params=list(bn.params.values()),
-                  same_shape=(0,))
+                  same_shape=(0,), batchwise=rows("data", "residual", when=inference))
     register_op("_contrib_BatchNormWithReLU", _bn_relu, inputs=bn.inputs,
                 infer_shape=bn.infer_shape_rule, **common,
                 doc="``relu(BatchNorm(...))`` in one op, with BatchNorm's params, outputs and "

@@ -23,6 +23,7 @@ from ...autograd import _state as _ag_state
 from ...base import MXNetError, parse_shape, parse_int, parse_bool, optional
 from ...engine import parallel_parts, parallel_copy
 from ..registry import register_op, Param
+from ..batchwise import rows
 from . import _fast_pool
 from .convolution import LAYOUTS, check_layout, pad_spatial, windows
 
@@ -207,7 +208,9 @@ def _lp_grad(p, x, y, gy):
 def _gradient(p, x, y, gy, need):
     index = y[1] if len(y) > 1 else None
     if index is not None and index.size and _ag_state.raw:
-        gx = _fast_pool.max_pool2d_scatter(index, gy[0], x[0].shape)
+        kernel, stride = _geometry(p, x[0].shape)[:2]
+        gx = _fast_pool.max_pool2d_scatter(index, gy[0], x[0].shape,
+                                           overlap=any(s < k for s, k in zip(stride, kernel)))
         if gx is not None:
             return [gx]
     return [_POOLS[p.pool_type].gradient(p, x[0], y[0], gy[0])]
@@ -253,7 +256,7 @@ def _infer_shape(p, shapes):
 
 register_op("Pooling", _compute, gradient=_gradient, params=_PARAMS, saves="xy",
             num_outputs=2, num_visible_outputs=1, output_names=("output", "workspace"),
-            infer_shape=_infer_shape,
+            infer_shape=_infer_shape, batchwise=rows(),
             doc="Pooling over 1, 2 or 3 spatial dims: ``max``, ``avg``, ``sum`` or ``lp``.")
 
 

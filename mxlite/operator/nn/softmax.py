@@ -11,6 +11,7 @@ from ... import nd
 from ...base import MXNetError, parse_int, parse_float, parse_bool, parse_dtype, \
     optional
 from ..registry import register_op, Param, bound, dtypes
+from ..batchwise import together, rows, axis_not_batch
 from ..util import norm_axis
 
 
@@ -148,12 +149,14 @@ _PARAMS = [Param("axis", parse_int, -1, "The axis to normalise over."),
 
 register_op("softmax", _softmax_kernel(False), gradient=_softmax_grad_rule(1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule, check=dtypes(data="f"),
+            batchwise=together(axis_not_batch()),
             doc="``exp(x / T) / sum(exp(x / T))`` along ``axis``.", same_shape=(0,))
 register_op("softmin", _softmax_kernel(True), gradient=_softmax_grad_rule(-1.0), saves="y",
             inputs=_inputs, params=_PARAMS, infer_type=_dtype_rule, check=dtypes(data="f"),
+            batchwise=together(axis_not_batch()),
             doc="``softmax(-x)`` along ``axis``.", same_shape=(0,))
 register_op("log_softmax", _log_softmax, gradient=_log_softmax_grad, saves="y", params=_PARAMS,
-            infer_type=_dtype_rule, check=dtypes(data="f"),
+            batchwise=together(axis_not_batch()), infer_type=_dtype_rule, check=dtypes(data="f"),
             doc="``log(softmax(x))`` along ``axis``, computed stably.", same_shape=(0,))
 
 
@@ -182,6 +185,7 @@ def _sa_grad(p, x, y, gy, need):
 
 
 register_op("SoftmaxActivation", _sa_compute, gradient=_sa_grad, saves="y", check=dtypes(data="f"),
+            batchwise=rows(when=lambda p, shapes: shapes is None or len(shapes[0]) >= 2),
             params=[Param("mode", None, "instance", "'instance': over the last axis (MXNet's "
                           "kernel); 'channel': over axis 1.", choices=_SA_AXIS)],
             doc="Softmax over each instance (the last axis) or over channels (axis 1).",

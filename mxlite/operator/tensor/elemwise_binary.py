@@ -8,6 +8,7 @@ import numpy as np
 from ... import nd
 from ...base import MXNetError, parse_bool, parse_float, parse_int
 from ..registry import register_op, Param, dtypes
+from ..batchwise import ELEMENTWISE, broadcast_rows, together
 from ..util import unbroadcast, same_dtype
 
 
@@ -76,6 +77,9 @@ def _mod(xp, a, b):
         return xp.mod(a, b)
 
 
+_ROWS = broadcast_rows()
+
+
 def _binary(name, kernel, grad, saves, check_shape, aliases=()):
     def compute(p, xp, a, b):
         if a.dtype != b.dtype:
@@ -92,7 +96,7 @@ def _binary(name, kernel, grad, saves, check_shape, aliases=()):
 
     # NOTE: MXNet's binary kernels refuse bool ("does not support boolean type").
     register_op(name, compute, inputs=("lhs", "rhs"), gradient=gradient if grad else None,
-                saves=saves, aliases=aliases, check=dtypes(inputs="fiu"),
+                saves=saves, aliases=aliases, check=dtypes(inputs="fiu"), batchwise=_ROWS,
                 same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise %s of two arrays%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
@@ -108,7 +112,7 @@ def _compare(name, kernel, check_shape, aliases=()):
 
     # NOTE: MXNet refuses bool here too; mxlite takes it (its ONNX import compares and
     # combines bool masks with these ops), giving 0/1 as bool.
-    register_op(name, compute, inputs=("lhs", "rhs"), aliases=aliases,
+    register_op(name, compute, inputs=("lhs", "rhs"), aliases=aliases, batchwise=_ROWS,
                 same_shape=(0, 1) if check_shape else None,
                 doc="Elementwise ``%s`` (1 or 0, in the input dtype)%s." % (
                     name.split("_", 1)[-1], "" if check_shape else ", with broadcasting"))
@@ -216,6 +220,7 @@ def _scalar_op(name, kernel, grad, saves):
 
     register_op(name, compute, params=_SCALAR_PARAMS, gradient=gradient, saves=saves,
                 aliases=_SCALAR_ALIASES.get(name, ()), same_shape=(0,), infer_type=_scalar_type,
+                batchwise=ELEMENTWISE,
                 doc="Elementwise %s with a scalar." % name.strip("_").replace("_scalar", ""))
 
 
@@ -236,7 +241,7 @@ def _compare_scalar(kernel):
 
 for _n, _k in _SCALAR_COMPARE:
     register_op(_n, _compare_scalar(_k), params=_SCALAR_PARAMS, same_shape=(0,),
-                infer_type=_scalar_type,
+                infer_type=_scalar_type, batchwise=ELEMENTWISE,
                 doc="Elementwise comparison with a scalar (1 or 0, in the input dtype).")
 
 
@@ -261,5 +266,6 @@ def _add_n_grad(p, x, y, gy, need):
 register_op("add_n", _add_n, inputs=lambda p: ["arg%d" % i for i in range(p.num_args)],
             params=[Param("num_args", parse_int, doc="Number of inputs.")],
             gradient=_add_n_grad, saves="", variadic="num_args", same_shape="all",
+            batchwise=together(),
             aliases=("ElementWiseSum",),
             doc="Sum of all the input arrays, elementwise.")

@@ -12,6 +12,7 @@ from ...base import parse_float, np_dtype
 from ... import engine
 from ...engine import parallel_parts
 from ..registry import register_op, Param, bound, dtypes
+from ..batchwise import ELEMENTWISE
 from ..util import context_of, identity_grad, zeros_grad
 from . import special
 
@@ -32,7 +33,7 @@ def _unary(name, fwd, grad, saves="x", aliases=(), doc=""):
 
     return register_op(name, compute, gradient=gradient if grad is not None else None,
                        saves=saves, aliases=aliases, same_shape=(0,), check=dtypes(data="fiu"),
-                       unlisted="xy",
+                       unlisted="xy", batchwise=ELEMENTWISE,
                        doc=doc or "Elementwise %s." % name)
 
 
@@ -219,7 +220,7 @@ def _clip_grad(p, x, y, gy, need):
     return [gy[0] * (x[0] >= p.a_min) * (x[0] <= p.a_max)]
 
 
-register_op("clip", _clip, gradient=_clip_grad, saves="x",
+register_op("clip", _clip, gradient=_clip_grad, saves="x", batchwise=ELEMENTWISE,
             params=[Param("a_min", parse_float), Param("a_max", parse_float)],
             doc="Clip values to ``[a_min, a_max]``; the gradient is zero outside.", same_shape=(0,))
 

@@ -36,7 +36,7 @@ OP_FIELDS = {"compute": "kernel", "check": "check", "inputs": "inputs", "gradien
              "parse": "custom_parse",
              "same_shape": "same_shape",
              "infer_shape_back": "infer_shape_back", "shape_from_data": "shape_from_data",
-             "unlisted": "unlisted"}
+             "unlisted": "unlisted", "batchwise": "batchwise"}
 
 
 def declaration(op):

@@ -10,6 +10,7 @@ from ... import nd
 from ...base import (MXNetError, parse_shape, parse_bool, parse_int, parse_float,
                      parse_axis, optional)
 from ..registry import register_op, Param, Params, apply, OPS, ranks
+from ..batchwise import rows, together, axis_not_batch
 from ..util import const_like, norm_axis, norm_axes, fill_missing, fits_memory
 
 
@@ -127,7 +128,7 @@ def _reshape(p, xp, x):
 
 
 register_op("Reshape", _reshape, gradient=_as_shape_of,
-            saves="", is_view=True,
+            saves="", is_view=True, batchwise=rows(),
             aliases=("reshape",),
             params=[Param("shape", parse_shape, None, "The target shape, with special codes."),
                     Param("reverse", parse_bool, False, "Match the special codes right to left.")],
@@ -235,7 +236,7 @@ def _flatten(p, xp, x):
 
 
 register_op("Flatten", _flatten, gradient=_as_shape_of,
-            saves="", is_view=True,
+            saves="", is_view=True, batchwise=rows(),
             aliases=("flatten",),
             doc="Collapse every axis but the first: shape (d0, d1*...*dk).")
 
@@ -274,7 +275,7 @@ def _variadic_inputs(p):
     """Input names of a variadic op, as MXNet names them in symbols: arg0, arg1, ..."""
     return tuple("arg%d" % i for i in range(p.num_args))
 register_op("Concat", _concat, gradient=_concat_grad, saves="", variadic="num_args",
-            inputs=_variadic_inputs,
+            inputs=_variadic_inputs, batchwise=together(axis_not_batch("dim")),
             aliases=("concat",),
             params=[_NUM_ARGS, Param("dim", parse_int, 1, "The axis to join along.")],
             doc="Join arrays along ``dim``.\n\n>>> mx.nd.concat(mx.nd.ones((2, 1)), "
@@ -340,6 +341,7 @@ def _split_grad_for(axis_of):
 
 
 register_op("SliceChannel", _slice_channel, aliases=("split",), saves="",
+            batchwise=rows(when=axis_not_batch()),
             gradient=_split_grad_for(lambda p, ndim: norm_axis(p.axis, ndim)),
             num_outputs=lambda p: p.num_outputs,
             params=[Param("num_outputs", parse_int, doc="The number of equal parts.", low=1),
