@@ -341,17 +341,19 @@ def parallel_products(fn, n, macs):
         return _run(fn, n, min(n, PARTS_PER_THREAD * k), k)
 
 
-def parallel_parts(fn, shape, nbytes, xp=None):
+def parallel_parts(fn, shape, nbytes, xp=None, min_bytes=None):
     """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
     first axis of at least :func:`num_threads` entries (the batch, else the channels),
-    by :func:`parallel`; their results in order."""
-    if not shape or _threads <= 1 or nbytes < PARALLEL_MIN_BYTES:
+    by :func:`parallel` (``min_bytes`` as it takes it); their results in order."""
+    least = PARALLEL_MIN_BYTES if min_bytes is None else min_bytes
+    if not shape or _threads <= 1 or nbytes < least:
         # one part (as parallel would run it), without building the split: this is
         # the path of every small array
         return [fn((Ellipsis,))]     # x[...] of a 0-d array is a view, x[()] a scalar
     axis = next((i for i, m in enumerate(shape) if m >= _threads), 0)
     lead = (slice(None),) * axis
-    return parallel(lambda lo, hi: fn(lead + (slice(lo, hi),)), shape[axis], nbytes, xp)
+    return parallel(lambda lo, hi: fn(lead + (slice(lo, hi),)), shape[axis], nbytes, xp,
+                    min_bytes=least)
 
 
 def parallel_copy(xp, dst, src):
