@@ -36,7 +36,7 @@ ENABLED = True
 # LeNet 0.80x at batch 8 (30K values a step), 0.93x at 16, 1.03x at 32 (120K), 1.03x
 # at 64, 1.35x at 128; 3-layer MLPs 0.78-0.86x at 50-100K values a step (their
 # products already split well over the workers), 0.98x at 450K; ResNet-18, ResNet-50,
-# MobileNet-v2 and VGG-11 gained 1.10-1.45x from batch 2 (370K values a step and up).
+# MobileNet-v2 and VGG-11 gained 1.10-1.45x from batch 2 (220K values a step and up).
 MIN_STEP_VALUES = 1 << 17
 
 
