@@ -299,3 +299,13 @@ def test_the_environment_turns_the_cut_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.stdout.strip() == "False"
+
+
+def test_engine_batch_parts_runs_one_part_inside_a_worker(threads):
+    seen = []
+
+    def part(lo, hi):
+        seen.append((lo, hi, engine._here.inside))
+        return engine.batch_parts(lambda a, b: (a, b), hi - lo)      # nested: one part
+    assert engine.batch_parts(part, 5) == [[(0, 2)], [(0, 3)]]
+    assert sorted(seen) == [(0, 2, True), (2, 5, True)] and not engine._here.inside
