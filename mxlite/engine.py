@@ -159,32 +159,40 @@ def _work(tasks):
 
 
 class _Job:
-    """One split pass: its parts are claimed one at a time by whichever thread comes
-    (the caller first), so a worker that the OS does not schedule soon leaves its
-    parts to the others instead of holding the caller up."""
+    """One split pass, or several in stages: the parts are claimed one at a time, in
+    order, by whichever thread comes (the caller first), so a worker that the OS does
+    not schedule soon leaves its parts to the others instead of holding the caller
+    up. ``stages``: (fn, bounds) each; a part of a stage starts once every part of the
+    stage before it has ended (a thread claiming one early waits for them)."""
 
-    def __init__(self, fn, bounds):
-        self.fn, self.bounds = fn, bounds
-        self.out = [None] * (len(bounds) - 1)
+    def __init__(self, stages):
+        self.parts = [(s, fn, b[i], b[i + 1])
+                      for s, (fn, b) in enumerate(stages) for i in range(len(b) - 1)]
+        self.out = [None] * len(self.parts)
         self.claim = itertools.count().__next__     # atomic in CPython
-        self.left = len(self.out)
+        self.left = [len(b) - 1 for _, b in stages]
         self.lock = threading.Lock()
-        self.finished = threading.Event()
+        self.ended = [threading.Event() for _ in stages]
+        self.finished = self.ended[-1]
         self.error = None
 
     def run(self):
         while True:
             i = self.claim()
-            if i >= len(self.out):
+            if i >= len(self.parts):
                 return
+            s, fn, lo, hi = self.parts[i]
+            if s:
+                self.ended[s - 1].wait()
             try:
-                self.out[i] = self.fn(self.bounds[i], self.bounds[i + 1])
+                if not s or self.error is None:     # (not after a stage that failed)
+                    self.out[i] = fn(lo, hi)
             except BaseException as e:      # raised in the caller once every part ended
                 self.error = self.error or e
             with self.lock:
-                self.left -= 1
-                if not self.left:
-                    self.finished.set()
+                self.left[s] -= 1
+                if not self.left[s]:
+                    self.ended[s].set()
 
 
 class _Pool:
@@ -273,10 +281,16 @@ def parallel(fn, n, nbytes, xp=None, fixed=False, min_bytes=None):
 
 def _run(fn, n, m, k):
     """``fn`` over ``m`` parts of ``range(n)`` on ``k`` threads (None: in the caller)."""
-    job = _Job(fn, [n * i // m for i in range(m + 1)])
+    return _run_stages([(fn, n, m)], k)
+
+
+def _run_stages(stages, k):
+    """The ``(fn, n, m)`` stages (``fn`` over ``m`` parts of ``range(n)``) one after the
+    other on ``k`` threads (None: in the caller); the parts' results in order."""
+    job = _Job([(fn, [n * i // m for i in range(m + 1)]) for fn, n, m in stages])
     if k is not None:
         tasks = _get_pool().tasks
-        for _ in range(min(k, m) - 1):
+        for _ in range(min(k, max(m for _, _, m in stages)) - 1):
             tasks.put(job)
     job.run()
     job.finished.wait()
@@ -300,7 +314,7 @@ def overlap(first, second):
             return second()
         finally:
             _here.inside = inside
-    job = _Job(whole, [0, 1])
+    job = _Job([(whole, [0, 1])])
     with _serial_blas:
         _get_pool().tasks.put(job)
         try:
@@ -343,6 +357,26 @@ def parallel_products(fn, n, macs):
         return [fn(0, n)]
     with _serial_blas:
         return _run(fn, n, min(n, PARTS_PER_THREAD * k), k)
+
+
+def parallel_stages(stages, macs):
+    """Passes that run products of ``macs`` multiply-adds in all, one after the other,
+    each ``fn(lo, hi)`` over ``m`` parts of ``range(n)`` for its ``(fn, n, m)`` in
+    ``stages`` (a part of one stage may read what any part of the one before wrote):
+    one hand-off to the workers for them all, the BLAS at one thread meanwhile, from
+    ``PARALLEL_MIN_MACS`` on (as :func:`parallel_products`); below, or where there is
+    one thread or the caller is itself a worker, each stage as ``fn(0, n)`` in the
+    caller. The parts are cut by ``m``, which the caller chooses, whatever the threads."""
+    if _threads <= 1 or _here.inside:
+        for fn, n, _ in stages:
+            fn(0, n)
+        return
+    with _serial_blas:
+        if macs >= PARALLEL_MIN_MACS:
+            _run_stages(stages, _threads)
+            return
+        for fn, n, _ in stages:
+            fn(0, n)
 
 
 def parallel_parts(fn, shape, nbytes, xp=None):

@@ -219,6 +219,49 @@ def test_parallel_raises_a_part_error_after_every_part_ends(split_everything):
     assert engine.parallel(lambda lo, hi: hi - lo, 9, 1) == [1] * 9      # still works
 
 
+def test_parallel_stages_run_in_order_each_over_its_parts(split_everything, monkeypatch):
+    """Each stage's parts see every write of the stage before (one hand-off for them all),
+    however the threads take them; below PARALLEL_MIN_MACS each stage runs whole."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 10)
+    a, b, c = np.zeros(40), np.zeros(40), np.zeros(40)
+    calls = []
+
+    def first(lo, hi):
+        calls.append((0, lo, hi))
+        a[lo:hi] = np.arange(lo, hi)
+
+    def second(lo, hi):     # reads all of the first stage's output
+        calls.append((1, lo, hi))
+        b[lo:hi] = a.sum() + a[::-1][lo:hi]
+
+    def third(lo, hi):
+        calls.append((2, lo, hi))
+        c[lo:hi] = b[::-1][lo:hi] * 2
+    for macs, parts in ((10, (5, 3, 7)), (9, (1, 1, 1))):
+        a[:], b[:], c[:], calls[:] = 0, 0, 0, []
+        assert engine.parallel_stages([(first, 40, 5), (second, 40, 3), (third, 40, 7)],
+                                      macs) is None
+        want_b = 780 + np.arange(40)[::-1]
+        np.testing.assert_array_equal(c, want_b[::-1] * 2)
+        for s, m in enumerate(parts):
+            assert sorted(x[1:] for x in calls if x[0] == s) == \
+                [(40 * i // m, 40 * (i + 1) // m) for i in range(m)]
+
+
+def test_parallel_stages_raise_a_part_error_and_skip_the_stages_after(split_everything,
+                                                                      monkeypatch):
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    done = []
+
+    def first(lo, hi):
+        if lo == 2:
+            raise ValueError("part at %d" % lo)
+        done.append(lo)
+    with pytest.raises(ValueError, match="part at 2"):
+        engine.parallel_stages([(first, 6, 6), (lambda lo, hi: done.append("after"), 6, 2)], 1)
+    assert sorted(done) == [0, 1, 3, 4, 5]           # every part of the failed stage ended
+
+
 def test_parallel_inside_a_part_does_not_wait_on_itself(split_everything):
     inner = engine.parallel(lambda lo, hi: engine.parallel(lambda a, b: (a, b), 6, 1), 6, 1)
     assert len(inner) == 6

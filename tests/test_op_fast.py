@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.operator.nn import _conv_kernels, _fast, _fast_conv, _fast_pool, convolution
+from mxlite import engine
+from mxlite.operator.nn import (_conv_kernels, _fast, _fast_bn, _fast_conv, _fast_pool,
+                                convolution)
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -102,6 +104,48 @@ def test_winograd_inference_by_blocks_pads_each_block_as_the_whole(size, pad, mo
     ref, size_of_sums = _direct(x64, w64, pad), _direct(abs(x64), abs(w64), pad)
     assert ys[0].shape == ref.shape
     assert np.abs(ys[0] - ref).max() <= 4 * eps * size_of_sums.max()
+
+
+@needs_numba
+@pytest.mark.parametrize("c,inference", [(8, True), (8, False), (160, True)])
+def test_winograd_of_a_small_input_in_stages_gives_the_same_bits_at_any_threads(
+        c, inference, monkeypatch):
+    # from STAGED_MIN_BYTES, under the transforms' split (batch 1): the input transform,
+    # the products and the output transform (with BatchNorm's epilogue) handed to the
+    # workers in one job of three stages; the same bits as one thread, and the same
+    # input tiles
+    monkeypatch.setattr(mx.engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0)
+    stages = []
+    run_stages = engine._run_stages
+    monkeypatch.setattr(engine, "_run_stages", lambda st, k: stages.append(len(st)) or
+                        run_stages(st, k))
+    rng = np.random.default_rng(c)
+    x = rng.standard_normal((1, c, 11, 13)).astype(np.float32)
+    w = (rng.standard_normal((12, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    r = rng.standard_normal((1, 12, 11, 13)).astype(np.float32)
+    epilogue = tuple(rng.standard_normal(12).astype(np.float32) for _ in range(3)) + (r, True)
+    got = []
+    prev = mx.engine.set_num_threads(1)
+    try:
+        for threads in (1, 3):
+            mx.engine.set_num_threads(threads)
+            got.append(_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, (11, 13),
+                                     keep_tiles=not inference, epilogue=epilogue,
+                                     inference=inference))
+    finally:
+        mx.engine.set_num_threads(prev)
+    assert stages == [3]
+    (y1, v1), (y3, v3) = got
+    assert np.array_equal(y1.view(np.uint8), y3.view(np.uint8))
+    if not inference:
+        assert np.array_equal(v1, v3)
+        assert np.array_equal(v1, _fast._input(_fast.kernels(), x, (1, 1), 6, 7))
+    want = _direct(x.astype(np.float64), w.astype(np.float64), (1, 1))
+    want = np.maximum((want - epilogue[0][:, None, None]) * epilogue[1][:, None, None]
+                      + epilogue[2][:, None, None] + r, 0)
+    assert np.abs(y1 - want).max() <= 1e-4 * np.abs(want).max()
 
 
 @needs_numba
@@ -367,7 +411,7 @@ def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_ga
         return mx.nd.BatchNorm(*[mx.nd.array(a, dtype=dtype) for a in args],
                                fix_gamma=fix_gamma, eps=1e-3).asnumpy()
 
-    assert _fast.channel_views(args[0].astype(dtype)) is not None     # the kernels apply
+    assert _fast_bn.channel_views(args[0].astype(dtype)) is not None     # the kernels apply
     fast = run()
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     want = run()
@@ -397,7 +441,7 @@ def test_batch_norm_training_passes_are_float32_round_off_of_float64(shape, monk
     x = rng.standard_normal(shape) * 0.1 + 3.0        # an offset: cancellation in the variance
     gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
     gy = rng.standard_normal(shape)
-    assert _fast.channel_views(x.astype(np.float32)) is not None      # the kernels apply
+    assert _fast_bn.channel_views(x.astype(np.float32)) is not None      # the kernels apply
     exact = _bn_train(x, gamma, beta, gy)
     fast = _bn_train(*(a.astype(np.float32) for a in (x, gamma, beta, gy)))
     monkeypatch.setattr(_fast, "kernels", lambda: None)
@@ -422,14 +466,14 @@ def test_batch_norm_gradient_pass_is_numpys_formula_bit_for_bit(dtype):
             g = gy if relu_y is None else np.multiply(gy, relu_y > 0)
             want = g * a.reshape(sh) - (x - mean.reshape(sh)) * k1.reshape(sh) - k2.reshape(sh)
             got, kept = np.full_like(x, 7), np.full_like(x, 7)
-            x3, gy3, y3, got3, kept3 = _fast.channel_views(x, gy, relu_y, got, kept)
+            x3, gy3, y3, got3, kept3 = _fast_bn.channel_views(x, gy, relu_y, got, kept)
             # in two parts of the channels, as the CPU workers run them
             sums = []
             for lo, hi in ((0, 1), (1, 4)):
-                _fast.batch_norm_grad(x3, lo, mean[lo:hi], gy3, a[lo:hi], k1[lo:hi],
+                _fast_bn.batch_norm_grad(x3, lo, mean[lo:hi], gy3, a[lo:hi], k1[lo:hi],
                                       k2[lo:hi], got3, y3)
                 # the sums see the same g, and write it where asked
-                sums.append(_fast.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3,
+                sums.append(_fast_bn.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3,
                                                        None if relu_y is None else kept3))
             np.testing.assert_allclose(np.concatenate([s[0] for s in sums]),
                                        g.sum(axis=(0, 2, 3)), rtol=1e-5)
@@ -456,9 +500,9 @@ def test_batch_norm_epilogue_on_parts_in_place_is_the_whole_pass_bit_for_bit(dty
     r = rng.standard_normal(z.shape).astype(dtype) if residual else None
     mean, scale, shift = (rng.standard_normal(4).astype(dtype) for _ in range(3))
     want = np.full_like(z, 7)
-    _fast.batch_norm_apply(z, 0, mean, scale, shift, want, r, relu)
+    _fast_bn.batch_norm_apply(z, 0, mean, scale, shift, want, r, relu)
     got = z.copy()
-    apply = _fast.affine_epilogue(mean, scale, shift, r, relu)
+    apply = _fast_bn.affine_epilogue(mean, scale, shift, r, relu)
     for n0, n1, i0, i1 in ((0, 1, 0, 37), (1, 3, 0, 5), (1, 3, 5, 36), (1, 3, 36, 37)):
         apply(got, n0, n1, i0, i1)
     assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
@@ -488,8 +532,8 @@ def test_1x1_convolution_with_an_epilogue_is_the_product_then_the_pass(shape, f,
         prev = engine.set_num_threads(threads)
         try:
             want = _conv_kernels.pointwise(np, x, w, (1, 1)).reshape(r3.shape)
-            _fast.batch_norm_apply(want, 0, mean, scale, shift, want, r3, True)
-            got = _conv_kernels.pointwise(np, x, w, (1, 1), _fast.affine_epilogue(
+            _fast_bn.batch_norm_apply(want, 0, mean, scale, shift, want, r3, True)
+            got = _conv_kernels.pointwise(np, x, w, (1, 1), _fast_bn.affine_epilogue(
                 mean, scale, shift, r3, True))
         finally:
             engine.set_num_threads(prev)
@@ -499,12 +543,12 @@ def test_1x1_convolution_with_an_epilogue_is_the_product_then_the_pass(shape, f,
 
 @needs_numba
 def test_batch_norm_kernels_refuse_vectors_that_do_not_fit_the_data():
-    x3 = _fast.channel_views(np.ones((2, 4, 5), np.float32))[0]
+    x3 = _fast_bn.channel_views(np.ones((2, 4, 5), np.float32))[0]
     y3 = np.empty_like(x3)
     with pytest.raises(ValueError, match="do not fit data of shape"):
-        _fast.batch_norm_apply(x3, 2, *np.ones((3, 3), np.float32), y3)    # channels 2..4 of 4
+        _fast_bn.batch_norm_apply(x3, 2, *np.ones((3, 3), np.float32), y3)    # channels 2..4 of 4
     with pytest.raises(ValueError, match="do not fit data of shape"):
-        _fast.batch_norm_moments(x3, 0, *np.ones((2, 4), np.float64))      # another dtype
+        _fast_bn.batch_norm_moments(x3, 0, *np.ones((2, 4), np.float64))      # another dtype
     assert np.array_equal(x3, np.ones((2, 4, 5), np.float32))
 
 
@@ -523,8 +567,8 @@ def test_kernels_compile_without_a_cache_where_numba_has_no_cache_directory(monk
     x = np.ones((2, 8, 9, 9))
     assert _fast.kernels() is not None
     y = np.empty_like(x)
-    x3, y3 = _fast.channel_views(x, y)
-    _fast.batch_norm_apply(x3, 0, *np.ones((3, 8)), y3)
+    x3, y3 = _fast_bn.channel_views(x, y)
+    _fast_bn.batch_norm_apply(x3, 0, *np.ones((3, 8)), y3)
     np.testing.assert_array_equal(y, x)
 
 

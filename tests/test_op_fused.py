@@ -10,7 +10,7 @@ import mxlite as mx
 from mxlite.gluon import batch_parts, nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
-from mxlite.operator.nn import _conv_kernels, _fast
+from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn
 from conftest import needs_numba
 from optable import row, row_tests
 
@@ -667,8 +667,8 @@ def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypa
     monkeypatch.setattr(_fast, "MIN_TILES", 0)
     monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
     passes = []
-    apply = _fast.batch_norm_apply
-    monkeypatch.setattr(_fast, "batch_norm_apply", lambda *a, **k: passes.append(1) or
+    apply = _fast_bn.batch_norm_apply
+    monkeypatch.setattr(_fast_bn, "batch_norm_apply", lambda *a, **k: passes.append(1) or
                         apply(*a, **k))
     net = _Residual()
     net.initialize(mx.init.Xavier())
@@ -691,8 +691,8 @@ def test_1x1_and_strided_convolutions_apply_batch_norm_as_they_make_their_output
     BatchNorm pass of its own."""
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 0)
     passes = []
-    apply = _fast.batch_norm_apply
-    monkeypatch.setattr(_fast, "batch_norm_apply", lambda *a, **k: passes.append(1) or
+    apply = _fast_bn.batch_norm_apply
+    monkeypatch.setattr(_fast_bn, "batch_norm_apply", lambda *a, **k: passes.append(1) or
                         apply(*a, **k))
     net = nn.HybridSequential()
     net.add(nn.Conv2D(8, 7, strides=2, padding=3, use_bias=False), nn.BatchNorm(),

@@ -1,5 +1,5 @@
-"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, BatchNorm's passes,
-(from ``_fast_pool``) 2-D max pooling and (from ``_fast_conv``) the im2col
+"""Optional numba kernels: Winograd F(2x2, 3x3) convolutions, and (from ``_fast_bn``,
+``_fast_pool`` and ``_fast_conv``) BatchNorm's passes, 2-D max pooling and the im2col
 convolution's data gradient.
 
 Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
@@ -19,14 +19,8 @@ F(2, 3) along the rows (the transforms above) and F(4, 3) along the columns, poi
 -1, 1, 1/2, -2 and infinity (of the point sets measured, the least float32 error): per
 output 3 products against F(2x2, 3x3)'s 4, and 0.75x the transformed tiles.
 
-BatchNorm's normalising pass, ``(x - mean) * scale + beta`` per channel (with a fused
-step's residual sum and relu after it), runs as one pass (NumPy makes three to five),
-each value computed in the same order: the same bits. Its batch statistics (two
-passes) and its gradient's sums (one pass, with relu's mask where fused) are summed
-in float64, NumPy's pairwise float32 sums' round-off or less, and the data gradient
-is one pass of NumPy's operations.
-
-The kernels of ``_fast_pool`` and ``_fast_conv`` are compiled with these.
+The kernels of ``_fast_bn``, ``_fast_pool`` and ``_fast_conv`` are compiled with
+these.
 """
 import contextlib
 import functools
@@ -38,7 +32,7 @@ import weakref
 import numpy as np
 
 from ... import engine
-from ...engine import matmul, num_threads, parallel, parallel_products
+from ...engine import matmul, num_threads, parallel, parallel_products, parallel_stages
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -91,23 +85,23 @@ def kernels():
         return None
     try:
         jit = numba.njit(cache=True, nogil=True)
-        jit(_channel_affine)
+        jit(_filter_tiles)
         cache = True
     except RuntimeError:    # no writable cache directory: compile in every process
         jit, cache = numba.njit(nogil=True), False
     # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
     sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
-    from . import _fast_conv, _fast_pool
+    from . import _fast_bn as bn, _fast_conv, _fast_pool
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
                                  **{k: jit(f) for m in (_fast_conv, _fast_pool)
                                     for k, f in m.KERNELS.items()},
-                                 channel_affine=jit(_channel_affine),
-                                 channel_moments=sum_jit(_channel_moments),
-                                 channel_grad_sums=sum_jit(_channel_grad_sums),
-                                 channel_grad=jit(_channel_grad))
+                                 channel_affine=jit(bn._channel_affine),
+                                 channel_moments=sum_jit(bn._channel_moments),
+                                 channel_grad_sums=sum_jit(bn._channel_grad_sums),
+                                 channel_grad=jit(bn._channel_grad))
 
 
 def _input_tiles(xp, c0, c1, th, tw, wide, v):
@@ -352,18 +346,67 @@ def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
 
 
 def _input(jit, x, pad, th, tw, scheme=None):
-    k, mw, wide = scheme or _F22
-    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype, k)
+    scheme = scheme or _F22
+    v = _planes(x.shape[1], x.shape[0] * th * tw, x.dtype, scheme[0])
+    _split(_input_part(jit, x, pad, th, tw, scheme, v), x.shape[1], v.nbytes, transform=True)
+    return v
+
+
+def _input_part(jit, x, pad, th, tw, scheme, v):
+    """``fn(lo, hi)``: the input transform of channels ``lo:hi`` of ``x`` into ``v``.
+
+    NOTE: each part pads its channels (the padding copy split with the transform) and
+    transforms them, reading and writing the whole arrays: a part cut out of them
+    along the channels is a strided view, which numba's loops read and write more
+    slowly (1.2x)."""
+    _, mw, wide = scheme
     xt = np.empty(x.shape[:2] + (2 * th + 2, mw * tw + 2), dtype=x.dtype)
 
-    # each part pads its channels (the padding copy split with the transform) and
-    # transforms them, reading and writing the whole arrays: a part cut out of them
-    # along the channels is a strided view, which numba's loops read and write more
-    # slowly (1.2x)
     def part(lo, hi):
         _fill_tiled(x, pad, xt, slice(lo, hi))
         jit.input_tiles(xt, lo, hi, th, tw, wide, v)
-    _split(part, xt.shape[1], v.nbytes, transform=True)
+    return part
+
+
+def _output_part(jit, m, th, tw, wide, epi, y):
+    """``fn(lo, hi)``: the output transform of filters ``lo:hi`` of the products ``m`` into
+    ``y``, with the epilogue ``epi`` (the arguments of ``_output_tiles``)."""
+    return lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, wide,
+                                           *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
+                                           *epi[4:], y[:, lo:hi])
+
+
+# Bytes of transformed input tiles (V) from which the Winograd convolution of a small
+# input runs in stages (:func:`_staged`). NOTE: measured in ResNet-50's hybridized
+# inference at batch 1, 2 threads, the op alternated in one process (min of 30-40): 64
+# channels on 56x56 maps (V: 2.4 MB) 0.85-0.89x the time, 128 on 28x28 (1.2 MB)
+# 0.94-0.98x; 256 on 14x14 (0.8 MB) 1.07-1.12x (its transforms, 0.1 ms, paid less than
+# the two waits between the stages).
+STAGED_MIN_BYTES = 1 << 20
+
+
+def _staged(jit, x, pad, u, th, tw, epi, y, scheme):
+    """The Winograd convolution of a small input (V under the transforms' split, as at
+    batch 1) with the filters' ``u`` into ``y``, in three stages handed to the workers
+    at once (:func:`engine.parallel_stages`): the input transform by parts of the
+    channels, the products by parts of the planes (each plane's the one product the
+    whole would run: the same bits at any threads), the output transform (with the
+    epilogue ``epi``, the arguments of ``_output_tiles``) by parts of the filters;
+    returns V.
+
+    NOTE: otherwise the transforms run on the caller alone (under
+    ``PARALLEL_MIN_KERNEL_BYTES``) and only the products on the workers."""
+    k, _, wide = scheme
+    (n, c), f = x.shape[:2], u.shape[1]
+    v = _planes(c, n * th * tw, x.dtype, k)
+    m = _planes(f, n * th * tw, x.dtype, k)
+
+    def products(lo, hi):
+        np.matmul(u[lo:hi], v[lo:hi], out=m[lo:hi])
+    parallel_stages([(_input_part(jit, x, pad, th, tw, scheme, v), c, min(c, 8)),
+                     (products, k, 8),
+                     (_output_part(jit, m, th, tw, wide, epi, y), f, min(f, 8))],
+                    k * f * c * n * th * tw)
     return v
 
 
@@ -535,12 +578,12 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
         blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
         if _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme) is not None:
             return y, None
+    if STAGED_MIN_BYTES <= k * c * n * th * tw * x.itemsize < engine.PARALLEL_MIN_KERNEL_BYTES:
+        v = _staged(jit, x, pad, u, th, tw, epi, y, scheme)
+        return y, (v if keep_tiles else None)
     v = _input(jit, x, pad, th, tw, scheme)
     m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
-    _split(lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, scheme[2],
-                                           *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
-                                           *epi[4:], y[:, lo:hi]), f, m.nbytes,
-           transform=True)
+    _split(_output_part(jit, m, th, tw, scheme[2], epi, y), f, m.nbytes, transform=True)
     return y, (v if keep_tiles else None)
 
 
@@ -603,198 +646,3 @@ def _grad_products_by_blocks(jit, gy, tiles, th, tw):
             np.matmul(d, tiles[:, :, r0 * tw:r1 * tw].transpose(0, 2, 1), out=du[i])
     parallel_products(part, nblock, 16 * f * c * n * th * tw)
     return du.sum(axis=0)
-
-
-# -- BatchNorm ---------------------------------------------------------------------------
-# Each kernel takes whole (N, C, L) arrays and the first channel ``c0`` of the part it
-# runs (its per-channel vectors hold that part's channels): a part of the channels cut
-# out of a C-contiguous array is a strided view, which numba compiles for any strides,
-# without vector loads (measured: the statistics pass 6x slower on such a view than on
-# the whole array it came from).
-
-def _channel_affine(x, c0, n0, n1, i0, i1, mean, scale, shift, r, add, relu, y):
-    """``y = (x - mean) * scale + shift`` with the per-channel values for channels
-    ``c0, c0 + 1, ...`` of axis 1 of ``x`` and ``y`` (N, C, L), over samples ``n0:n1`` and
-    positions ``i0:i1``; then ``+ r`` where ``add``, and ``max(., 0)`` where ``relu``
-    (NaN stays NaN and -0 becomes +0, as in ``np.maximum(v, 0)``). ``x`` may be ``y``.
-
-    NOTE: each row runs as 1-D slices, one loop per case: 1.05-1.15x faster than one
-    loop testing ``add`` and ``relu`` on 3-D indices. In place, the loops get the one
-    slice as both ``xr`` and ``yr``: two slices of the same memory fail the compiled
-    loop's overlap check, which then runs unvectorised (3x slower)."""
-    def row(xr, rr, yr, m, s, b):
-        if add and relu:
-            for i in range(len(yr)):
-                v = (xr[i] - m) * s + b + rr[i]
-                yr[i] = v if v > 0 or v != v else 0
-        elif add:
-            for i in range(len(yr)):
-                yr[i] = (xr[i] - m) * s + b + rr[i]
-        elif relu:
-            for i in range(len(yr)):
-                v = (xr[i] - m) * s + b
-                yr[i] = v if v > 0 or v != v else 0
-        else:
-            for i in range(len(yr)):
-                yr[i] = (xr[i] - m) * s + b
-
-    same = x.ctypes.data == y.ctypes.data and x.strides == y.strides
-    for n in range(n0, n1):
-        for k in range(mean.shape[0]):
-            c = c0 + k
-            yr, rr = y[n, c, i0:i1], r[n, c, i0:i1]
-            if same:
-                row(yr, rr, yr, mean[k], scale[k], shift[k])
-            else:
-                row(x[n, c, i0:i1], rr, yr, mean[k], scale[k], shift[k])
-
-
-def _channel_moments(x, c0, mean, var):
-    """The mean and the variance ``mean((x - mean)^2)`` (two passes, summed in float64)
-    of channels ``c0, c0 + 1, ...`` (axis 1) of ``x`` (N, C, L), into ``mean`` and ``var``
-    (x's dtype; the variance is taken about the mean as rounded to that dtype)."""
-    n_, l_ = x.shape[0], x.shape[2]
-    count = n_ * l_
-    for k in range(mean.shape[0]):
-        c = c0 + k
-        s = 0.0
-        for n in range(n_):
-            for i in range(l_):
-                s += x[n, c, i]
-        mean[k] = s / count
-        m = mean[k]
-        s = 0.0
-        for n in range(n_):
-            for i in range(l_):
-                d = x[n, c, i] - m
-                s += float(d) * float(d)
-        var[k] = s / count
-
-
-def _channel_grad_sums(x, c0, mean, gy, y, relu, g, store, sums):
-    """``sums[k] = (sum(g), sum((x - mean) * g))`` over channel ``c0 + k`` (axis 1) of
-    (N, C, L) arrays, in float64 (``x - mean`` rounded to x's dtype, as NumPy's), for
-    ``g = gy`` or, where ``relu``, relu's gradient ``gy * (y > 0)`` for its output
-    ``y`` (stored in ``g`` where ``store``)."""
-    n_, l_ = x.shape[0], x.shape[2]
-    zero = np.zeros(1, dtype=gy.dtype)[0]
-    for k in range(mean.shape[0]):
-        c = c0 + k
-        m = mean[k]
-        s = 0.0
-        t = 0.0
-        for n in range(n_):
-            for i in range(l_):
-                v = gy[n, c, i]
-                if relu and not y[n, c, i] > 0:
-                    v = v * zero
-                if store:
-                    g[n, c, i] = v
-                s += v
-                t += float(x[n, c, i] - m) * float(v)
-        sums[k, 0] = s
-        sums[k, 1] = t
-
-
-def _channel_grad(x, c0, mean, gy, y, relu, a, k1, k2, gx):
-    """``gx = g * a - (x - mean) * k1 - k2`` with the per-channel values for channels
-    ``c0, c0 + 1, ...`` of axis 1 (N, C, L), in that order (BatchNorm's data gradient
-    as NumPy computes it), ``g`` as in :func:`_channel_grad_sums`."""
-    n_, l_ = x.shape[0], x.shape[2]
-    zero = np.zeros(1, dtype=gy.dtype)[0]
-    for n in range(n_):
-        for k in range(mean.shape[0]):
-            c = c0 + k
-            m, ac, p, q = mean[k], a[k], k1[k], k2[k]
-            for i in range(l_):
-                v = gy[n, c, i]
-                if relu and not y[n, c, i] > 0:
-                    v = v * zero
-                gx[n, c, i] = v * ac - (x[n, c, i] - m) * p - q
-
-
-def channel_views(*arrays):
-    """The (N, C, L) views of NumPy float ``arrays`` of one shape and dtype (channels on
-    axis 1, None entries passed through), for the BatchNorm kernels below; None where
-    numba is off or they do not qualify (the caller keeps its NumPy passes). An array
-    that is no view as (N, C, L) is reshaped into a copy: only inputs may be."""
-    x = arrays[0]
-    given = [a for a in arrays if a is not None]
-    if (x.ndim < 2 or x.dtype not in _DTYPES or 0 in x.shape
-            or any(type(a) is not np.ndarray or a.dtype != x.dtype or a.shape != x.shape
-                   for a in given)):
-        return None
-    if kernels() is None:
-        return None
-    shape3 = x.shape[:2] + (-1,)
-    return [None if a is None else a.reshape(shape3) for a in arrays]
-
-
-def _vectors(x3, c0, *vectors):
-    # NOTE: the kernels index without bounds checks: a misfit is refused before them
-    if any(v.dtype != x3.dtype or v.shape != vectors[0].shape for v in vectors) \
-            or not 0 <= c0 <= c0 + len(vectors[0]) <= x3.shape[1]:
-        raise ValueError("BatchNorm kernels: per-channel vectors of %s channels from channel "
-                         "%d do not fit data of shape %s and dtype %s"
-                         % ([v.shape for v in vectors], c0, x3.shape, x3.dtype))
-
-
-def batch_norm_apply(x3, c0, mean, scale, shift, y3, r3=None, relu=False):
-    """``y3 = (x3 - mean) * scale + shift`` for channels ``c0, ...`` (as many as the
-    vectors hold) of :func:`channel_views` ``x3``, ``y3`` (N, C, L), then ``+ r3``
-    (where given) and ``relu`` (where ``relu``), in one pass."""
-    _vectors(x3, c0, mean, scale, shift)
-    kernels().channel_affine(x3, c0, 0, x3.shape[0], 0, x3.shape[2], mean, scale, shift,
-                             x3 if r3 is None else r3, r3 is not None, relu, y3)
-
-
-def affine_epilogue(mean, scale, shift, r3=None, relu=False):
-    """:func:`batch_norm_apply`'s pass as a callable ``(y3, n0, n1, i0, i1)`` that applies
-    it in place to samples ``n0:n1``, positions ``i0:i1`` of ``y3`` (N, F, L), ``r3`` being
-    the residual's (N, F, L) view: for a convolution to run on each part of its output
-    right after the part's product, while it is in the caches (the same values as one
-    pass after: the same operations on each). None where numba is off."""
-    jit = kernels()
-    if jit is None:
-        return None
-
-    def apply(y3, n0, n1, i0, i1):
-        _vectors(y3, 0, mean, scale, shift)
-        if (len(mean) != y3.shape[1] or not 0 <= n0 <= n1 <= y3.shape[0]
-                or not 0 <= i0 <= i1 <= y3.shape[2]
-                or r3 is not None and (r3.shape != y3.shape or r3.dtype != y3.dtype)):
-            raise ValueError("BatchNorm epilogue: samples %d:%d, positions %d:%d, %d channels "
-                             "and residual %s do not fit the output %s"
-                             % (n0, n1, i0, i1, len(mean), None if r3 is None else r3.shape,
-                                y3.shape))
-        jit.channel_affine(y3, 0, n0, n1, i0, i1, mean, scale, shift,
-                           y3 if r3 is None else r3, r3 is not None, relu, y3)
-    return apply
-
-
-def batch_norm_moments(x3, c0, mean, var):
-    """Fill ``mean`` and ``var`` with the batch statistics of channels ``c0, ...`` of
-    :func:`channel_views` ``x3`` (N, C, L), summed in float64."""
-    _vectors(x3, c0, mean, var)
-    kernels().channel_moments(x3, c0, mean, var)
-
-
-def batch_norm_grad_sums(x3, c0, mean, gy3, y3=None, g3=None):
-    """``(sum(g), sum((x - mean) * g))`` for channels ``c0, ...`` (as many as ``mean``
-    holds) of :func:`channel_views` (N, C, L), in x's dtype (summed in float64), for
-    ``g = gy``, or, given relu's output ``y3``, ``g = gy * (y > 0)`` (written into
-    ``g3`` where given)."""
-    _vectors(x3, c0, mean)
-    sums = np.empty((len(mean), 2))
-    kernels().channel_grad_sums(x3, c0, mean, gy3, gy3 if y3 is None else y3, y3 is not None,
-                                gy3 if g3 is None else g3, g3 is not None, sums)
-    return sums[:, 0].astype(x3.dtype), sums[:, 1].astype(x3.dtype)
-
-
-def batch_norm_grad(x3, c0, mean, gy3, a, k1, k2, gx3, y3=None):
-    """``gx3 = g * a - (x - mean) * k1 - k2`` for channels ``c0, ...`` of
-    :func:`channel_views` (N, C, L) in one pass, ``g`` as in
-    :func:`batch_norm_grad_sums`."""
-    _vectors(x3, c0, mean, a, k1, k2)
-    kernels().channel_grad(x3, c0, mean, gy3, gy3 if y3 is None else y3, y3 is not None,
-                           a, k1, k2, gx3)

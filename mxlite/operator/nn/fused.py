@@ -48,7 +48,7 @@ from ..batchwise import rows, inference
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
-from . import _fast, _conv_kernels as kern
+from . import _fast, _fast_bn, _conv_kernels as kern
 from .convolution import geometry, conv_out_size
 from .normalization import batch_norm, moving_affine
 
@@ -279,7 +279,7 @@ def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
                               epilogue=(mean, scale, shift, r, chain.relu), inference=True)
     if found is not None:
         return found[0], inv
-    epilogue = _fast.affine_epilogue(mean, scale, shift,
+    epilogue = _fast_bn.affine_epilogue(mean, scale, shift,
                                      None if r is None else r.reshape(n, f, -1), chain.relu)
     if epilogue is None:
         return None

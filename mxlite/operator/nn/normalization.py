@@ -18,7 +18,7 @@ from ..registry import register_op, Param, OPS, ranks, array_module_of, run_step
 from ..batchwise import rows, inference, axis_not_batch
 from ..tensor.elemwise_unary import UNARY
 from ..util import fill_missing, norm_axis
-from . import _fast
+from . import _fast_bn
 
 
 def _work(x):
@@ -130,14 +130,14 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
         return scale, shift
     # where numba runs (channels on axis 1): the statistics in two passes summed in
     # float64, and y in one pass, the same operations as NumPy's passes
-    views = _fast.channel_views(x, y, residual) if c == 1 else None
+    views = _fast_bn.channel_views(x, y, residual) if c == 1 else None
     if views is not None:
         x3, y3, r3 = views
 
         def part(lo, hi):
             if batch:
-                _fast.batch_norm_moments(x3, lo, mean[lo:hi], var[lo:hi])
-            _fast.batch_norm_apply(x3, lo, mean[lo:hi], *affine(lo, hi), y3, r3, relu)
+                _fast_bn.batch_norm_moments(x3, lo, mean[lo:hi], var[lo:hi])
+            _fast_bn.batch_norm_apply(x3, lo, mean[lo:hi], *affine(lo, hi), y3, r3, relu)
     else:
         bc = (1,) * c + (-1,) + (1,) * (x.ndim - c - 1)
 
@@ -221,7 +221,7 @@ def _bn_grad_fast(data, mean, gy, relu_y, a, inv, n, batch, want_x, keep_g):
     channels (axis 1), or None where they do not apply: the sums in one pass (in
     float64), gx in another (NumPy's ``g * a`` without batch statistics), with the
     operations of NumPy's passes."""
-    views = _fast.channel_views(data, gy, relu_y)
+    views = _fast_bn.channel_views(data, gy, relu_y)
     if views is None or any(v.dtype != data.dtype for v in (mean, a, inv)):
         return None
     x3, gy3, y3 = views
@@ -232,12 +232,12 @@ def _bn_grad_fast(data, mean, gy, relu_y, a, inv, n, batch, want_x, keep_g):
     gx3, g3 = (None if v is None else v.reshape(x3.shape) for v in (gx, g_full))
 
     def part(lo, hi):
-        gbeta[lo:hi], dotp[lo:hi] = _fast.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3, g3)
+        gbeta[lo:hi], dotp[lo:hi] = _fast_bn.batch_norm_grad_sums(x3, lo, mean[lo:hi], gy3, y3, g3)
         al = a[lo:hi]
         if want_x and batch:
             il = inv[lo:hi]
             k1, k2 = al * (il * il) * (dotp[lo:hi] / n), al * (gbeta[lo:hi] / n)
-            _fast.batch_norm_grad(x3, lo, mean[lo:hi], gy3, al, k1, k2, gx3, y3)
+            _fast_bn.batch_norm_grad(x3, lo, mean[lo:hi], gy3, al, k1, k2, gx3, y3)
         elif want_x:
             g = gy3[:, lo:hi] if y3 is None else gy3[:, lo:hi] * (y3[:, lo:hi] > 0)
             np.multiply(g, al[:, None], out=gx3[:, lo:hi])
