@@ -332,7 +332,9 @@ def batch_parts(fn, n):
     one per thread (the caller among them), each whole in its thread: marked a worker,
     so nothing in it is split again, with the BLAS at one thread; the parts' results in
     order. Every part has ended, whatever happened, when this returns or raises (an
-    error in a part is raised here). For a hybridized graph run on parts of a batch."""
+    error in a part is raised here). One part, ``fn(0, n)`` in the caller, where there
+    is one thread or the caller is itself a worker. For a hybridized graph's inference
+    and a convolution's columns and product, run on parts of a batch."""
     def whole(lo, hi):
         inside, _here.inside = _here.inside, True
         try:
@@ -340,6 +342,8 @@ def batch_parts(fn, n):
         finally:
             _here.inside = inside
     k = min(_threads, n)
+    if k <= 1 or _here.inside:
+        return [fn(0, n)]
     with _serial_blas:
         return _run(whole, n, k, k)
 
