@@ -332,7 +332,9 @@ def batch_parts(fn, n):
     one per thread (the caller among them), each whole in its thread: marked a worker,
     so nothing in it is split again, with the BLAS at one thread; the parts' results in
     order. Every part has ended, whatever happened, when this returns or raises (an
-    error in a part is raised here). For a hybridized graph run on parts of a batch."""
+    error in a part is raised here). One part, ``fn(0, n)`` in the caller, where there
+    is one thread or the caller is itself a worker. For a hybridized graph's inference
+    and a convolution's columns and product, run on parts of a batch."""
     def whole(lo, hi):
         inside, _here.inside = _here.inside, True
         try:
@@ -340,6 +342,8 @@ def batch_parts(fn, n):
         finally:
             _here.inside = inside
     k = min(_threads, n)
+    if k <= 1 or _here.inside:
+        return [fn(0, n)]
     with _serial_blas:
         return _run(whole, n, k, k)
 
@@ -375,17 +379,19 @@ def parallel_stages(stages, macs):
             fn(0, n)
 
 
-def parallel_parts(fn, shape, nbytes, xp=None):
+def parallel_parts(fn, shape, nbytes, xp=None, min_bytes=None):
     """``fn(at)`` for index tuples ``at`` that split an array of ``shape`` along its
     first axis of at least :func:`num_threads` entries (the batch, else the channels),
-    by :func:`parallel`; their results in order."""
-    if not shape or _threads <= 1 or nbytes < PARALLEL_MIN_BYTES:
+    by :func:`parallel` (``min_bytes`` as it takes it); their results in order."""
+    least = PARALLEL_MIN_BYTES if min_bytes is None else min_bytes
+    if not shape or _threads <= 1 or nbytes < least:
         # one part (as parallel would run it), without building the split: this is
         # the path of every small array
         return [fn((Ellipsis,))]     # x[...] of a 0-d array is a view, x[()] a scalar
     axis = next((i for i, m in enumerate(shape) if m >= _threads), 0)
     lead = (slice(None),) * axis
-    return parallel(lambda lo, hi: fn(lead + (slice(lo, hi),)), shape[axis], nbytes, xp)
+    return parallel(lambda lo, hi: fn(lead + (slice(lo, hi),)), shape[axis], nbytes, xp,
+                    min_bytes=least)
 
 
 def parallel_copy(xp, dst, src):

@@ -205,6 +205,17 @@ def test_parallel_splits_a_pass_from_its_own_min_bytes():
         engine.set_num_threads(prev)
 
 
+def test_parallel_parts_split_from_their_own_min_bytes():
+    prev = engine.set_num_threads(2)
+    try:
+        small = engine.PARALLEL_MIN_BYTES // 4
+        assert engine.parallel_parts(lambda at: at, (4, 6), small) == [(Ellipsis,)]
+        parts = engine.parallel_parts(lambda at: at, (4, 6), small, min_bytes=small)
+        assert parts == [(slice(i, i + 1),) for i in range(4)]
+    finally:
+        engine.set_num_threads(prev)
+
+
 def test_parallel_raises_a_part_error_after_every_part_ends(split_everything):
     done = []
 

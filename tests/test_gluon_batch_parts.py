@@ -1,5 +1,7 @@
 """A hybridized graph's inference on parts of its batch at once (gluon/batch_parts.py):
 the same outputs as the whole replay, and the graphs that must run whole."""
+import os
+
 import numpy as np
 import pytest
 
@@ -287,3 +289,23 @@ def test_model_zoo_networks_run_on_parts(monkeypatch, threads, cuts, name):
     net = mx.gluon.model_zoo.vision.get_model(name, classes=10)
     net.initialize(mx.init.Xavier())
     _same(monkeypatch, net, _data(2, 3, 32, 32), cuts=cuts)
+
+
+def test_the_environment_turns_the_cut_off():
+    import subprocess
+    import sys
+    code = "from mxlite.gluon import batch_parts; print(batch_parts.ENABLED)"
+    env = dict(os.environ, MXLITE_BATCH_PARTS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.stdout.strip() == "False"
+
+
+def test_engine_batch_parts_runs_one_part_inside_a_worker(threads):
+    seen = []
+
+    def part(lo, hi):
+        seen.append((lo, hi, engine._here.inside))
+        return engine.batch_parts(lambda a, b: (a, b), hi - lo)      # nested: one part
+    assert engine.batch_parts(part, 5) == [[(0, 2)], [(0, 3)]]
+    assert sorted(seen) == [(0, 2, True), (2, 5, True)] and not engine._here.inside

@@ -770,12 +770,14 @@ def test_convolution_columns_kept_for_the_weight_gradient_are_dropped_after_back
 @pytest.mark.parametrize("layout", ["per_sample", "block", "rows", "grouped", "transposed",
                                     "transposed_rows"])
 def test_convolution_by_parts_of_the_batch_at_any_threads(layout, monkeypatch):
-    # each thread builds its samples' columns and multiplies them: the output and the
-    # kept columns (the weight gradient's) are the serial ones; per sample the same bits
+    # each thread builds its samples' columns, multiplies them and adds the bias: the
+    # output and the kept columns (the weight gradient's) are the serial ones; per
+    # sample the same bits
     rng = np.random.default_rng(11)
     x = rng.standard_normal((5, 4, 9, 8)).astype(np.float32)
     w = rng.standard_normal((6, 4, 5, 3)).astype(np.float32)
-    kw = dict(kernel=(5, 3), num_filter=6, pad=(1, 0), no_bias=True)
+    bias = rng.standard_normal(6).astype(np.float32)
+    kw = dict(kernel=(5, 3), num_filter=6, pad=(1, 0))
     if layout == "grouped":
         w, kw["num_group"] = w[:, :2], 2
     monkeypatch.setattr(_conv_kernels, "PER_SAMPLE_POSITIONS", 1 if layout == "per_sample"
@@ -798,7 +800,7 @@ def test_convolution_by_parts_of_the_batch_at_any_threads(layout, monkeypatch):
         xn.attach_grad()
         wn.attach_grad()
         with mx.autograd.record():
-            y = mx.nd.Convolution(xn, wn, **kw)
+            y = mx.nd.Convolution(xn, wn, mx.nd.array(bias), **kw)
         y.backward(mx.nd.array(np.cos(np.arange(y.size)).reshape(y.shape)))
         return y.asnumpy(), wn.grad.asnumpy()
 
@@ -818,8 +820,8 @@ def test_convolution_by_parts_of_the_batch_at_any_threads(layout, monkeypatch):
                     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     finally:
         mx.engine.set_num_threads(prev)
-    ref = np_conv(x.astype(np.float64), w.astype(np.float64), np.zeros(6), (1, 1), (1, 1),
-                  (1, 0), kw.get("num_group", 1))
+    ref = np_conv(x.astype(np.float64), w.astype(np.float64), bias.astype(np.float64), (1, 1),
+                  (1, 1), (1, 0), kw.get("num_group", 1))
     if layout.startswith("transposed"):     # against the block's, at one thread
         monkeypatch.setattr(_conv_kernels, "ROWS_MAX_FILTERS", 0)
         prev = mx.engine.set_num_threads(1)

@@ -18,6 +18,8 @@ size is no row map), every graph output carries the batch, and the steps are lar
 (``MIN_STEP_VALUES``). The answer is kept per input shapes, training mode and thread
 count.
 """
+import os
+
 import numpy as np
 
 from .. import engine
@@ -27,9 +29,9 @@ from ..operator import registry as _registry
 
 __all__ = ["run"]
 
-# Whether an unrecorded replay may run on parts of its batch (tests turn it off to
-# compare with the whole replay).
-ENABLED = True
+# Whether an unrecorded replay may run on parts of its batch: MXLITE_BATCH_PARTS=0 turns
+# it off (tests do, to compare with the whole replay).
+ENABLED = os.environ.get("MXLITE_BATCH_PARTS", "1") != "0"
 # Values the graph's steps output, per step on average, from which it is cut: each part
 # runs every step's Python glue holding the GIL, which a small step does not outweigh.
 # NOTE: measured at 2 threads (whole and cut alternated in one process, min of 7):

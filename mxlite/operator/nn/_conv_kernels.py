@@ -191,11 +191,12 @@ def _by_samples(xp, x, w, out):
             and w.size * x.shape[0] * prod(out) >= engine.PARALLEL_MIN_MACS)
 
 
-def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after):
+def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after, bias):
     """:func:`build_cols` then :func:`cols_product` by parts of the batch, one per
     thread (:func:`engine.batch_parts`): each part builds its samples' columns in
     their place of the whole columns (which the weight gradient reads), multiplies
-    them and writes its samples' output, serially in its thread.
+    them and writes its samples' output (plus ``bias`` per channel, if given), serially
+    in its thread.
 
     NOTE: split pass by pass, the copy into the columns (below ``PARALLEL_MIN_BYTES``
     in LeNet's second layer, 8 MB at batch 64), the transposed copy of the output and
@@ -220,38 +221,49 @@ def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_af
         if lay == SAMPLE:
             np.copyto(cols[lo:hi].reshape(v.shape), v)
             np.matmul(wm, cols[lo:hi], out=y3[lo:hi])
-            return
-        if lay == ROWS:
+        elif lay == ROWS:
             c = cols[lo * m:hi * m]
             np.copyto(c.reshape(v.shape), v)
             _channels_first(np, np.matmul(c, wm), hi - lo, into=y3[lo:hi])
-            return
-        c = cols4[:, :, lo:hi]
-        np.copyto(c.reshape(v.shape), v)
-        y = np.matmul(wm, c.reshape(c.shape[:2] + (-1,)))             # (G, Fg, part*L)
-        np.copyto(y3[lo:hi], y.reshape(f, hi - lo, -1).swapaxes(0, 1))
+        else:
+            c = cols4[:, :, lo:hi]
+            np.copyto(c.reshape(v.shape), v)
+            y = np.matmul(wm, c.reshape(c.shape[:2] + (-1,)))         # (G, Fg, part*L)
+            np.copyto(y3[lo:hi], y.reshape(f, hi - lo, -1).swapaxes(0, 1))
+        if bias is not None:
+            y3[lo:hi] += bias.reshape(-1, 1)
     engine.batch_parts(part, n)
     return y3.reshape((n, f) + tuple(out)), cols
 
 
 def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
-              need_cols=False, inference=False):
+              need_cols=False, inference=False, bias=None):
     """The cross-correlation (N, F, *out) of ``x`` padded by ``pad`` (and ``pad_after``)
-    with ``w``, and what its weight gradient can reuse: the im2col columns, or where
-    the optional Winograd kernel (``_fast``, 3x3 filters) ran instead, its input tiles
-    if ``need_cols`` (else None). ``inference``: a forward whose output is all that is
-    asked for (Winograd may then run its inference scheme)."""
+    with ``w`` (plus ``bias`` per channel, if given), and what its weight gradient can
+    reuse: the im2col columns, or where the optional Winograd kernel (``_fast``, 3x3
+    filters) ran instead, its input tiles if ``need_cols`` (else None). ``inference``:
+    a forward whose output is all that is asked for (Winograd may then run its
+    inference scheme)."""
     fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols,
                          inference=inference)
     if fast is not None:
-        return fast
+        return add_bias(fast[0], bias), fast[1]
     # (a blocked convolution keeps no columns: its weight gradient builds them by blocks)
     if pad_after is None and blocked(xp, x.shape[1], kernel, stride, dilate, groups, out):
-        return blocked_correlate(x, w, kernel, stride, pad, out), None
+        return add_bias(blocked_correlate(x, w, kernel, stride, pad, out), bias), None
     if _by_samples(xp, x, w, out):
-        return _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after)
+        return _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after,
+                                     bias)
     cols = build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, w.shape[0])
-    return cols_product(xp, cols, w, x.shape[0], out, groups), cols
+    return add_bias(cols_product(xp, cols, w, x.shape[0], out, groups), bias), cols
+
+
+def add_bias(y, b):
+    """``y`` plus the per-channel bias ``b`` (None: none), in place: ``y`` is the fresh
+    output of a convolution kernel that nothing else holds."""
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * (y.ndim - 2))
+    return y
 
 
 # The longest inner dimension (C * K) of the products that :func:`blocked_correlate` runs.

@@ -7,6 +7,7 @@ products in the order NumPy's one add per offset gives them.
 """
 import numpy as np
 
+from ...engine import parallel_parts
 from . import _fast
 
 
@@ -40,7 +41,9 @@ def add_offsets(p, kernel, stride, dilate, y):
     jit = _fast.kernels()
     if jit is None:
         return False
-    jit.add_offsets(p, *kernel, *stride, *dilate, y)
+    # (by samples over the workers: each sample's sums are its own)
+    parallel_parts(lambda at: jit.add_offsets(p[at], *kernel, *stride, *dilate, y[at]),
+                   y.shape[:1], p.nbytes, np)
     return True
 
 

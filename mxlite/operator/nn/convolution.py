@@ -122,17 +122,19 @@ def _use_rows(groups, size, c, kernel):
     return groups == 1 and _prod(size) <= c * _prod(kernel) and c >= 8
 
 
-def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False, inference=False):
-    """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel),
-    and the columns it was computed from (None for a 1x1 convolution, which has none,
-    for a kernel that builds none, unless ``need_cols``, and for one by blocks of
-    output rows, whose weight gradient builds its own blocks). ``inference``: an
-    unrecorded forward (not a gradient's pass), which may run an inference kernel."""
+def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False, inference=False,
+            bias=None):
+    """Grouped N-D cross-correlation of ``x`` (N, C, *S) with ``w`` (F, C/G, *kernel)
+    (plus ``bias`` per channel, if given), and the columns it was computed from (None
+    for a 1x1 convolution, which has none, for a kernel that builds none, unless
+    ``need_cols``, and for one by blocks of output rows, whose weight gradient builds
+    its own blocks). ``inference``: an unrecorded forward (not a gradient's pass),
+    which may run an inference kernel."""
     out = conv_out_size("Convolution", x.shape[2:], kernel, stride, dilate, pad)
     if kern.is_pointwise(kernel, pad, dilate, groups):
-        return kern.pointwise(xp, x, w, stride), None
+        return kern.add_bias(kern.pointwise(xp, x, w, stride), bias), None
     return kern.correlate(xp, x, w, kernel, stride, dilate, pad, groups, out,
-                          need_cols=need_cols, inference=inference)
+                          need_cols=need_cols, inference=inference, bias=bias)
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, dilate, pad, groups, cols=None):
@@ -305,30 +307,29 @@ def _check_inputs(name, p, x, w, b, weight_shape):
         raise _shape_error(name, "bias", b.shape, (p.num_filter,), x.shape, p)
 
 
-def _add_bias(y, b):
-    """``y`` plus the per-channel bias, in place: ``y`` is the fresh output of a
-    convolution kernel that nothing else holds."""
-    if b is not None:
-        y += b.reshape((1, -1) + (1,) * (y.ndim - 2))
-    return y
-
-
 def _conv_compute(p, xp, x, w, b=None):
     check_layout("Convolution", p, x.ndim)
     kernel, stride, dilate, pad = geometry(p, x.ndim - 2, "Convolution")
     _check_groups("Convolution", p, x.shape[1], "input channels")
     _check_inputs("Convolution", p, x, w, b, _conv_weight_shape)
     y, cols = conv_nd(xp, x, w, kernel, stride, dilate, pad, p.num_group,
-                      need_cols=_ag_state.recording, inference=not _ag_state.recording)
+                      need_cols=_ag_state.recording, inference=not _ag_state.recording, bias=b)
     # A recorded forward keeps its columns (or Winograd's input tiles) for the weight
     # gradient, as a hidden output.
     if cols is None or not _ag_state.recording or not _COLS.keep(cols):
         cols = _no_cols(xp, x.dtype)
-    return _add_bias(y, b).astype(x.dtype, copy=False), cols
+    return y.astype(x.dtype, copy=False), cols
 
 
 def _bias_grad(gy, want):
-    return nd.sum(gy, axis=(0,) + tuple(range(2, gy.ndim))) if want else None
+    """The bias gradient: ``gy`` summed over all but the channels.
+
+    NOTE: over the batch first, then each channel's positions: two reductions along
+    whole rows, 1.6-4x faster than one over the axes (0, 2, ...) (LeNet's layers at
+    batch 64)."""
+    if not want:
+        return None
+    return nd.sum(nd.sum(gy.reshape(tuple(gy.shape[:2]) + (-1,)), axis=0), axis=1)
 
 
 def _adj_for(size, out, kernel, stride, dilate, pad):
@@ -489,7 +490,7 @@ def _deconv_compute(p, xp, x, w, b=None):
         _check_groups("Deconvolution", p, x.shape[1], "input channels")
     _check_inputs("Deconvolution", p, x, w, b, _deconv_weight_shape)
     y = deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, p.num_group)
-    return _add_bias(y, b).astype(x.dtype, copy=False)
+    return kern.add_bias(y, b).astype(x.dtype, copy=False)
 
 
 def _deconv_grad(p, x, y, gy, need):
