@@ -214,7 +214,8 @@ def _row2im(xp, x, w, kernel, stride, dilate, full):
     return xp.moveaxis(y, -1, 1)
 
 
-# Bytes of all offsets' products from which :func:`_row2im` runs one product per offset.
+# Bytes of all offsets' products up to which :func:`_row2im` makes them by one product
+# (beyond, one product per offset).
 ONE_PRODUCT_MAX_BYTES = 64 << 20
 
 
