@@ -532,7 +532,7 @@ def matmul(xp, a, b, out=None):
     worker) the BLAS runs at one thread and a large product (``PARALLEL_MIN_MACS``)
     is split over the workers: by the leading batch axis where it has enough entries
     for the threads (each entry's product is then the serial one, bit for bit), else
-    by the rows or the columns of the product, whichever are more, one part per
+    by the rows or the columns of the product (:func:`cuts_columns`), one part per
     thread. Each part is one BLAS call that releases the GIL; the parts are cut by
     the shapes and the thread count alone, so a given thread count gives the same
     bits every time.
@@ -561,7 +561,7 @@ def matmul(xp, a, b, out=None):
                 np.matmul(_lead(a, len(batch), lo, hi), _lead(b, len(batch), lo, hi),
                           out=out[lo:hi])
             size, parts = lead, PARTS_PER_THREAD * k
-        elif n >= m:
+        elif cuts_columns(m, n):
             def part(lo, hi):
                 np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
             size, parts = n, k
@@ -571,6 +571,23 @@ def matmul(xp, a, b, out=None):
             size, parts = m, k
         _run(part, size, min(size, parts), min(k, size))
         return out
+
+
+# A product of ``m`` rows and ``n`` columns that :func:`matmul` cuts in parts is cut by its
+# columns from ``COLUMNS_PER_ROW * m`` columns on, else by its rows (each part of the
+# rows packs the whole right operand, each of the columns the whole left one). NOTE:
+# measured at 2 threads on ResNet-50's 1x1 convolutions at batch 1 ((F, C) @ (C, L)),
+# the two cuts alternated, best and first quartile of 50: rows against columns 0.78-0.95x
+# at (512, 128) @ (128, 784) and (512, 256) @ (256, 784), 0.72-0.9x where L < F; about
+# 1.0x at 3 to 12 columns per row; columns 1.2-1.35x faster at 49 ((64, 256) @ (256,
+# 3136)). Cutting by the columns wherever n >= m cut the first two by their columns.
+COLUMNS_PER_ROW = 4
+
+
+def cuts_columns(m, n):
+    """Whether :func:`matmul` cuts a product of ``m`` rows and ``n`` columns that it
+    splits by its columns (else by its rows)."""
+    return n >= COLUMNS_PER_ROW * m
 
 
 def _lead(a, nbatch, lo, hi):

@@ -348,7 +348,8 @@ def test_matmul_split_by_batch_is_the_serial_product(split_products, sa, sb):
 @pytest.mark.parametrize("sa,sb", [
     ((4, 33), (33, 50)),            # columns
     ((50, 33), (33, 4)),            # rows
-    ((2, 9, 20), (2, 20, 31)),      # a batch too short for 3 threads: columns
+    ((2, 9, 20), (2, 20, 31)),      # a batch too short for 3 threads: rows
+    ((2, 5, 20), (2, 20, 31)),      # ... with many more columns than rows: columns
     ((1, 9, 20), (1, 20, 31)),      # one sample (batch 1 inference)
 ])
 def test_matmul_split_by_rows_or_columns_is_close_and_deterministic(split_products, dtype,
@@ -359,6 +360,26 @@ def test_matmul_split_by_rows_or_columns_is_close_and_deterministic(split_produc
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=tol, atol=tol)
     np.testing.assert_array_equal(engine.matmul(np, a, b), got)     # the same bits again
+
+
+def test_matmul_cuts_by_columns_only_where_there_are_many_more_than_rows(split_products,
+                                                                         monkeypatch):
+    real, parts = np.matmul, []
+
+    def spy(a, b, **kw):
+        parts.append((a.shape, b.shape))
+        return real(a, b, **kw)
+    monkeypatch.setattr(np, "matmul", spy)
+    for n, by_columns in ((8 * engine.COLUMNS_PER_ROW - 1, False),
+                          (8 * engine.COLUMNS_PER_ROW, True)):
+        a, b = _operands((8, 5), (5, n))
+        del parts[:]
+        np.testing.assert_allclose(engine.matmul(np, a, b), real(a, b), rtol=1e-5, atol=1e-5)
+        assert len(parts) == 3
+        if by_columns:
+            assert all(sa == (8, 5) and sb[1] < n for sa, sb in parts)
+        else:
+            assert all(sa[0] < 8 and sb == (5, n) for sa, sb in parts)
 
 
 def test_matmul_writes_out_and_takes_transposed_operands(split_products):

@@ -485,10 +485,11 @@ def _products_then(w, x3, epilogue):
     (their products narrower)."""
     n, _, cols = x3.shape
     threads = num_threads()
-    if n < threads and cols < w.shape[0]:
-        # more filters than positions: the product split by its rows, as engine.matmul
-        # cuts it (each part of the columns would pack all the weights: ResNet-50's 7x7
-        # and 14x14 maps at batch 1 took 1.4x longer so), then the epilogue in one pass
+    if n < threads and not engine.cuts_columns(w.shape[0], cols):
+        # not many more positions than filters: the product split by its rows, as
+        # engine.matmul cuts it (each part of the columns would pack all the weights:
+        # ResNet-50's 7x7 and 14x14 maps at batch 1 took 1.4x longer so), then the
+        # epilogue in one pass
         y3 = matmul(np, w, x3)
         epilogue(y3, 0, n, 0, cols)
         return y3
