@@ -201,9 +201,10 @@ def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_af
     NOTE: split pass by pass, the copy into the columns (below ``PARALLEL_MIN_BYTES``
     in LeNet's second layer, 8 MB at batch 64), the transposed copy of the output and
     its share of the product were the caller's, the worker idle meanwhile: at 2
-    threads the calling thread ran 4.5 ms of CPU in LeNet's two forward convolutions
-    and the worker 1.7. Per sample, a part's product gives :func:`cols_product` 's
-    bits; a block's product over a part's positions may round as BLAS orders it."""
+    threads the calling thread ran 4.2 ms of CPU in LeNet's two forward convolutions
+    and the worker 1.6, by parts 3.4 and 2.0 (busy host). Per sample, a part's product
+    gives :func:`cols_product` 's bits; a product over a part's positions (the block,
+    channels-last) may round as BLAS orders it."""
     n, f = x.shape[0], w.shape[0]
     lay = layout(groups, x.shape[1], f, kernel, out)
     cols = np.empty(_cols_shape(x, kernel, groups, out, lay), dtype=x.dtype)

@@ -18,12 +18,14 @@ def _add_offsets(p, kh, kw, sh, sw, dh, dw, y):
 
     NOTE: NumPy's add of one offset's block (strided views with runs of F values in
     ``p``) took 46 us for LeNet's second layer at batch 64 (25 offsets of (64, 8, 8,
-    20)), this loop about a third of that."""
+    20)); this loop, sample by sample (each sample's output stays in the L1 cache
+    while its offsets are added), 0.56 ms for all 25 (0.79 offset by offset over the
+    whole batch)."""
     n_, oh, ow = p.shape[:3]
     f_ = p.shape[4]
-    for t in range(kh * kw):
-        i, j = t // kw, t % kw
-        for n in range(n_):
+    for n in range(n_):
+        for t in range(kh * kw):
+            i, j = t // kw, t % kw
             for oy in range(oh):
                 r = oy * sh + i * dh
                 for ox in range(ow):

@@ -190,18 +190,19 @@ def _row2im(xp, x, w, kernel, stride, dilate, full):
     the channels-last output at its (strided) place (runs of S_last * F values); the
     result is then made channels-first. With ``_fast_conv`` 's kernel (2-D), ONE
     product (N * S, Cin) x (Cin, K * F) gives every offset's block (where they fit
-    ``ROWS_MAX_BYTES``), which the kernel adds on in NumPy's order.
+    ``ONE_PRODUCT_MAX_BYTES``), which the kernel adds on in NumPy's order (the
+    products may round as BLAS orders each shape's sums).
 
     NOTE: LeNet's second layer at batch 64 (Cin 50, F 20, 8x8 inputs): 25 products
     of 20 columns and NumPy's adds took 3.4-3.7 ms at one thread, one product of 500
-    columns and the kernel 2.5, the same bits."""
+    columns and the kernel 2.5 (the same bits there)."""
     n, cin = x.shape[:2]
     f = w.shape[1]
     size = tuple(x.shape[2:])
     xt = xp.moveaxis(x, 1, -1).reshape(-1, cin)                            # (N*S, Cin)
     wk = xp.ascontiguousarray(xp.moveaxis(w, 1, -1)).reshape(cin, -1, f)   # (Cin, K, F)
     y = xp.zeros((n,) + tuple(full) + (f,), dtype=x.dtype)
-    if xt.shape[0] * wk[0].size * y.itemsize <= ROWS_MAX_BYTES and xp is np:
+    if xt.shape[0] * wk[0].size * y.itemsize <= ONE_PRODUCT_MAX_BYTES and xp is np:
         p = matmul(xp, xt, wk.reshape(cin, -1)).reshape((n,) + size + wk.shape[1:])
         if _fast_conv.add_offsets(p, kernel, stride, dilate, y):
             return xp.moveaxis(y, -1, 1)
@@ -213,8 +214,9 @@ def _row2im(xp, x, w, kernel, stride, dilate, full):
     return xp.moveaxis(y, -1, 1)
 
 
-# Bytes of all offsets' products from which :func:`_row2im` runs one product per offset.
-ROWS_MAX_BYTES = 64 << 20
+# Bytes of all offsets' products up to which :func:`_row2im` makes them by one product
+# (beyond, one product per offset).
+ONE_PRODUCT_MAX_BYTES = 64 << 20
 
 
 def _add_split(xp, dst, src):
