@@ -10,6 +10,7 @@ import pytest
 
 import mxlite as mx
 from mxlite import engine
+from mxlite.operator.nn import _fast_pool
 
 
 @pytest.fixture
@@ -17,6 +18,7 @@ def split_everything(monkeypatch):
     """Split every pass, however small, over 3 threads (uneven parts); 1 thread after."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(engine, "PARALLEL_MIN_KERNEL_BYTES", 0)
+    monkeypatch.setattr(_fast_pool, "MIN_SPLIT_BYTES", 0)
     prev = engine.set_num_threads(3)
     yield
     engine.set_num_threads(prev)
