@@ -104,33 +104,52 @@ def kernels():
                                  channel_grad=jit(bn._channel_grad))
 
 
-def _input_tiles(xp, c0, c1, th, tw, wide, v):
-    """``V = B^T d B`` of every 4x4 tile d of channels ``c0:c1`` of the padded ``xp`` (N,
-    C, 2*th+2, 2*tw+2), tile (a, b) of sample n starting at row 2a, column 2b, into
-    ``v[:, c, (n*th+a)*tw+b]`` of ``v`` (16, C, N*th*tw). Where ``wide``, F(2x4, 3x3)'s
-    ``B2^T d B4`` of every 4x6 tile of ``xp`` (N, C, 2*th+2, 4*tw+2), tile (a, b)
-    starting at row 2a, column 4b, into ``v`` (24, C, N*th*tw), point (i, j) at 6i + j.
+def _input_tiles(x, p0, p1, c0, c1, th, tw, wide, v):
+    """``V = B^T d B`` of every 4x4 tile d of channels ``c0:c1`` of ``x`` (N, C, H, W)
+    zero-padded by ``p0`` rows and ``p1`` columns before (negative: cropped), tile (a, b)
+    of sample n starting at padded row 2a, column 2b, into ``v[:, c, (n*th+a)*tw+b]`` of
+    ``v`` (16, C, N*th*tw). Where ``wide``, F(2x4, 3x3)'s ``B2^T d B4`` of every 4x6
+    tile, tile (a, b) starting at padded row 2a, column 4b, into ``v`` (24, C,
+    N*th*tw), point (i, j) at 6i + j.
 
-    NOTE: ``B^T d`` runs over whole rows of 4 image rows at once, and the channels are
-    the outer loop so that the 16 planes of ``v`` are each written in one run per
-    channel: 5x faster than tile by tile, near the speed of a copy of ``v``. The
-    constants are scalars of the data's dtype: a float literal is float64 in a compiled
-    loop (an integer times a float32 too), which made the float32 loop 1.6x slower."""
-    n_, _, _, wp = xp.shape
-    t = np.empty((4, wp), dtype=xp.dtype)
-    k = np.empty(3, dtype=xp.dtype)
+    NOTE: ``B^T d`` runs over whole rows of 4 image rows at once (a padding row is a
+    row of zeros, the padding columns of ``t`` stay zero), and the channels are the
+    outer loop so that the 16 planes of ``v`` are each written in one run per
+    channel: 5x faster than tile by tile, near the speed of a copy of ``v``. It reads
+    ``x`` itself: a padded copy first (4x smaller than ``v``) cost 1.2-1.3x the time.
+    The constants are scalars of the data's dtype: a float literal is float64 in a
+    compiled loop (an integer times a float32 too), which made the float32 loop 1.6x
+    slower."""
+    n_, _, h, w = x.shape
+    wp = (4 if wide else 2) * tw + 2
+    q0, q1 = max(p1, 0), min(w + p1, wp)    # t's columns that read x
+    t = np.zeros((4, wp), dtype=x.dtype)    # (its padding columns stay zero)
+    zero = np.zeros(w, dtype=x.dtype)
+    k = np.empty(3, dtype=x.dtype)
     k[0], k[1], k[2] = 0.5, 1.5, 2.5
     h1, h3, h5 = k[0], k[1], k[2]
     for c in range(c0, c1):
         for n in range(n_):
             for a in range(th):
-                r = 2 * a
-                for q in range(wp):                 # t = B^T d
-                    x1, x2 = xp[n, c, r + 1, q], xp[n, c, r + 2, q]
-                    t[0, q] = xp[n, c, r, q] - x2
-                    t[1, q] = x1 + x2
-                    t[2, q] = x2 - x1
-                    t[3, q] = x1 - xp[n, c, r + 3, q]
+                r = 2 * a - p0
+                if 0 <= r and r + 3 < h:            # t = B^T d
+                    for q in range(q0, q1):
+                        x1, x2 = x[n, c, r + 1, q - p1], x[n, c, r + 2, q - p1]
+                        t[0, q] = x[n, c, r, q - p1] - x2
+                        t[1, q] = x1 + x2
+                        t[2, q] = x2 - x1
+                        t[3, q] = x1 - x[n, c, r + 3, q - p1]
+                else:                               # (rows of padding: zeros)
+                    x0 = x[n, c, r] if 0 <= r < h else zero
+                    x1 = x[n, c, r + 1] if 0 <= r + 1 < h else zero
+                    x2 = x[n, c, r + 2] if 0 <= r + 2 < h else zero
+                    x3 = x[n, c, r + 3] if 0 <= r + 3 < h else zero
+                    for q in range(q0, q1):
+                        s = q - p1
+                        t[0, q] = x0[s] - x2[s]
+                        t[1, q] = x1[s] + x2[s]
+                        t[2, q] = x2[s] - x1[s]
+                        t[3, q] = x1[s] - x3[s]
                 o = (n * th + a) * tw
                 for i in range(4):                  # v = t B
                     if not wide:
@@ -297,33 +316,22 @@ def _planes(rows, cols, dtype, k=16):
     return buf[:, :rows * cols].reshape(k, rows, cols)
 
 
-def _tiled(x, pad, th, tw, mw=2, a0=0):
-    """``x`` zero-padded by ``pad`` before (negative: cropped) to th x tw whole tiles of
-    2 x ``mw`` outputs, (N, C, 2*th+2, mw*tw+2); from tile row ``a0`` on (the rows
-    ``2*a0:2*a0+2*th+2`` of the whole tiling).
-
-    NOTE: a copy of the input (4x smaller than the transformed tiles), after which the
-    transform reads without bounds checks."""
-    n, c = x.shape[:2]
-    y = np.empty((n, c, 2 * th + 2, mw * tw + 2), dtype=x.dtype)
-    _fill_tiled(x, (pad[0] - 2 * a0, pad[1]), y, slice(None))
-    return y
-
-
-def _fill_tiled(x, pad, y, chans):
-    """Channels ``chans`` of ``y`` (N, C, H', W'): those of ``x`` (N, C, H, W) shifted by
-    ``pad`` (negative: cropped), zero where ``x`` has no value.
+def _tiled(x, pad, th, tw):
+    """``x`` (N, C, H, W) shifted by ``pad`` (negative: cropped) into th x tw whole 2x2
+    tiles, (N, C, 2*th+2, 2*tw+2), zero where ``x`` has no value: a copy (4x smaller
+    than the transformed tiles), after which the gradient's transform reads without
+    bounds checks.
 
     NOTE: zeroed whole, then copied into: zeroing only the borders (a column at a time)
     was slower."""
+    y = np.zeros(x.shape[:2] + (2 * th + 2, 2 * tw + 2), dtype=x.dtype)
     src, dst = [], []
     for p, m, size in zip(pad, x.shape[2:], y.shape[2:]):
         lo, hi = max(-p, 0), min(m, size - p)
         src.append(slice(lo, hi))
         dst.append(slice(lo + p, hi + p))
-    yc = y[:, chans]
-    yc[...] = 0
-    yc[:, :, dst[0], dst[1]] = x[:, chans, src[0], src[1]]
+    y[:, :, dst[0], dst[1]] = x[:, :, src[0], src[1]]
+    return y
 
 
 def _winograd(x, other, kernel, stride, dilate, groups, out, min_tiles=None):
@@ -355,17 +363,11 @@ def _input(jit, x, pad, th, tw, scheme=None):
 def _input_part(jit, x, pad, th, tw, scheme, v):
     """``fn(lo, hi)``: the input transform of channels ``lo:hi`` of ``x`` into ``v``.
 
-    NOTE: each part pads its channels (the padding copy split with the transform) and
-    transforms them, reading and writing the whole arrays: a part cut out of them
-    along the channels is a strided view, which numba's loops read and write more
-    slowly (1.2x)."""
-    _, mw, wide = scheme
-    xt = np.empty(x.shape[:2] + (2 * th + 2, mw * tw + 2), dtype=x.dtype)
-
-    def part(lo, hi):
-        _fill_tiled(x, pad, xt, slice(lo, hi))
-        jit.input_tiles(xt, lo, hi, th, tw, wide, v)
-    return part
+    NOTE: each part reads and writes the whole arrays: a part cut out of them along
+    the channels is a strided view, which numba's loops read and write more slowly
+    (1.2x)."""
+    x = np.ascontiguousarray(x)
+    return lambda lo, hi: jit.input_tiles(x, pad[0], pad[1], lo, hi, th, tw, scheme[2], v)
 
 
 def _output_part(jit, m, th, tw, wide, epi, y):
@@ -462,22 +464,22 @@ def _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme=None):
     None: fewer blocks than threads (the caller runs the whole products, split over
     the workers).
 
-    NOTE: each block pads its own rows, in the parts, rather than the caller the whole
-    input before them (a serial copy the other thread waited on): 64 channels on 56x56
-    maps at batch 8, the op alternated, best of 40: 1.08-1.11x at 2 threads, 1.05-1.07x
-    at 1."""
+    NOTE: each block's transform reads its own rows of the input (padding them as it
+    reads), rather than the caller padding the whole input before them (a serial copy
+    the other thread waited on): 64 channels on 56x56 maps at batch 8, the op
+    alternated, best of 40: 1.08-1.11x at 2 threads, 1.05-1.07x at 1."""
     if len(blocks) < min(num_threads(), 2):
         return None
     mean, scale, shift, r4, affine, add, relu = epi
     c, f = x.shape[1], u.shape[1]
-    k, mw, wide = scheme or _F22
+    k, _, wide = scheme or _F22
+    x = np.ascontiguousarray(x)
 
     def run(lo, hi):
         for n0, n1, a0, a1 in blocks[lo:hi]:
             tiles = (n1 - n0) * (a1 - a0) * tw
             v = _planes(c, tiles, x.dtype, k)
-            jit.input_tiles(_tiled(x[n0:n1], pad, a1 - a0, tw, mw, a0), 0, c, a1 - a0, tw,
-                            wide, v)
+            jit.input_tiles(x[n0:n1], pad[0] - 2 * a0, pad[1], 0, c, a1 - a0, tw, wide, v)
             m = np.matmul(u, v, out=_planes(f, tiles, x.dtype, k))
             rows = slice(2 * a0, min(2 * a1, y.shape[2]))
             jit.output_tiles(m, a1 - a0, tw, wide, mean, scale, shift, r4[n0:n1, :, rows],
