@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 
-from .. import engine
 from ..operator.tensor.optimizer_ops import (sgd_kernel, sgd_mom_kernel, sgd_step,
                                              nag_mom_kernel, signsgd_kernel, signum_kernel)
 from .optimizer import (Optimizer, register, _MasterLastMixin, aggregation_size, begin_update,
@@ -19,11 +18,12 @@ __all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD", "Test", "LARS", "L
 
 # Elements of each piece a large weight's SGD update runs by, so that its temporaries
 # stay in the cache. NOTE: measured on ResNet-18's 11.7M weights, alternated in one
-# process at 2 threads: with momentum 0.9 and wd, 27-29 ms a step by pieces of 16K
-# elements against 40-42 ms whole (1.45x, both run serially); without momentum
-# (two passes) 9-11 ms either way. Splitting the pieces of the three 9.4 MB weights
-# over two threads (engine.PARALLEL_MIN_BYTES) took 2.5-3 ms of the caller's 10 ms to
-# the worker, the same wall time on a busy host.
+# process at 2 threads: with momentum 0.9 and wd, 25-29 ms a step by pieces of 16K
+# elements against 40-42 ms whole (1.45x); without momentum (two passes) 9-11 ms
+# either way. The pieces of the three 9.4 MB weights split over two threads
+# (engine.parallel) took 2.3 ms of the caller's CPU to the worker but ran 1.03-1.05x
+# slower in wall time without momentum (medians of 80, three runs; the same with it):
+# the passes are bound by the memory both cores share, so they stay in the caller.
 CHUNK = 1 << 14
 
 
@@ -140,22 +140,16 @@ def _sgd_momentum(weight, grad, state, lr, momentum, wd, rescale, clip):
 
 
 def _in_chunks(update, xp, *arrays):
-    """``update(*pieces)`` over pieces of ``arrays`` (the weight first; one shape), in place.
-
-    An elementwise update gives the same bits whatever the pieces, so a weight's
-    update runs by chunks of ``CHUNK`` elements and, when large, over mxlite's
-    threads (:func:`engine.parallel`)."""
+    """``update(*pieces)`` over pieces of ``CHUNK`` elements of ``arrays`` (the weight
+    first; one shape), in place: an elementwise update gives the same bits whatever
+    the pieces."""
     w = arrays[0]
     if w.size <= CHUNK or xp is not np or not all(a.flags.c_contiguous for a in arrays):
         update(*arrays)
         return
     flat = [a.reshape(-1) for a in arrays]
-
-    def run(lo, hi):
-        for i in range(lo, hi, CHUNK):
-            j = min(i + CHUNK, hi)
-            update(*[a[i:j] for a in flat])
-    engine.parallel(run, w.size, w.nbytes, xp)
+    for i in range(0, w.size, CHUNK):
+        update(*[a[i:i + CHUNK] for a in flat])
 
 
 def _sgd_master_step(opt, weight, grad, state, lr, wd, momentum):
