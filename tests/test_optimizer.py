@@ -512,15 +512,32 @@ def test_trace_replay_with_trainer(tr):
 SGD_BITS = os.path.join(os.path.dirname(__file__), "reference_extra", "sgd_bits.npz")
 
 
+@pytest.mark.parametrize("pieces", [False, True])
 @pytest.mark.parametrize("momentum, rescale", [(0.0, 1 / 16), (0.0, 1 / 3), (0.9, 1 / 16),
                                                (0.9, 1 / 3)])
-def test_sgd_gives_mxnets_bits(momentum, rescale):
+def test_sgd_gives_mxnets_bits(momentum, rescale, pieces, monkeypatch):
     # MXNet 1.9.1's SGD optimizer (its multi_sgd_mom_update kernel), bit for bit, over
-    # gradients spanning 17 orders of magnitude (reference_extra/gen_sgd_bits.py).
+    # gradients spanning 17 orders of magnitude (reference_extra/gen_sgd_bits.py);
+    # ``pieces``: the update run by chunks of 7 elements split over 3 threads (uneven
+    # parts), as a large weight's is.
+    if pieces:
+        monkeypatch.setattr(mx.optimizer.sgd, "CHUNK", 7)
+        monkeypatch.setattr(mx.engine, "PARALLEL_MIN_BYTES", 0)
+        prev = mx.engine.set_num_threads(3)
+        calls = []
+        run = mx.engine._run_stages
+        monkeypatch.setattr(mx.engine, "_run_stages",
+                            lambda *a: calls.append(1) or run(*a))
     with np.load(SGD_BITS) as z:
         g, w0, want = z["grad"], z["weight"], z["%s_%s" % (momentum, rescale)]
     opt = mx.optimizer.SGD(learning_rate=0.037, momentum=momentum, wd=0.01,
                            rescale_grad=rescale)
     w = mx.nd.array(w0)
-    opt.update_multi_precision(0, w, mx.nd.array(g), opt.create_state_multi_precision(0, w))
+    try:
+        opt.update_multi_precision(0, w, mx.nd.array(g),
+                                   opt.create_state_multi_precision(0, w))
+    finally:
+        if pieces:
+            mx.engine.set_num_threads(prev)
     np.testing.assert_array_equal(w.asnumpy(), want)
+    assert not pieces or calls, "the update was not split"

@@ -6,12 +6,25 @@ raw arrays, as MXNet's optimizers call those ops. The formulas are in the docstr
 """
 import math
 
+import numpy as np
+
+from .. import engine
 from ..operator.tensor.optimizer_ops import (sgd_kernel, sgd_mom_kernel, sgd_step,
                                              nag_mom_kernel, signsgd_kernel, signum_kernel)
 from .optimizer import (Optimizer, register, _MasterLastMixin, aggregation_size, begin_update,
                         check_pair, float16, write, xp_of, zeros_like_weight, python_clip)
 
 __all__ = ["SGD", "NAG", "Signum", "SGLD", "DCASGD", "ccSGD", "Test", "LARS", "LBSGD"]
+
+
+# Elements of each piece a large weight's SGD update runs by, so that its temporaries
+# stay in the cache. NOTE: measured on ResNet-18's 11.7M weights, alternated in one
+# process at 2 threads: with momentum 0.9 and wd, 27-29 ms a step by pieces of 16K
+# elements against 40-42 ms whole (1.45x, both run serially); without momentum
+# (two passes) 9-11 ms either way. Splitting the pieces of the three 9.4 MB weights
+# over two threads (engine.PARALLEL_MIN_BYTES) took 2.5-3 ms of the caller's 10 ms to
+# the worker, the same wall time on a busy host.
+CHUNK = 1 << 14
 
 
 def _clip_arg(opt):
@@ -97,21 +110,52 @@ class SGD(_MasterLastMixin, Optimizer):
         # w + ((0 - lr*wd*w) - step), is exactly w - (lr*wd*w + step): two passes over
         # the arrays here, and MXNet's bits (checked against MXNet's optimizer).
         if state is not None and self.momentum > 0:
-            new_w = sgd_mom_kernel(xp_of(weight), weight._data, grad._data, state._data, lr,
-                                   self.momentum, wd, self.rescale_grad, _clip_arg(self))
-            state._bump()
-            write(weight, new_w)
+            _sgd_momentum(weight, grad, state, lr, self.momentum, wd, self.rescale_grad,
+                          _clip_arg(self))
             return
         _sgd_plain(weight, grad, lr, wd, self.rescale_grad, _clip_arg(self))
 
 
 def _sgd_plain(weight, grad, lr, wd, rescale, clip):
     """SGD without momentum, in place: ``w -= lr * wd * w + lr * clip(rescale * g)``."""
-    w = weight._data
-    w -= sgd_step(xp_of(weight) if clip >= 0 else None, w, grad._data, lr, wd, rescale, clip)
-    v = weight._version
-    if v is not None:
-        v[0] += 1
+    xp = xp_of(weight)
+    kxp = xp if clip >= 0 else None
+
+    def update(w, g):
+        w -= sgd_step(kxp, w, g, lr, wd, rescale, clip)
+    _in_chunks(update, xp, weight._data, grad._data)
+    weight._bump()
+
+
+def _sgd_momentum(weight, grad, state, lr, momentum, wd, rescale, clip):
+    """SGD with momentum, in place: ``state = momentum * state - lr * wd * w -
+    lr * clip(rescale * g)``, then ``w += state``."""
+    xp = xp_of(weight)
+
+    def update(w, g, m):
+        w[...] = sgd_mom_kernel(xp, w, g, m, lr, momentum, wd, rescale, clip)
+    _in_chunks(update, xp, weight._data, grad._data, state._data)
+    state._bump()
+    weight._bump()
+
+
+def _in_chunks(update, xp, *arrays):
+    """``update(*pieces)`` over pieces of ``arrays`` (the weight first; one shape), in place.
+
+    An elementwise update gives the same bits whatever the pieces, so a weight's
+    update runs by chunks of ``CHUNK`` elements and, when large, over mxlite's
+    threads (:func:`engine.parallel`)."""
+    w = arrays[0]
+    if w.size <= CHUNK or xp is not np or not all(a.flags.c_contiguous for a in arrays):
+        update(*arrays)
+        return
+    flat = [a.reshape(-1) for a in arrays]
+
+    def run(lo, hi):
+        for i in range(lo, hi, CHUNK):
+            j = min(i + CHUNK, hi)
+            update(*[a[i:j] for a in flat])
+    engine.parallel(run, w.size, w.nbytes, xp)
 
 
 def _sgd_master_step(opt, weight, grad, state, lr, wd, momentum):
@@ -124,9 +168,7 @@ def _sgd_master_step(opt, weight, grad, state, lr, wd, momentum):
     target = weight if master is None else master
     g = grad if master is None else grad.astype(master.dtype)
     if state is not None and momentum > 0:
-        write(target, sgd_mom_kernel(xp_of(target), target._data, g._data, state._data, lr,
-                                     momentum, wd, opt.rescale_grad, _clip_arg(opt)))
-        state._bump()
+        _sgd_momentum(target, g, state, lr, momentum, wd, opt.rescale_grad, _clip_arg(opt))
     else:
         _sgd_plain(target, g, lr, wd, opt.rescale_grad, _clip_arg(opt))
     if master is not None:
