@@ -174,14 +174,14 @@ def cols_product(xp, cols, w, n, out, groups):
     channels-first."""
     f = w.shape[0]
     if cols.ndim == 2:
-        return _channels_first(xp, matmul(xp, cols, _rows_weights(xp, w)), n).reshape(
-            (n, f) + tuple(out))
-    if per_sample(groups, out, w[0].size):
-        return matmul(xp, w.reshape(f, -1), cols).reshape((n, f) + tuple(out))
-    y = matmul(xp, w.reshape(groups, f // groups, -1), cols)           # (G, Fg, N*L)
-    z = xp.empty((n, f) + tuple(out), dtype=y.dtype)
-    parallel_copy(xp, z.reshape(n, f, -1), xp.swapaxes(y.reshape(f, n, -1), 0, 1))
-    return z
+        z = _channels_first(xp, matmul(xp, cols, _rows_weights(xp, w)), n)
+    elif per_sample(groups, out, w[0].size):
+        z = matmul(xp, w.reshape(f, -1), cols)
+    else:
+        y = matmul(xp, w.reshape(groups, f // groups, -1), cols)           # (G, Fg, N*L)
+        z = xp.empty((n, f, prod(out)), dtype=y.dtype)
+        parallel_copy(xp, z, xp.swapaxes(y.reshape(f, n, -1), 0, 1))
+    return z.reshape((n, f) + tuple(out))
 
 
 def _by_samples(xp, x, w, out):
@@ -191,12 +191,13 @@ def _by_samples(xp, x, w, out):
             and w.size * x.shape[0] * prod(out) >= engine.PARALLEL_MIN_MACS)
 
 
-def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after, bias):
+def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after, bias,
+                          epilogue=None):
     """:func:`build_cols` then :func:`cols_product` by parts of the batch, one per
     thread (:func:`engine.batch_parts`): each part builds its samples' columns in
     their place of the whole columns (which the weight gradient reads), multiplies
-    them and writes its samples' output (plus ``bias`` per channel, if given), serially
-    in its thread.
+    them and writes its samples' output (plus ``bias`` per channel, if given, then
+    ``epilogue`` as :func:`pointwise` takes it), serially in its thread.
 
     NOTE: split pass by pass, the copy into the columns (below ``PARALLEL_MIN_BYTES``
     in LeNet's second layer, 8 MB at batch 64), the transposed copy of the output and
@@ -233,30 +234,43 @@ def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_af
             np.copyto(y3[lo:hi], y.reshape(f, hi - lo, -1).swapaxes(0, 1))
         if bias is not None:
             y3[lo:hi] += bias.reshape(-1, 1)
+        if epilogue is not None:
+            epilogue(y3, lo, hi, 0, m)
     engine.batch_parts(part, n)
     return y3.reshape((n, f) + tuple(out)), cols
 
 
 def correlate(xp, x, w, kernel, stride, dilate, pad, groups, out, pad_after=None,
-              need_cols=False, inference=False, bias=None):
+              need_cols=False, inference=False, bias=None, epilogue=None):
     """The cross-correlation (N, F, *out) of ``x`` padded by ``pad`` (and ``pad_after``)
-    with ``w`` (plus ``bias`` per channel, if given), and what its weight gradient can
-    reuse: the im2col columns, or where the optional Winograd kernel (``_fast``, 3x3
-    filters) ran instead, its input tiles if ``need_cols`` (else None). ``inference``:
-    a forward whose output is all that is asked for (Winograd may then run its
-    inference scheme)."""
+    with ``w`` (plus ``bias`` per channel, if given, then ``epilogue`` as :func:`pointwise`
+    takes it), and what its weight gradient can reuse: the im2col columns, or where the
+    optional Winograd kernel (``_fast``, 3x3 filters) ran instead, its input tiles if
+    ``need_cols`` (else None). ``inference``: a forward whose output is all that is
+    asked for (Winograd may then run its inference scheme)."""
     fast = _fast.conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=need_cols,
                          inference=inference)
     if fast is not None:
-        return add_bias(fast[0], bias), fast[1]
+        return _then(add_bias(fast[0], bias), epilogue), fast[1]
     # (a blocked convolution keeps no columns: its weight gradient builds them by blocks)
     if pad_after is None and blocked(xp, x.shape[1], kernel, stride, dilate, groups, out):
-        return add_bias(blocked_correlate(x, w, kernel, stride, pad, out), bias), None
+        if bias is None:
+            return blocked_correlate(x, w, kernel, stride, pad, out, epilogue), None
+        return _then(add_bias(blocked_correlate(x, w, kernel, stride, pad, out), bias),
+                     epilogue), None
     if _by_samples(xp, x, w, out):
         return _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_after,
-                                     bias)
+                                     bias, epilogue)
     cols = build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, w.shape[0])
-    return add_bias(cols_product(xp, cols, w, x.shape[0], out, groups), bias), cols
+    return _then(add_bias(cols_product(xp, cols, w, x.shape[0], out, groups), bias),
+                 epilogue), cols
+
+
+def _then(y, epilogue):
+    """``y`` (N, F, *out) after ``epilogue`` (None: none) on the whole of it."""
+    if epilogue is not None:
+        epilogue(y.reshape(y.shape[:2] + (-1,)), 0, y.shape[0], 0, prod(y.shape[2:]))
+    return y
 
 
 def add_bias(y, b):
