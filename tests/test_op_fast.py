@@ -624,3 +624,75 @@ def test_mxlite_numba_0_turns_the_kernels_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["None", "None"]
+
+
+def _geometries(count, seed):
+    """Random 2-D convolution geometries (N, C, size, kernel, stride, dilate, pad,
+    pad_after or None, out) with at least one output position."""
+    rng = np.random.default_rng(seed)
+    while count:
+        n, c = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        size, kernel, stride, dilate, pad = (tuple(int(v) for v in rng.integers(lo, hi, 2))
+                                             for lo, hi in ((1, 13), (1, 6), (1, 4), (1, 3),
+                                                            (0, 4)))
+        after = tuple(int(v) for v in rng.integers(-1, 3, 2)) if rng.random() < 0.3 else None
+        out = tuple((m + b + a - d * (k - 1) - 1) // s + 1 for m, b, a, d, k, s in zip(
+            size, pad, pad if after is None else after, dilate, kernel, stride))
+        if min(out) >= 1:
+            count -= 1
+            yield n, c, size, kernel, stride, dilate, pad, after, out
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("filters", [None, 4, 300])
+def test_columns_gathered_in_one_pass_are_numpys(dtype, filters, monkeypatch):
+    # per sample, as the block and channels-last (left to NumPy): padding, cropping,
+    # strides and dilations; the kernel writes every place of the columns
+    rng = np.random.default_rng(3)
+    gathered = []
+    monkeypatch.setattr(_fast_conv, "gather_cols",
+                        lambda *a, run=_fast_conv.gather_cols: gathered.append(run(*a)) or
+                        gathered[-1])
+    for n, c, size, kernel, stride, dilate, pad, after, out in _geometries(60, filters or 1):
+        x = rng.standard_normal((n, c) + size).astype(dtype)
+        args = (np, x, kernel, stride, dilate, pad, 1, out, after, filters)
+        with monkeypatch.context() as m:
+            m.setattr(_fast, "kernels", lambda: None)
+            want = _conv_kernels.build_cols(*args)
+        np.testing.assert_array_equal(_conv_kernels.build_cols(*args), want)
+    assert sum(gathered) >= 40
+
+
+@needs_numba
+@pytest.mark.parametrize("threads", [1, 2])
+def test_convolution_by_samples_and_blocked_stem_gather_numpys_columns(threads, monkeypatch):
+    # by parts of the batch each part gathers its samples' place of the whole columns;
+    # a blocked strided convolution gathers each block of output rows straight from x
+    rng = np.random.default_rng(4)
+    cases = [((2, 32, 56, 56), (3, 3), (2, 2), (1, 1), (28, 28), 64),       # per sample
+             ((4, 64, 9, 9), (3, 3), (2, 2), (1, 1), (5, 5), 256),          # the block
+             ((3, 3, 40, 38), (7, 7), (2, 2), (3, 3), (20, 19), 8)]         # blocked
+    monkeypatch.setattr(_conv_kernels, "BLOCK_COLS_BYTES", 4096)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    ran = []
+    for name in ("gather_cols", "cols_gatherer"):
+        monkeypatch.setattr(_fast_conv, name, lambda *a, run=getattr(_fast_conv, name), name=name:
+                            ran.append(name) or run(*a))
+    prev = engine.set_num_threads(threads)
+    try:
+        for shape, kernel, stride, pad, out, f in cases:
+            x = rng.standard_normal(shape).astype(np.float32)
+            w = rng.standard_normal((f, shape[1]) + kernel).astype(np.float32)
+            args = (np, x, w, kernel, stride, (1, 1), pad, 1, out)
+            y, cols = _conv_kernels.correlate(*args, need_cols=True)
+            with monkeypatch.context() as m:
+                m.setattr(_fast, "kernels", lambda: None)
+                y0, cols0 = _conv_kernels.correlate(*args, need_cols=True)
+            np.testing.assert_array_equal(y, y0)
+            assert (cols is None) == (cols0 is None)
+            if cols is not None:
+                np.testing.assert_array_equal(cols, cols0)
+        assert ran.count("gather_cols") >= 2 and "cols_gatherer" in ran
+    finally:
+        engine.set_num_threads(prev)

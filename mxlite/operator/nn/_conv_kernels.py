@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import engine
 from ...engine import parallel_copy, parallel_products, contiguous, matmul, num_threads
-from . import _fast
+from . import _fast, _fast_conv
 
 
 def prod(shape):
@@ -122,10 +122,22 @@ def build_cols(xp, x, kernel, stride, dilate, pad, groups, out, pad_after=None, 
     transposed to channels-first after.
     """
     lay = layout(groups, x.shape[1], filters, kernel, out)
-    v = _cols_source(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, lay)
     cols = xp.empty(_cols_shape(x, kernel, groups, out, lay), dtype=x.dtype)
+    if _gathered(x, kernel, stride, dilate, pad, out, lay, cols):
+        return cols
+    v = _cols_source(xp, x, kernel, stride, dilate, pad, groups, out, pad_after, lay)
     parallel_copy(xp, cols.reshape(v.shape), v)
     return cols
+
+
+def _gathered(x, kernel, stride, dilate, pad, out, lay, cols, n0=0):
+    """Whether the optional kernel (``_fast_conv.gather_cols``) built the columns of
+    ``x`` (from sample ``n0`` of the whole columns ``cols``, laid out per sample or as
+    the block) straight from ``x``, with no padded copy; it runs on 2-D convolutions,
+    and gives NumPy's columns."""
+    if lay == ROWS or len(kernel) != 2:
+        return False
+    return _fast_conv.gather_cols(x, kernel, stride, dilate, pad, out, cols, lay == SAMPLE, n0)
 
 
 def _cols_shape(x, kernel, groups, out, lay):
@@ -218,18 +230,17 @@ def _correlate_by_samples(x, w, kernel, stride, dilate, pad, groups, out, pad_af
     cols4 = cols.reshape(groups, cols.shape[1], n, -1) if lay == BLOCK else None
 
     def part(lo, hi):
-        v = _cols_source(np, x[lo:hi], kernel, stride, dilate, pad, groups, out, pad_after,
-                         lay)
-        if lay == SAMPLE:
-            np.copyto(cols[lo:hi].reshape(v.shape), v)
-            np.matmul(wm, cols[lo:hi], out=y3[lo:hi])
-        elif lay == ROWS:
-            c = cols[lo * m:hi * m]
+        c = (cols[lo:hi] if lay == SAMPLE else cols[lo * m:hi * m] if lay == ROWS
+             else cols4[:, :, lo:hi])
+        if not _gathered(x[lo:hi], kernel, stride, dilate, pad, out, lay, cols, lo):
+            v = _cols_source(np, x[lo:hi], kernel, stride, dilate, pad, groups, out,
+                             pad_after, lay)
             np.copyto(c.reshape(v.shape), v)
+        if lay == SAMPLE:
+            np.matmul(wm, c, out=y3[lo:hi])
+        elif lay == ROWS:
             _channels_first(np, np.matmul(c, wm), hi - lo, into=y3[lo:hi])
         else:
-            c = cols4[:, :, lo:hi]
-            np.copyto(c.reshape(v.shape), v)
             y = np.matmul(wm, c.reshape(c.shape[:2] + (-1,)))         # (G, Fg, part*L)
             np.copyto(y3[lo:hi], y.reshape(f, hi - lo, -1).swapaxes(0, 1))
         if bias is not None:
@@ -383,6 +394,7 @@ def blocked_weight_grad(x, gy, kernel, stride, pad):
 class _RowBlocks:
     """The im2col columns of a strided 2-D convolution by blocks of output rows of each
     sample (``count`` blocks per sample, ``BLOCK_COLS_BYTES`` of columns each), built
+    by the optional kernel (``_fast_conv.cols_gatherer``) straight from the input, else
     from the stride's :func:`phases` with one copy per phase."""
 
     def __init__(self, x, kernel, stride, pad, out):
@@ -392,6 +404,11 @@ class _RowBlocks:
         oh, ow = out
         self.rows = max(1, min(oh, BLOCK_COLS_BYTES // (self.c * kh * kw * ow * x.itemsize)))
         self.count = -(-oh // self.rows)
+        # the optional kernel builds a block's columns straight from x (no phases)
+        self.x, self.pad = x, pad
+        self.gather = _fast_conv.cols_gatherer(x, kernel) if x.flags.c_contiguous else None
+        if self.gather is not None:
+            return
         # per phase (a, b): the (N, C, taps, taps, OH, OW) view of its windows' taps
         # (made once: a block takes a slice of it)
         ph = phases(x, kernel, stride, pad, out)
@@ -415,7 +432,12 @@ class _RowBlocks:
         c = self.c
         i, r0 = t // self.count, t % self.count * self.rows
         r1 = min(r0 + self.rows, oh)
-        cols = buf[:c * kh * kw * (r1 - r0) * ow].reshape(c, kh, kw, r1 - r0, ow)
+        flat = buf[:c * kh * kw * (r1 - r0) * ow]
+        if self.gather is not None:
+            self.gather(self.x[i:i + 1], 0, r0, r1 - r0, ow, kh, kw, s0, s1, *self.pad,
+                        1, 1, 0, 1, flat)
+            return i, r0, r1, flat.reshape(c * kh * kw, (r1 - r0) * ow)
+        cols = flat.reshape(c, kh, kw, r1 - r0, ow)
         for (a, b), v in self.taps.items():
             np.copyto(cols[:, a::s0, b::s1], v[i, :, :, :, r0:r1])
         return i, r0, r1, cols.reshape(c * kh * kw, (r1 - r0) * ow)
