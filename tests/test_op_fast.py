@@ -8,6 +8,7 @@ that turns them off."""
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -298,7 +299,10 @@ def test_winograd_leaves_other_convolutions_to_numpy(case):
     ((1, 3, 9, 7), (3, 2), (1, 2), (0, 1), "valid"),
     ((2, 4, 10, 11), (3, 3), (2, 2), (1, 1), "full"),        # windows past the end
     ((1, 5, 8, 9), (3, 4), (2, 1), (2, 3), "valid"),        # windows mostly padding
-    ((2, 3, 9, 10), (2, 2), (2, 2), (0, 0), "valid")])      # 2x2 pairs, the last row left
+    ((2, 3, 9, 10), (2, 2), (2, 2), (0, 0), "valid"),       # 2x2 pairs, the last row left
+    ((2, 3, 9, 10), (3, 3), (2, 2), (0, 0), "valid"),       # 3x3 of stride 2, as ResNet's
+    ((1, 4, 8, 7), (3, 3), (2, 2), (1, 0), "full"),
+    ((1, 3, 8, 9), (3, 3), (2, 2), (2, 2), "full")])        # the last row of windows padding
 def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, pad, convention,
                                                           dtype, monkeypatch):
     rng = np.random.default_rng(3)
@@ -329,6 +333,38 @@ def test_max_pool_kernels_give_numpys_values_bit_for_bit(shape, kernel, stride, 
     monkeypatch.setattr(_fast, "kernels", lambda: None)
     for got, want in zip(fast, run()):
         np.testing.assert_array_equal(got, want)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("pad, convention", [((1, 1), "valid"), ((0, 1), "full"),
+                                             ((2, 2), "full"), ((1, 0), "valid")])
+def test_3x3_stride_2_max_pool_kernel_gives_the_general_kernels_values_and_places(
+        pad, convention, dtype, monkeypatch):
+    # ties of small integers and of 0.0 and -0.0, NaNs, -inf as the padding
+    rng = np.random.default_rng(9)
+    x = rng.integers(-1, 2, (2, 3, 11, 10)).astype(dtype)
+    x[x == 0] = np.where(rng.random(int((x == 0).sum())) < 0.5, 0.0, -0.0)
+    x.reshape(-1)[::17] = np.nan
+    x.reshape(-1)[3::7] = -np.inf
+    x[0, 0, :3] = -np.inf       # windows of -inf starting in the padding: no place
+    out = mx.nd.Pooling(mx.nd.array(x), kernel=(3, 3), stride=(2, 2), pad=pad,
+                        pooling_convention=convention).shape[2:]
+    ran = []
+    jit = _fast.kernels()
+    monkeypatch.setattr(_fast, "kernels", lambda: types.SimpleNamespace(
+        max_pool33=lambda *a: ran.append(a) or jit.max_pool33(*a), max_pool=jit.max_pool))
+    got = [_fast_pool.max_pool2d(x, (3, 3), (2, 2), pad, out, index=i) for i in (False, True)]
+    calls = len(ran)
+    assert calls >= 2
+    monkeypatch.setattr(_fast_pool, "THREES", False)
+    want = [_fast_pool.max_pool2d(x, (3, 3), (2, 2), pad, out, index=i) for i in (False, True)]
+    assert len(ran) == calls
+    np.testing.assert_array_equal(got[0], want[0])      # (0.0 == -0.0)
+    # with the places, the bits of the first maximum in row-major order
+    assert got[1][0].tobytes() == want[1][0].tobytes()
+    np.testing.assert_array_equal(got[1][1], want[1][1])
+    assert (want[1][1] == -1).any() and (want[1][1] >= 0).any()
 
 
 @needs_numba
@@ -369,7 +405,8 @@ def test_data_gradient_by_one_product_adds_in_numpys_order(shape, kernel, stride
 @needs_numba
 @pytest.mark.parametrize("shape, kernel, stride, pad", [
     ((2, 3, 11, 9), (3, 3), (2, 2), (1, 1)), ((1, 2, 7, 8), (3, 2), (1, 2), (1, 0)),
-    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1)), ((2, 3, 9, 8), (2, 2), (2, 2), (0, 0))])
+    ((1, 2, 6, 7), (2, 3), (1, 1), (0, 1)), ((2, 3, 9, 8), (2, 2), (2, 2), (0, 0)),
+    ((1, 3, 10, 7), (3, 3), (2, 2), (0, 1))])
 def test_max_pool_keeps_the_place_of_each_windows_first_maximum(shape, kernel, stride, pad):
     # ties (small integers), NaNs and -inf: the place is the first maximum in row-major
     # window order (the first NaN), -1 where that is padding (-inf windows)

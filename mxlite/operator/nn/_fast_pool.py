@@ -1,12 +1,12 @@
 """Optional numba kernels (``_fast``, which compiles them) for 2-D max pooling over
-overlapping windows (ResNet's 3x3, stride 2) and over 2x2 windows of stride 2 (LeNet's
-and VGG's).
+overlapping windows (of their own for ResNet's 3x3, stride 2) and over 2x2 windows of
+stride 2 (LeNet's and VGG's).
 
 The forward reads each input row once per window row instead of making k*k passes. A
 recorded forward also gives the place of each window's first maximum, which its
 backward adds the gradient at; without it the gradient finds each window's first
-maximum in one pass. The same values as NumPy's, bit for bit (no arithmetic but the
-gradient's sums, which are added in NumPy's order).
+maximum in one pass. The same values as NumPy's (no arithmetic but the gradient's
+sums, which are added in NumPy's order, bit for bit).
 """
 import numpy as np
 
@@ -76,7 +76,9 @@ def _max_pool(x, kh, kw, sh, sw, ph, pw, y, idx):
                     continue
                 for ox in range(ow):
                     mo, q = m[ox], bq[ox]
-                    drop = (q < 0) | (q >= w_) | ((mo == -np.inf) & ((r0 < 0) | (ox * sw < pw)))
+                    # (a window wholly in the padding after the rows: -1 too)
+                    drop = (q < 0) | (q >= w_) | (r0 >= h_) | (
+                        (mo == -np.inf) & ((r0 < 0) | (ox * sw < pw)))
                     idx[n, c, oy, ox] = -1 if drop else br[ox] * w_ + q
 
 
@@ -114,6 +116,75 @@ def _max_pool22(x, y, idx):
                     if keep:    # (in int32: in int64 the loop does not vectorise)
                         d = np.int32(w_) * np.int32(t) + np.int32(t1 if t else t0)
                         idx[n, c, oy, ox] = row + np.int32(q) + d
+
+
+def _max_pool33(x, ph, pw, y, idx):
+    """``y`` (N, C, OH, OW): the maximum of every 3x3 window of stride 2 of ``x`` (N, C,
+    H, W) padded by (ph, pw) before (and as ``y`` needs after) with -inf (NaN wins), and
+    unless ``idx`` is empty, its place as :func:`_max_pool` gives it (ResNet's pooling).
+
+    NOTE: as :func:`_max_pool`, the maximum of each column's window rows first (in a
+    row of -inf padded as the windows need, kept with the first row holding it where
+    ``idx`` is asked for), then of each window's three columns; with the window size
+    known, both loops run without bounds or branches and vectorise. Without ``idx`` the
+    first maximum of a column is kept, not the first in row-major order: the same
+    values (a tie of 0.0 and -0.0, or of NaNs, may give the other's bits). ResNet-18's
+    pooling at batch 4 (one thread, CPU time) took 1.6 ms against 3.0 for
+    :func:`_max_pool`, 2.4 against 3.1 with the places."""
+    n_, c_, h_, w_ = x.shape
+    oh, ow = y.shape[2:]
+    keep = idx.shape[0] != 0
+    t = np.full(2 * ow + 1, -np.inf, dtype=x.dtype)
+    rows = np.empty(2 * ow + 1, dtype=np.int32)
+    q_hi = max(min(w_, 2 * ow + 1 - pw), 0)       # the columns of x that windows read
+    tx, rx = t[pw:pw + q_hi], rows[pw:pw + q_hi]    # (the others stay -inf)
+    for n in range(n_):
+        for c in range(c_):
+            for oy in range(oh):
+                r0 = 2 * oy - ph
+                lo, hi = max(r0, 0), min(r0 + 3, h_)
+                if lo >= hi:
+                    tx[:] = -np.inf
+                else:
+                    tx[:] = x[n, c, lo, :q_hi]
+                if keep:    # a padding row before is first where the column is -inf
+                    rows[:] = -1 if r0 < 0 else lo
+                    if r0 < 0:
+                        for q in range(q_hi):
+                            rx[q] = np.int32(-1) if tx[q] == -np.inf else np.int32(lo)
+                for r in range(lo + 1, hi):
+                    xr, rr = x[n, c, r], np.int32(r)
+                    for q in range(q_hi):
+                        # ``b`` after ``a`` is the first maximum where a is not NaN and
+                        # b > a or b is NaN
+                        a, b = tx[q], xr[q]
+                        take = (a == a) & ~(b <= a)
+                        tx[q] = b if take else a
+                        if keep:
+                            rx[q] = rr if take else rx[q]
+                yr = y[n, c, oy]
+                if not keep:
+                    for ox in range(ow):
+                        i = 2 * ox
+                        p0, p1, p2 = t[i], t[i + 1], t[i + 2]
+                        m = p1 if (p0 == p0) & ~(p1 <= p0) else p0
+                        yr[ox] = p2 if (m == m) & ~(p2 <= m) else m
+                    continue
+                ir = idx[n, c, oy]
+                for ox in range(ow):
+                    i = 2 * ox
+                    m, rm, j = t[i], rows[i], np.int32(0)
+                    for d in range(1, 3):   # a later column's on a tie where its row is first
+                        v, rv = t[i + d], rows[i + d]
+                        vn, mn, first = v != v, m != m, rv < rm
+                        take = (mn & vn & first) | (~mn & (vn | (v > m) | ((v == m) & first)))
+                        m = v if take else m
+                        rm = rv if take else rm
+                        j = np.int32(d) if take else j
+                    yr[ox] = m
+                    q = np.int32(i) + j - np.int32(pw)
+                    drop = (q < 0) | (q >= w_) | (rm < 0) | (lo >= hi)
+                    ir[ox] = np.int32(-1) if drop else rm * np.int32(w_) + q
 
 
 def _tiled_scatter(idx, gy, gx):
@@ -202,6 +273,15 @@ def _pairs(kernel, stride, before):
     return tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and not any(before)
 
 
+# Whether 3x3 windows of stride 2 run :func:`_max_pool33` (else :func:`_max_pool`).
+THREES = True
+
+
+def _threes(kernel, stride):
+    """Whether the windows are :func:`_max_pool33` 's: 3x3, stride 2."""
+    return THREES and tuple(kernel) == (3, 3) and tuple(stride) == (2, 2)
+
+
 def _kernels(x, kernel, stride, *arrays, before=None):
     """The kernels for a max pooling of ``x``, or None where they do not apply (numba
     off; not 2-D float data; windows that do not overlap, where NumPy's passes read
@@ -230,6 +310,9 @@ def max_pool2d(x, kernel, stride, before, out, index=False):
             jit.max_pool22(x[at], y[at], idx[at] if index else idx)
     elif all(s >= k for s, k in zip(stride, kernel)):
         return None     # a window past the end ("full" convention): NumPy's passes
+    elif _threes(kernel, stride):
+        def part(at):
+            jit.max_pool33(x[at], *before, y[at], idx[at] if index else idx)
     else:
         def part(at):
             jit.max_pool(x[at], *kernel, *stride, *before, y[at], idx[at] if index else idx)
@@ -276,5 +359,5 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
 
 
 # The kernels that ``_fast.kernels`` compiles, by the names it gives them.
-KERNELS = {"max_pool": _max_pool, "max_pool22": _max_pool22, "max_pool_grad": _max_pool_grad,
-           "max_pool_scatter": _max_pool_scatter, "tiled_scatter": _tiled_scatter}
+KERNELS = {"max_pool": _max_pool, "max_pool22": _max_pool22, "max_pool33": _max_pool33,
+           "max_pool_grad": _max_pool_grad, "max_pool_scatter": _max_pool_scatter, "tiled_scatter": _tiled_scatter}
