@@ -1,6 +1,6 @@
 """Optional numba kernels: Winograd F(2x2, 3x3) convolutions, and (from ``_fast_bn``,
 ``_fast_pool`` and ``_fast_conv``) BatchNorm's passes, 2-D max pooling and the im2col
-convolution's data gradient.
+convolution's columns and data gradient.
 
 Installed with ``pip install mxlite[fast]``; ``MXLITE_NUMBA=0`` turns them off. Each
 entry point returns None where numba is absent or turned off, or where its kernel
