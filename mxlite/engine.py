@@ -308,13 +308,8 @@ def overlap(first, second):
     if _threads <= 1 or _here.inside:
         return first(), second()
 
-    def whole(lo, hi):      # in a worker or the caller alike: the same passes, the same bits
-        inside, _here.inside = _here.inside, True
-        try:
-            return second()
-        finally:
-            _here.inside = inside
-    job = _Job([(whole, [0, 1])])
+    # in a worker or the caller alike: the same passes, the same bits
+    job = _Job([(_as_worker(lambda lo, hi: second()), [0, 1])])
     with _serial_blas:
         _get_pool().tasks.put(job)
         try:
@@ -335,17 +330,23 @@ def batch_parts(fn, n):
     error in a part is raised here). One part, ``fn(0, n)`` in the caller, where there
     is one thread or the caller is itself a worker. For a hybridized graph's inference
     and a convolution's columns and product, run on parts of a batch."""
+    k = min(_threads, n)
+    if k <= 1 or _here.inside:
+        return [fn(0, n)]
+    with _serial_blas:
+        return _run(_as_worker(fn), n, k, k)
+
+
+def _as_worker(fn):
+    """``fn(lo, hi)`` run marked a worker in whichever thread runs it (the caller too), so
+    that nothing in it is split again."""
     def whole(lo, hi):
         inside, _here.inside = _here.inside, True
         try:
             return fn(lo, hi)
         finally:
             _here.inside = inside
-    k = min(_threads, n)
-    if k <= 1 or _here.inside:
-        return [fn(0, n)]
-    with _serial_blas:
-        return _run(whole, n, k, k)
+    return whole
 
 
 def parallel_products(fn, n, macs):
