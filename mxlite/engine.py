@@ -265,10 +265,10 @@ def parallel(fn, n, nbytes, xp=None, fixed=False, min_bytes=None):
     ``min_bytes``, default ``PARALLEL_MIN_BYTES``) or ``xp`` (the kernel's array
     module) is not NumPy (a GPU array's kernels run on the device, where each part
     would only add launches), or, unless ``fixed``, where there is one thread or the
-    caller is itself a worker. ``fixed``: the parts depend on ``n`` and ``nbytes`` alone (``FIXED_PARTS`` of
-    them), never on the threads, for passes whose parts reduce (a part's sum is
-    rounded as its part was cut); without threads they run one after another in the
-    caller."""
+    caller is itself a worker. ``fixed``: the parts depend on ``n`` and ``nbytes``
+    alone (``FIXED_PARTS`` of them), never on the threads, for passes whose parts
+    reduce (a part's sum is rounded as its part was cut); without threads they run
+    one after another in the caller."""
     k = min(_threads, n)
     device = xp is not None and xp is not np
     serial = k <= 1 or _here.inside
