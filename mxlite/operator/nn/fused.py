@@ -178,10 +178,9 @@ CONV_KEPT_FILTERS = register_op(
 
 def keep_filters(p, arrays):
     """The step (op, params) running Convolution ``p`` with its filters kept, for the
-    weight parameter whose NDArrays ``arrays()`` gives; None where no Winograd kernel
-    could run it (not a one-group, stride-1, undilated 3x3 2-D convolution)."""
-    if (tuple(p.kernel) != (3, 3) or p.num_group != 1 or tuple(p.stride) not in ((), (1, 1))
-            or tuple(p.dilate) not in ((), (1, 1))):
+    weight parameter whose NDArrays ``arrays()`` gives; None where it keeps none
+    (``_fast.keeps_filters``)."""
+    if not _fast.keeps_filters(p):
         return None
     return CONV_KEPT_FILTERS, CONV_KEPT_FILTERS.parse_params(dict(p.items(),
                                                                   kept=KeptWeight(arrays)))
@@ -293,7 +292,9 @@ def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
     with _keeping(p, w):
         found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
                               epilogue=(mean, scale, shift, r, chain.relu), inference=True)
-    if found is not None:
+        if found is None and kern.is_pointwise(kernel, pad, dilate, 1):
+            found = _fast.pointwise(data, w, stride, (mean, scale, shift, r, chain.relu)), None
+    if found is not None and found[0] is not None:
         return found[0], inv
     epilogue = _fast_bn.affine_epilogue(mean, scale, shift,
                                      None if r is None else r.reshape(n, f, -1), chain.relu)
