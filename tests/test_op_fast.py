@@ -540,11 +540,15 @@ def test_batch_norm_epilogue_on_parts_in_place_is_the_whole_pass_bit_for_bit(dty
     _fast_bn.batch_norm_apply(z, 0, mean, scale, shift, want, r, relu)
     got = z.copy()
     apply = _fast_bn.affine_epilogue(mean, scale, shift, r, relu)
-    for n0, n1, i0, i1 in ((0, 1, 0, 37), (1, 3, 0, 5), (1, 3, 5, 36), (1, 3, 36, 37)):
+    for n0, n1, i0, i1 in ((0, 1, 0, 37), (1, 3, 0, 5), (1, 3, 5, 36)):
         apply(got, n0, n1, i0, i1)
+    for f0, f1 in ((0, 1), (1, 3), (3, 4)):         # parts of the channels
+        apply(got, 1, 3, 36, 37, f0, f1)
     assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
     with pytest.raises(ValueError, match="do not fit the output"):
         apply(got, 2, 4, 0, 37)             # samples past the end
+    with pytest.raises(ValueError, match="do not fit the output"):
+        apply(got, 0, 1, 0, 37, 3, 5)       # channels past the end
     with pytest.raises(ValueError, match="do not fit"):
         apply(got[:, :3], 0, 1, 0, 37)      # 3 channels of 4
     assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
@@ -554,6 +558,7 @@ def test_batch_norm_epilogue_on_parts_in_place_is_the_whole_pass_bit_for_bit(dty
 @pytest.mark.parametrize("shape,f", [((4, 6, 12, 12), 8),     # per sample
                                      ((1, 6, 12, 12), 8),     # columns of one sample
                                      ((1, 6, 3, 3), 16),      # more filters than positions
+                                     ((1, 6, 3, 3), 15),      # (cut unevenly)
                                      ((3, 6, 4, 4), 8)])      # small maps: one product
 def test_1x1_convolution_with_an_epilogue_is_the_product_then_the_pass(shape, f, monkeypatch):
     """A 1x1 convolution applying BatchNorm (sum, relu) to each part of its output as it

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import engine
 from ...engine import parallel_copy, parallel_products, contiguous, matmul, num_threads
-from . import _fast, _fast_conv
+from . import _fast, _fast_bn, _fast_conv
 
 
 def prod(shape):
@@ -490,6 +490,9 @@ def pointwise(xp, x, w, stride, epilogue=None):
     NOTE: on small maps (7x7: ResNet-50's last stage) N products of L columns each
     run at 95 GFLOP/s against 125 for one (F, C) @ (C, N * L) product, worth its
     two transposed copies of the (small) input and output."""
+    y = _fast.pointwise(x, w, stride) if xp is np and epilogue is None else None
+    if y is not None:
+        return y
     xs = _subsample(x, stride)
     n, c = xs.shape[:2]
     f = w.shape[0]
@@ -524,11 +527,9 @@ def _products_then(w, x3, epilogue):
     if n < threads and not engine.cuts_columns(w.shape[0], cols):
         # not many more positions than filters: the product split by its rows, as
         # engine.matmul cuts it (each part of the columns would pack all the weights:
-        # ResNet-50's 7x7 and 14x14 maps at batch 1 took 1.4x longer so), then the
-        # epilogue in one pass
-        y3 = matmul(np, w, x3)
-        epilogue(y3, 0, n, 0, cols)
-        return y3
+        # ResNet-50's 7x7 and 14x14 maps at batch 1 took 1.4x longer so), each part's
+        # epilogue on its filters
+        return _fast_bn.products_by_rows(w, x3, epilogue)
     y3 = np.empty((n, w.shape[0], cols), dtype=np.result_type(w, x3))
     # a sample's columns are cut only where engine.matmul would cut the whole product
     # (the chain's): a BLAS may order a product's sums by its shape, so a part is the

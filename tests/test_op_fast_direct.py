@@ -1,0 +1,164 @@
+"""The optional numba kernel for 1x1 convolutions (``_fast_direct``): where it runs (a
+kept weight's inference in float32), its float32 round-off next to a float64 product,
+its epilogue as the product then BatchNorm's pass, the same bits at any threads and
+from any split, and the packed weights dropped when the weight changes."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite import engine
+from mxlite.gluon import nn
+from mxlite.operator.nn import _fast, _fast_bn
+
+from conftest import NUMBA_MISSING, needs_numba
+
+
+@pytest.fixture(autouse=True)
+def _any_cpu(monkeypatch):
+    """The kernel runs (slower, as correctly) on a CPU without AVX-512 too: test it there."""
+    if not NUMBA_MISSING:
+        from mxlite.operator.nn import _fast_direct
+        monkeypatch.setattr(_fast_direct, "AVAILABLE", True)
+
+
+def _kept_call(x, w, stride=(1, 1), epilogue=None, kept=None, version=None):
+    """``_fast.pointwise`` with ``w`` kept by ``kept`` at ``version``: (the first call's
+    result, the second's)."""
+    kept = kept or _fast.KeptFilters()
+    version = version or [0]
+    with _fast.keeping(w, version, kept):
+        return (_fast.pointwise(x, w, stride, epilogue),
+                _fast.pointwise(x, w, stride, epilogue))
+
+
+def _reference(x, w, stride):
+    xs = x[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)].astype(np.float64)
+    w2 = w.reshape(w.shape[0], -1).astype(np.float64)
+    y = np.einsum("fc,nc...->nf...", w2, xs)
+    bound = np.einsum("fc,nc...->nf...", np.abs(w2), np.abs(xs))
+    return y, bound
+
+
+@needs_numba
+@pytest.mark.parametrize("n,c,f,size,stride", [
+    (1, 64, 64, (7, 7), (1, 1)),        # 49 positions: a 3-vector and a 1-lane tile
+    (1, 300, 24, (14, 14), (1, 1)),     # input channels not a multiple of the blocks
+    (2, 8, 16, (5, 9), (1, 1)),         # samples; 45 positions
+    (2, 130, 8, (13, 11), (2, 2)),      # strided
+    (1, 16, 32, (1, 1), (1, 1)),        # one position
+    (1, 32, 8, (4, 12), (1, 1)),        # 48 positions: one whole tile
+    (1, 24, 16, (40,), (3,)),           # 1-D
+])
+def test_1x1_kernel_is_float32_round_off_of_the_float64_product(n, c, f, size, stride):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n, c) + size).astype(np.float32)
+    w = rng.standard_normal((f, c) + (1,) * len(size)).astype(np.float32)
+    first, y = _kept_call(x, w, stride)
+    assert first is None        # seen once: not packed yet
+    want, bound = _reference(x, w, stride)
+    assert y.shape == want.shape and y.dtype == np.float32
+    # one fma per term, in order: within c * eps of the sum of the terms' magnitudes
+    assert np.all(np.abs(y - want) <= c * np.finfo(np.float32).eps * bound + 1e-30)
+
+
+@needs_numba
+@pytest.mark.parametrize("residual,relu", [(False, False), (False, True), (True, True)])
+def test_1x1_kernel_epilogue_is_the_product_then_batch_norms_pass(residual, relu):
+    rng = np.random.default_rng(2)
+    n, c, f, size = 2, 40, 24, (9, 10)
+    x = rng.standard_normal((n, c) + size).astype(np.float32)
+    w = rng.standard_normal((f, c, 1, 1)).astype(np.float32)
+    mean, scale, shift = (rng.standard_normal(f).astype(np.float32) for _ in range(3))
+    r = rng.standard_normal((n, f) + size).astype(np.float32) if residual else None
+    kept = _fast.KeptFilters()
+    want = _kept_call(x, w, kept=kept)[1].reshape(n, f, -1)
+    _fast_bn.batch_norm_apply(want, 0, mean, scale, shift, want,
+                              None if r is None else r.reshape(n, f, -1), relu)
+    got = _kept_call(x, w, epilogue=(mean, scale, shift, r, relu), kept=kept)[1]
+    assert np.array_equal(got.reshape(n, f, -1), want)
+
+
+@needs_numba
+@pytest.mark.parametrize("shape,f", [((1, 48, 7, 7), 256),     # by filters
+                                     ((1, 48, 20, 20), 16),    # by positions
+                                     ((4, 48, 6, 6), 32)])     # by samples
+def test_1x1_kernel_gives_the_same_bits_at_any_threads(shape, f, monkeypatch):
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(_fast, "DIRECT_MAX_SAMPLES", shape[0])
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((f, shape[1], 1, 1)).astype(np.float32)
+    epi = tuple(rng.standard_normal(f).astype(np.float32) for _ in range(3)) + (None, True)
+    kept = _fast.KeptFilters()
+    got = []
+    for threads in (1, 2, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            got.append(_kept_call(x, w, epilogue=epi, kept=kept)[1])
+        finally:
+            engine.set_num_threads(prev)
+    assert all(np.array_equal(g, got[0]) for g in got[1:])
+
+
+@needs_numba
+@pytest.mark.parametrize("case", ["float64", "filters", "not kept", "epilogue", "samples"])
+def test_1x1_kernel_leaves_other_calls_to_numpy(case):
+    rng = np.random.default_rng(4)
+    dtype = np.float64 if case == "float64" else np.float32
+    f = 12 if case == "filters" else 16
+    x = rng.standard_normal((_fast.DIRECT_MAX_SAMPLES + (case == "samples"), 8, 5, 5)).astype(dtype)
+    w = rng.standard_normal((f, 8, 1, 1)).astype(dtype)
+    if case == "not kept":
+        assert _fast.pointwise(x, w, (1, 1)) is None
+        return
+    epi = None
+    if case == "epilogue":      # a vector of another length
+        epi = (np.zeros(f - 1, dtype), np.ones(f, dtype), np.zeros(f, dtype), None, False)
+    assert _kept_call(x, w, epilogue=epi) == (None, None)
+
+
+def test_1x1_kernel_does_not_run_without_numba(monkeypatch):
+    monkeypatch.setattr(_fast, "kernels", lambda: None)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 8, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((16, 8, 1, 1)).astype(np.float32)
+    assert _kept_call(x, w) == (None, None)
+
+
+def _pointwise_net():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 1, in_channels=8, use_bias=False), nn.BatchNorm(in_channels=16),
+            nn.Activation("relu"), nn.Conv2D(24, 1, strides=2, in_channels=16))
+    return net
+
+
+def test_a_graph_repacks_1x1_weights_when_they_change(fast_kernels, monkeypatch):
+    """A hybridized graph's 1x1 convolutions (alone and before BatchNorm) keep their
+    packed weights across inference calls: the imperative results to float32 round-off,
+    and the new weights' after ``set_data``."""
+    packed = []
+    if fast_kernels == "numba":
+        from mxlite.operator.nn import _fast_direct
+        pack = _fast_direct.pack
+        monkeypatch.setattr(_fast_direct, "pack", lambda w: packed.append(w.shape) or pack(w))
+    net = _pointwise_net()
+    net.initialize(mx.init.Xavier())
+    for p in net.collect_params().values():
+        if p.name.endswith(("gamma", "running_var")):
+            p.set_data(mx.nd.random.uniform(0.5, 1.5, shape=p.shape))
+    x = mx.nd.random.normal(shape=(1, 8, 10, 10))
+    want = net(x).asnumpy()
+    net.hybridize()
+    del packed[:]
+    names = []
+    for _ in range(3):
+        got = net(x).asnumpy()
+        names.append([s[0].name for s in net._cached_graph[0][1].steps])
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert names[0] == ["_conv_batch_norm", "_conv_kept_filters"]
+    w = net[3].weight
+    w.set_data(w.data() * 2)
+    for _ in range(2):
+        assert np.allclose(net(x).asnumpy(), 2 * want, rtol=1e-5, atol=1e-6)
+    # the two weights packed once each (from the second call on), then the changed one
+    assert packed == ([(16, 8), (24, 16), (24, 16)] if fast_kernels == "numba" else [])
