@@ -615,54 +615,53 @@ def matmul(xp, a, b, out=None):
 # OPENBLAS_THREAD_TIMEOUT=4 (no spinning) 1.08-1.13x the wall time. With one core
 # busy (a pinned `while 1: pass`), the BLAS's threads ran the step 1.6-2.3x slower
 # (least) and 5-27x (median), single products 2-13x: the caller spins for a half
-# that the busy core runs late. So the products run on the BLAS's threads while they
-# are not much slower there than split, and go back to the split for a while, longer
-# each time, when they are (:class:`_Chooser`).
+# that the busy core runs late. So the products run on the BLAS's threads while the
+# host is not busy and they are not slower there than split, and go back to the split
+# for a while, longer each time, when they are (:class:`_Chooser`).
 BLAS_PRODUCTS = True
-# A product on the BLAS's threads is slow from this many times its split time on
-# (and very slow from 3 times that).
+# A product on the BLAS's threads is slow from this many times its split time on.
 BLAS_SLOWER = 1.2
 # Seconds the products stay split after the BLAS's threads were slow: the first,
 # doubled each time they are slow again within a window as long, up to the last.
 BLAS_BACKOFF = (0.5, 32.0)
 # The products stay split while the calling thread waits for a core more than this
-# share of the time (measured over windows of BUSY_WINDOW seconds).
-BLAS_BUSY = 0.05
+# share of the time (measured over windows of BUSY_WINDOW seconds). NOTE: the caller
+# of ResNet-50 b1 waited 0.31-0.7 of the time (split products) on a 2-core host with
+# 4-6 other runnable threads; a wake-up on an idle core counts too (~55 us, ~54 times
+# a step with split products: ~5%).
+BLAS_BUSY = 0.15
 BUSY_WINDOW = 0.05
 
 
 class _Chooser:
     """Picks where the products of a given call site and shape (a ``key``) run: split
     over the workers until two runs have timed them so, then on the BLAS's threads,
-    until those have been slow (``BLAS_SLOWER`` times the split's recent time) in most
-    of the last few products or very slow in one, then split again for a back-off."""
+    until a run there is slow (``BLAS_SLOWER`` times the split's recent time), then
+    split again for a back-off; never on the BLAS's threads while the host is busy
+    (:func:`_host_busy`). Each key on its own: a pass of a call site may run kernels
+    that the BLAS's threads cannot take (only the split runs them on several)."""
 
     def __init__(self):
-        self.split = {}         # key -> (recent split time, runs)
-        self.score = 0.0        # slow products on the BLAS, decayed per product
-        self.until = 0.0        # products split until (perf_counter seconds)
-        self.backoff = BLAS_BACKOFF[0]
+        self.keys = {}      # key -> [recent split time, split runs, split until, back-off]
 
     def on_blas(self, key, now):
-        known = self.split.get(key)
-        return (BLAS_PRODUCTS and known is not None and known[1] >= 2
-                and now >= self.until and not _BlasScope.users[0] and bool(_openblas())
-                and not _host_busy(now))
+        known = self.keys.get(key)
+        return (BLAS_PRODUCTS and known is not None and known[1] >= 2 and now >= known[2]
+                and not _BlasScope.users[0] and bool(_openblas()) and not _host_busy(now))
 
     def took(self, key, blas, seconds, now):
+        known = self.keys.get(key)
+        if known is None:
+            if len(self.keys) >= 4096:      # shapes that never recur
+                self.keys.clear()
+            known = self.keys[key] = [seconds, 0, 0.0, BLAS_BACKOFF[0]]
         if not blas:
-            known = self.split.get(key)
-            if known is None and len(self.split) >= 4096:     # shapes that never recur
-                self.split.clear()
-            self.split[key] = ((seconds, 1) if known is None
-                               else ((known[0] + seconds) / 2, known[1] + 1))
-            return
-        ratio = seconds / self.split.get(key, (seconds, 0))[0]
-        self.score = 0.75 * self.score + (ratio > BLAS_SLOWER) + (ratio > 3 * BLAS_SLOWER)
-        if self.score >= 2:
-            again = now - self.until < self.backoff     # slow soon after it resumed
-            self.backoff = min(2 * self.backoff, BLAS_BACKOFF[1]) if again else BLAS_BACKOFF[0]
-            self.until, self.score = now + self.backoff, 0.0
+            known[0] = (known[0] + seconds) / 2 if known[1] else seconds
+            known[1] += 1
+        elif seconds > BLAS_SLOWER * known[0]:
+            again = now - known[2] < known[3]       # slow soon after it resumed
+            known[3] = min(2 * known[3], BLAS_BACKOFF[1]) if again else BLAS_BACKOFF[0]
+            known[2] = now + known[3]
 
 
 _chooser = _Chooser()

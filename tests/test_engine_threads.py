@@ -496,11 +496,12 @@ def test_chooser_times_the_split_first_then_takes_the_blas_until_it_is_slow(choo
         chooser.took(key, True, 0.004, t)
         chooser.took(key, True, 0.009, t)
         assert chooser.on_blas(key, t)
+    chooser.took(("other",), False, 0.001, t)   # others' times are theirs
+    chooser.took(("other",), False, 0.001, t)
+    chooser.took(("other",), True, 0.002, t)
+    assert chooser.on_blas(key, t) and not chooser.on_blas(("other",), t)
     chooser.took(key, True, 0.011, t)           # slower than 1.2x the split's 8 ms
-    chooser.took(key, True, 0.011, t)
-    assert chooser.on_blas(key, t)              # twice is not yet enough
-    chooser.took(key, True, 0.011, t)
-    assert not chooser.on_blas(key, t) and chooser.on_blas(key, t + 0.5)
+    assert not chooser.on_blas(key, t + 0.49) and chooser.on_blas(key, t + 0.5)
 
 
 def test_chooser_backs_off_longer_while_the_blas_stays_slow(chooser):
@@ -509,14 +510,14 @@ def test_chooser_backs_off_longer_while_the_blas_stays_slow(chooser):
     chooser.took(key, False, 0.01, t)
     waits = []
     for _ in range(8):
-        chooser.took(key, True, 0.1, t)         # very slow: back at once
-        waits.append(chooser.until - t)
-        t = chooser.until
+        chooser.took(key, True, 0.1, t)         # slow at once when it resumes
+        waits.append(chooser.keys[key][2] - t)
+        t = chooser.keys[key][2]
     assert waits == [0.5, 1, 2, 4, 8, 16, 32, 32]
     chooser.took(key, True, 0.1, t + 40)        # slow again, long after it resumed
-    assert chooser.until - (t + 40) == 0.5
+    assert chooser.keys[key][2] - (t + 40) == 0.5
     chooser.took(key, False, 0.2, t + 41)       # the split's time follows the host
-    assert chooser.split[key] == (pytest.approx(0.105), 3)
+    assert chooser.keys[key][:2] == [pytest.approx(0.105), 3]
 
 
 def test_chooser_leaves_the_products_split_where_it_cannot_or_may_not(chooser, monkeypatch):
