@@ -618,9 +618,10 @@ def matmul(xp, a, b, out=None):
 # that the busy core runs late. So the products run on the BLAS's threads while the
 # host is not busy and they are not slower there than split, and go back to the split
 # for a while, longer each time, when they are (:class:`_Chooser`).
-BLAS_PRODUCTS = True
+# MXLITE_BLAS_PRODUCTS=0 keeps them split.
+BLAS_PRODUCTS = os.environ.get("MXLITE_BLAS_PRODUCTS", "1").strip() != "0"
 # A product on the BLAS's threads is slow from this many times its split time on.
-BLAS_SLOWER = 1.2
+BLAS_SLOWER = 1.0
 # Seconds the products stay split after the BLAS's threads were slow: the first,
 # doubled each time they are slow again within a window as long, up to the last.
 BLAS_BACKOFF = (0.5, 32.0)
