@@ -615,11 +615,17 @@ def matmul(xp, a, b, out=None):
 # OPENBLAS_THREAD_TIMEOUT=4 (no spinning) 1.08-1.13x the wall time. With one core
 # busy (a pinned `while 1: pass`), the BLAS's threads ran the step 1.6-2.3x slower
 # (least) and 5-27x (median), single products 2-13x: the caller spins for a half
-# that the busy core runs late. So the products run on the BLAS's threads while the
-# host is not busy and they are not slower there than split, and go back to the split
-# for a while, longer each time, when they are (:class:`_Chooser`).
-# MXLITE_BLAS_PRODUCTS=0 keeps them split.
-BLAS_PRODUCTS = os.environ.get("MXLITE_BLAS_PRODUCTS", "1").strip() != "0"
+# that the busy core runs late. So with MXLITE_BLAS_PRODUCTS=1 the products run on the
+# BLAS's threads while the host is not busy and they are not slower there than split,
+# and go back to the split for a while, longer each time, when they are
+# (:class:`_Chooser`): ResNet-50 b1 with 4-6 other runnable threads on the 2 cores,
+# alternated step by step with the split (120 steps each), 1.00-1.01x at the least,
+# first decile and quartile, 0.98x the median (the host busy throughout: split
+# throughout). NOTE: off by default until measured on a quiet host since numba's 1x1
+# convolutions (split over the workers, not the BLAS's) came: the products the BLAS's
+# threads could take are now ~37% of the b1 step, and OpenBLAS's threads spin on the
+# cores those convolutions' parts want.
+BLAS_PRODUCTS = os.environ.get("MXLITE_BLAS_PRODUCTS", "0").strip() == "1"
 # A product on the BLAS's threads is slow from this many times its split time on.
 BLAS_SLOWER = 1.0
 # Seconds the products stay split after the BLAS's threads were slow: the first,
@@ -697,6 +703,9 @@ def _products(key, split, whole):
     """``split()`` (products split over the workers, the BLAS at one thread) or
     ``whole()`` (each product whole on the BLAS's own threads), whichever
     :data:`_chooser` picks for ``key`` now, timed for it; what it returns."""
+    if not BLAS_PRODUCTS:
+        with _serial_blas:
+            return split()
     blas = _chooser.on_blas(key, time.perf_counter())
     start = time.perf_counter()
     with _threaded_blas if blas else _serial_blas:

@@ -472,7 +472,8 @@ def test_products_run_the_blas_at_one_thread_and_restore_it(split_products, monk
 
 @pytest.fixture
 def fresh_chooser(monkeypatch):
-    """A fresh chooser on a host that is never busy."""
+    """A fresh chooser on a host that is never busy, the BLAS's threads allowed."""
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", True)
     monkeypatch.setattr(engine, "_chooser", engine._Chooser())
     monkeypatch.setattr(engine, "_host_busy", lambda now: False)
     return engine._chooser
@@ -518,6 +519,28 @@ def test_chooser_backs_off_longer_while_the_blas_stays_slow(chooser):
     assert chooser.keys[key][2] - (t + 40) == 0.5
     chooser.took(key, False, 0.2, t + 41)       # the split's time follows the host
     assert chooser.keys[key][:2] == [pytest.approx(0.105), 3]
+
+
+@pytest.mark.parametrize("value,want", [(None, False), ("0", False), ("1", True)])
+def test_blas_products_follow_the_environment(value, want):
+    env = {k: v for k, v in os.environ.items() if k != "MXLITE_BLAS_PRODUCTS"}
+    if value is not None:
+        env["MXLITE_BLAS_PRODUCTS"] = value
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__))]
+                                        + [env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c",
+                          "import mxlite; print(mxlite.engine.BLAS_PRODUCTS)"],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(want)
+
+
+def test_products_off_the_blas_are_split_untimed(split_products, fresh_chooser, monkeypatch):
+    monkeypatch.setattr(engine, "_openblas", lambda: ((lambda: 1, lambda n: None),))
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", False)
+    a, b = _operands((16, 5, 7), (16, 7, 6))
+    for _ in range(3):
+        np.testing.assert_array_equal(engine.matmul(np, a, b), np.matmul(a, b))
+    assert not fresh_chooser.keys
 
 
 def test_chooser_leaves_the_products_split_where_it_cannot_or_may_not(chooser, monkeypatch):
