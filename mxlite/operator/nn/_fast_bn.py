@@ -165,16 +165,23 @@ def affine_epilogue(mean, scale, shift, r3=None, relu=False):
     jit = _fast.kernels()
     if jit is None:
         return None
+    channels = len(mean)
+    if any(v.ndim != 1 or v.shape != mean.shape or v.dtype != mean.dtype
+           for v in (mean, scale, shift)):
+        raise ValueError("BatchNorm epilogue: mean, scale and shift of shapes %s and dtypes %s "
+                         "are no per-channel vectors of one shape and dtype"
+                         % ([v.shape for v in (mean, scale, shift)],
+                            [str(v.dtype) for v in (mean, scale, shift)]))
 
     def apply(y3, n0, n1, i0, i1, f0=0, f1=None):
-        f1 = len(mean) if f1 is None else f1
-        _vectors(y3, 0, mean, scale, shift)
-        if (len(mean) != y3.shape[1] or not 0 <= n0 <= n1 <= y3.shape[0]
-                or not 0 <= i0 <= i1 <= y3.shape[2] or not 0 <= f0 <= f1 <= len(mean)
+        f1 = channels if f1 is None else f1
+        if (y3.dtype != mean.dtype or y3.shape[1] != channels
+                or not 0 <= n0 <= n1 <= y3.shape[0] or not 0 <= i0 <= i1 <= y3.shape[2]
+                or not 0 <= f0 <= f1 <= channels
                 or r3 is not None and (r3.shape != y3.shape or r3.dtype != y3.dtype)):
             raise ValueError("BatchNorm epilogue: samples %d:%d, positions %d:%d, channels "
                              "%d:%d of %d and residual %s do not fit the output %s"
-                             % (n0, n1, i0, i1, f0, f1, len(mean),
+                             % (n0, n1, i0, i1, f0, f1, channels,
                                 None if r3 is None else r3.shape, y3.shape))
         jit.channel_affine(y3, f0, n0, n1, i0, i1, mean[f0:f1], scale[f0:f1], shift[f0:f1],
                            y3 if r3 is None else r3, r3 is not None, relu, y3)

@@ -199,6 +199,18 @@ class ConvBatchNorm:
         self.relu = bn.name != "BatchNorm"
         self.bias = not conv_p.no_bias
         self.bare_p = conv.parse_params(dict(conv_p.items(), no_bias=True))
+        self._sizes = {}
+
+    def geometry(self, size):
+        """(kernel, stride, dilate, pad, output size) of the convolution, 2-D, on maps of
+        ``size`` (found once per size: a step's inference runs it every call)."""
+        found = self._sizes.get(size)
+        if found is None:
+            found = geometry(self.conv_p, 2, "Convolution")
+            found += (conv_out_size("Convolution", size, *found),)
+            if len(self._sizes) < 16:
+                self._sizes[size] = found
+        return found
 
     def __repr__(self):
         return "%s -> %s" % (self.conv.name, self.bn.name)
@@ -238,11 +250,10 @@ def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_v
     NOTE: a bias ``b`` is taken into BatchNorm's mean, ``(z - (mean - b)) * scale +
     shift`` for the convolution ``z`` without it, instead of ``((z + b) - mean) * ...``:
     one pass less, the chain's numbers to float32 round-off (not bit for bit)."""
-    p, bn_p = chain.conv_p, chain.bn_p
-    f = p.num_filter
-    if (data.dtype not in _fast._DTYPES or type(data) is not np.ndarray or bn_p.axis != 1
-            or any(a.shape != (f,) for a in (gamma, beta, moving_mean, moving_var))
-            or b is not None and b.shape != (f,)):
+    f = (chain.conv_p.num_filter,)
+    if (data.dtype not in _fast._DTYPES or type(data) is not np.ndarray or chain.bn_p.axis != 1
+            or gamma.shape != f or beta.shape != f or moving_mean.shape != f
+            or moving_var.shape != f or b is not None and b.shape != f):
         return None
     dt = data.dtype
     mean = moving_mean if b is None else moving_mean.astype(dt) - b.astype(dt)
@@ -251,7 +262,8 @@ def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_v
         if b is None:
             return None
         z = chain.conv.kernel(chain.bare_p, xp, data, w)[0]
-        found = batch_norm(bn_p, xp, z, gamma, beta, mean, moving_var, r, chain.relu)[::2]
+        found = batch_norm(chain.bn_p, xp, z, gamma, beta, mean, moving_var, r,
+                           chain.relu)[::2]
     empty = xp.empty((0,), dtype=dt)
     return found[0], moving_mean.astype(dt), found[1], empty, empty
 
@@ -271,8 +283,7 @@ def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
             or w.dtype != data.dtype or type(w) is not np.ndarray or p.num_group != 1
             or len(p.kernel) != 2 or p.layout not in (None, "NCHW")):
         return None
-    kernel, stride, dilate, pad = geometry(p, 2, "Convolution")
-    out = conv_out_size("Convolution", data.shape[2:], kernel, stride, dilate, pad)
+    kernel, stride, dilate, pad, out = chain.geometry(data.shape[2:])
     n = data.shape[0]
     if tuple(w.shape[2:]) != kernel or r is not None and (r.shape != (n, f) + out
                                                           or r.dtype != data.dtype):

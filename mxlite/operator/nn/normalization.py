@@ -170,18 +170,22 @@ def _bn_normalize(p, xp, x, c, axes, gamma, beta, moving_mean, moving_var, batch
 
 def _affine(p, xp, var, gamma, beta, dtype):
     """BatchNorm's per-channel ``(inv, scale, shift)`` for the variance ``var`` (of
-    ``dtype``): ``y = (x - mean) * scale + shift``."""
-    inv = 1 / xp.sqrt(var + p.eps)
-    return inv, (inv if p.fix_gamma else inv * gamma.astype(dtype)), beta.astype(dtype)
+    ``dtype``): ``y = (x - mean) * scale + shift`` (``shift`` may be ``beta`` itself:
+    read only)."""
+    inv = xp.sqrt(var + p.eps)
+    xp.divide(1, inv, out=inv)
+    return (inv, inv if p.fix_gamma else inv * gamma.astype(dtype, copy=False),
+            beta.astype(dtype, copy=False))
 
 
 def moving_affine(p, xp, dtype, gamma, beta, moving_mean, moving_var):
     """Inference BatchNorm (the moving statistics) on data of ``dtype`` (float32 or
     float64) as ``(mean, inv, scale, shift)`` per channel, the values
     :func:`batch_norm` computes, for a kernel that applies ``(x - mean) * scale +
-    shift`` itself (``fused.py``)."""
-    return (moving_mean.astype(dtype),) + _affine(p, xp, moving_var.astype(dtype), gamma,
-                                                  beta, dtype)
+    shift`` itself (``fused.py``), to read only (``mean`` and ``shift`` may be the moving
+    mean and beta themselves)."""
+    return (moving_mean.astype(dtype, copy=False),) + _affine(
+        p, xp, moving_var.astype(dtype, copy=False), gamma, beta, dtype)
 
 
 def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
