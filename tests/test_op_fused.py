@@ -670,6 +670,27 @@ def test_conv_batch_norm_is_the_chain_bit_for_bit(geometry, shape, dtype, kw, bn
                 assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), (k, g, w)
 
 
+@pytest.mark.parametrize("geometry", ["1x1s2", "3x3s2"])
+def test_a_conv_batch_norm_step_on_maps_of_another_size_is_the_chain(geometry, fast_kernels):
+    """A step keeps its geometry per map size (``ConvBatchNorm.geometry``): the same step
+    on maps of two sizes, in turn, gives the chain's outputs for each."""
+    from mxlite.operator.nn.fused import ConvBatchNorm
+    rng = np.random.RandomState(8)
+    conv_p = KEPT_CONV.parse_params(dict(CONV_GEOMETRIES[geometry], num_filter=8, no_bias=True))
+    bn = get_op("_contrib_BatchNormWithReLU")
+    bn_p = bn.parse_params(dict(fix_gamma=False))
+    p = CONV_BN.parse_params(dict(chain=ConvBatchNorm(KEPT_CONV, conv_p, bn, bn_p)))
+    w = rng.randn(8, 3, *conv_p.kernel).astype(np.float32)
+    stats = _bn_args((1, 8, 1, 1), np.float32, rng)[1:]
+    for size in (9, 6, 9):
+        x = rng.randn(1, 3, size, size).astype(np.float32)
+        got = CONV_BN.compute(p, np, x, w, *stats)[0]
+        z = KEPT_CONV.compute(conv_p, np, x, w)[0]
+        want = bn.compute(bn_p, np, z, *stats)[0]
+        assert got.shape == want.shape == (1, 8, (size + 1) // 2, (size + 1) // 2)
+        assert np.array_equal(got, want)
+
+
 @needs_numba
 def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypatch):
     """In inference the Winograd kernel applies BatchNorm itself: no BatchNorm pass runs."""
