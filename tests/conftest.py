@@ -74,8 +74,9 @@ def _fresh_state():
 def fast_kernels(request, monkeypatch):
     """Runs a test twice: on the pure NumPy kernels, and (where numba, the extra
     ``fast``, is installed) with the numba ones, Winograd on every 3x3 convolution it
-    can run however small (its size thresholds lowered to zero)."""
-    from mxlite.operator.nn import _fast
+    can run however small (its size thresholds lowered to zero, ``_fast_direct``'s
+    small 3x3 convolutions set aside)."""
+    from mxlite.operator.nn import _fast, _fast_direct
     if request.param == "numpy":
         monkeypatch.setattr(_fast, "kernels", lambda: None)
     elif NUMBA_MISSING:
@@ -85,4 +86,5 @@ def fast_kernels(request, monkeypatch):
         monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
         monkeypatch.setattr(_fast, "BLOCKED_MIN_BYTES", 0)
         monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
+        monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
     return request.param

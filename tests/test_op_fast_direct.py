@@ -1,14 +1,14 @@
-"""The optional numba kernel for 1x1 convolutions (``_fast_direct``): where it runs (a
-kept weight's inference in float32), its float32 round-off next to a float64 product,
-its epilogue as the product then BatchNorm's pass, the same bits at any threads and
-from any split, and the packed weights dropped when the weight changes."""
+"""The optional numba kernel for 1x1 and small 3x3 convolutions (``_fast_direct``): where
+it runs (a kept weight's inference in float32), its float32 round-off next to a float64
+product, its epilogue as the product then BatchNorm's pass, the same bits at any
+threads and from any split, and the packed weights dropped when the weight changes."""
 import numpy as np
 import pytest
 
 import mxlite as mx
 from mxlite import engine
 from mxlite.gluon import nn
-from mxlite.operator.nn import _fast, _fast_bn
+from mxlite.operator.nn import _fast, _fast_bn, _fast_direct
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -17,8 +17,8 @@ from conftest import NUMBA_MISSING, needs_numba
 def _any_cpu(monkeypatch):
     """The kernel runs (slower, as correctly) on a CPU without AVX-512 too: test it there."""
     if not NUMBA_MISSING:
-        from mxlite.operator.nn import _fast_direct
-        monkeypatch.setattr(_fast_direct, "AVAILABLE", True)
+        from mxlite.operator.nn import _fast_tile
+        monkeypatch.setattr(_fast_tile, "AVAILABLE", True)
 
 
 def _kept_call(x, w, stride=(1, 1), epilogue=None, kept=None, version=None):
@@ -27,8 +27,26 @@ def _kept_call(x, w, stride=(1, 1), epilogue=None, kept=None, version=None):
     kept = kept or _fast.KeptFilters()
     version = version or [0]
     with _fast.keeping(w, version, kept):
-        return (_fast.pointwise(x, w, stride, epilogue),
-                _fast.pointwise(x, w, stride, epilogue))
+        return (_fast_direct.pointwise(x, w, stride, epilogue),
+                _fast_direct.pointwise(x, w, stride, epilogue))
+
+
+def _kept_3x3(x, w, pad, epilogue=None):
+    """``_fast_direct.conv3x3`` with ``w`` kept: the second call's result."""
+    out = tuple(m + 2 * p - 2 for m, p in zip(x.shape[2:], pad))
+    with _fast.keeping(w, [0], _fast.KeptFilters()):
+        assert _fast_direct.conv3x3(x, w, pad, out, epilogue) is None      # seen once
+        return _fast_direct.conv3x3(x, w, pad, out, epilogue)
+
+
+def _reference_3x3(x, w, pad):
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    oh, ow = xp.shape[2] - 2, xp.shape[3] - 2
+    taps = [(xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j].astype(np.float64))
+            for i in range(3) for j in range(3)]
+    y = sum(np.einsum("fc,nchw->nfhw", wt, xt) for xt, wt in taps)
+    bound = sum(np.einsum("fc,nchw->nfhw", np.abs(wt), np.abs(xt)) for xt, wt in taps)
+    return y, bound
 
 
 def _reference(x, w, stride):
@@ -84,7 +102,7 @@ def test_1x1_kernel_epilogue_is_the_product_then_batch_norms_pass(residual, relu
                                      ((4, 48, 6, 6), 32)])     # by samples
 def test_1x1_kernel_gives_the_same_bits_at_any_threads(shape, f, monkeypatch):
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
-    monkeypatch.setattr(_fast, "DIRECT_MAX_SAMPLES", shape[0])
+    monkeypatch.setattr(_fast_direct, "MAX_SAMPLES", shape[0])
     rng = np.random.default_rng(3)
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((f, shape[1], 1, 1)).astype(np.float32)
@@ -106,10 +124,10 @@ def test_1x1_kernel_leaves_other_calls_to_numpy(case):
     rng = np.random.default_rng(4)
     dtype = np.float64 if case == "float64" else np.float32
     f = 12 if case == "filters" else 16
-    x = rng.standard_normal((_fast.DIRECT_MAX_SAMPLES + (case == "samples"), 8, 5, 5)).astype(dtype)
+    x = rng.standard_normal((_fast_direct.MAX_SAMPLES + (case == "samples"), 8, 5, 5)).astype(dtype)
     w = rng.standard_normal((f, 8, 1, 1)).astype(dtype)
     if case == "not kept":
-        assert _fast.pointwise(x, w, (1, 1)) is None
+        assert _fast_direct.pointwise(x, w, (1, 1)) is None
         return
     epi = None
     if case == "epilogue":      # a vector of another length
@@ -138,7 +156,6 @@ def test_a_graph_repacks_1x1_weights_when_they_change(fast_kernels, monkeypatch)
     and the new weights' after ``set_data``."""
     packed = []
     if fast_kernels == "numba":
-        from mxlite.operator.nn import _fast_direct
         pack = _fast_direct.pack
         monkeypatch.setattr(_fast_direct, "pack", lambda w: packed.append(w.shape) or pack(w))
     net = _pointwise_net()
@@ -162,3 +179,134 @@ def test_a_graph_repacks_1x1_weights_when_they_change(fast_kernels, monkeypatch)
         assert np.allclose(net(x).asnumpy(), 2 * want, rtol=1e-5, atol=1e-6)
     # the two weights packed once each (from the second call on), then the changed one
     assert packed == ([(16, 8), (24, 16), (24, 16)] if fast_kernels == "numba" else [])
+
+
+@needs_numba
+@pytest.mark.parametrize("n,c,f,size,pad", [
+    (1, 64, 64, (7, 7), (1, 1)),        # 61 positions on the padded width
+    (2, 130, 24, (5, 9), (1, 1)),       # samples; channels not a multiple of the blocks
+    (1, 16, 8, (3, 3), (0, 0)),         # one output position
+    (1, 8, 16, (6, 4), (2, 0)),         # other paddings
+    (1, 24, 16, (1, 12), (1, 1)),       # one row
+])
+def test_3x3_kernel_is_float32_round_off_of_the_float64_correlation(n, c, f, size, pad):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((n, c) + size).astype(np.float32)
+    w = rng.standard_normal((f, c, 3, 3)).astype(np.float32)
+    y = _kept_3x3(x, w, pad)
+    want, bound = _reference_3x3(x, w, pad)
+    assert y.shape == want.shape and y.dtype == np.float32
+    assert np.all(np.abs(y - want) <= 9 * c * np.finfo(np.float32).eps * bound + 1e-30)
+
+
+@needs_numba
+def test_3x3_kernel_epilogue_is_the_correlation_then_batch_norms_pass():
+    rng = np.random.default_rng(7)
+    n, c, f, size = 2, 20, 16, (6, 7)
+    x = rng.standard_normal((n, c) + size).astype(np.float32)
+    w = rng.standard_normal((f, c, 3, 3)).astype(np.float32)
+    mean, scale, shift = (rng.standard_normal(f).astype(np.float32) for _ in range(3))
+    r = rng.standard_normal((n, f) + size).astype(np.float32)
+    want = _kept_3x3(x, w, (1, 1)).reshape(n, f, -1)
+    _fast_bn.batch_norm_apply(want, 0, mean, scale, shift, want, r.reshape(n, f, -1), True)
+    got = _kept_3x3(x, w, (1, 1), (mean, scale, shift, r, True))
+    assert np.array_equal(got.reshape(n, f, -1), want)
+
+
+@needs_numba
+@pytest.mark.parametrize("n,f", [(1, 64), (2, 16)])     # by filters, by samples
+def test_3x3_kernel_gives_the_same_bits_at_any_threads(n, f, monkeypatch):
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((n, 24, 7, 7)).astype(np.float32)
+    w = rng.standard_normal((f, 24, 3, 3)).astype(np.float32)
+    got = []
+    for threads in (1, 2, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            got.append(_kept_3x3(x, w, (1, 1)))
+        finally:
+            engine.set_num_threads(prev)
+    assert all(np.array_equal(g, got[0]) for g in got[1:])
+
+
+@needs_numba
+def test_3x3_kernel_runs_small_maps_of_a_graph_before_winograd(monkeypatch):
+    """A hybridized graph's 3x3 convolution on a small map runs the kernel (not Winograd,
+    though its size thresholds are lowered to zero) once its weights are packed: the
+    imperative results to float32 round-off."""
+    made = []
+    filters = _fast._filters
+    monkeypatch.setattr(_fast, "_filters", lambda jit, w, *scheme: made.append(w.shape) or
+                        filters(jit, w, *scheme))
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    packed = []
+    pack = _fast_direct.pack
+    monkeypatch.setattr(_fast_direct, "pack", lambda w: packed.append(w.shape) or pack(w))
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 3, padding=1, in_channels=8), nn.BatchNorm(in_channels=16),
+            nn.Activation("relu"))
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.random.normal(shape=(1, 8, 7, 7))
+    want = net(x).asnumpy()
+    net.hybridize()
+    for _ in range(3):
+        assert np.allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    # the call that saw the weights first ran Winograd (its filters made, their planes
+    # packed and kept), the next one packed the 9 taps' weights in place of them
+    assert packed[-9:] == [(16, 8)] * 9 and made == [(16, 8, 3, 3)]
+    done = len(packed)
+    for _ in range(2):
+        assert np.allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    assert len(packed) == done and made == [(16, 8, 3, 3)]      # kept from then on
+
+
+def _winograd_kept(x, w, calls=2):
+    """``_fast.conv3x3`` (an inference) with ``w`` kept, ``calls`` times: the results."""
+    out = x.shape[2:]
+    kept = _fast.KeptFilters()
+    with _fast.keeping(w, [0], kept):
+        got = [_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, out, inference=True)[0]
+               for _ in range(calls)]
+    return got, kept.held[3]
+
+
+@needs_numba
+@pytest.mark.parametrize("c,staged", [(32, False), (136, False), (32, True)])   # F(2x4), F(2x2)
+def test_winograd_products_by_the_kernel_are_float32_round_off_of_the_blas(c, staged,
+                                                                           monkeypatch):
+    """Kept Winograd filters of an inference within the kernel's reach are kept as its
+    packed planes, and its products run by it from then on: the BLAS's results (the
+    first call's) to float32 round-off."""
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1, c, 10, 12)).astype(np.float32)
+    w = rng.standard_normal((16, c, 3, 3)).astype(np.float32)
+    (blas, direct), held = _winograd_kept(x, w)
+    assert held.shape == ((24 if c <= _fast.WIDE_MAX_CHANNELS else 16), 16 * c)
+    want, bound = _reference_3x3(x, w, (1, 1))
+    assert np.allclose(direct, blas, rtol=1e-4, atol=1e-4 * np.abs(blas).max())
+    assert np.all(np.abs(direct - want) <= 1e-4 * bound + 1e-30)
+
+
+@needs_numba
+@pytest.mark.parametrize("staged", [False, True])
+def test_winograd_products_by_the_kernel_give_the_same_bits_at_any_threads(staged,
+                                                                           monkeypatch):
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((1, 48, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((32, 48, 3, 3)).astype(np.float32)
+    got = []
+    for threads in (1, 2, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            got.append(_winograd_kept(x, w)[0][1])
+        finally:
+            engine.set_num_threads(prev)
+    assert all(np.array_equal(g, got[0]) for g in got[1:])

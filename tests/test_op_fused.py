@@ -10,7 +10,7 @@ import mxlite as mx
 from mxlite.gluon import batch_parts, nn
 from mxlite.autograd import node_backward
 from mxlite.operator import get_op
-from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn
+from mxlite.operator.nn import _conv_kernels, _fast, _fast_bn, _fast_direct
 from conftest import needs_numba
 from optable import row, row_tests
 
@@ -532,6 +532,8 @@ def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
     a batch-1 10x10 map (25 tiles) runs it in a hybridized graph's inference, not in an
     imperative call, with the imperative results to float32 round-off."""
     assert _fast.MIN_TILES_KEPT <= 25 < _fast.MIN_TILES
+    # (the direct kernel, which runs maps this small before Winograd, set aside)
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
     made = []
     filters = _fast._filters
     monkeypatch.setattr(_fast, "_filters", lambda jit, w, *scheme: made.append(w.shape) or
@@ -666,6 +668,27 @@ def test_conv_batch_norm_is_the_chain_bit_for_bit(geometry, shape, dtype, kw, bn
                 np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
             else:
                 assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), (k, g, w)
+
+
+@pytest.mark.parametrize("geometry", ["1x1s2", "3x3s2"])
+def test_a_conv_batch_norm_step_on_maps_of_another_size_is_the_chain(geometry, fast_kernels):
+    """A step keeps its geometry per map size (``ConvBatchNorm.geometry``): the same step
+    on maps of two sizes, in turn, gives the chain's outputs for each."""
+    from mxlite.operator.nn.fused import ConvBatchNorm
+    rng = np.random.RandomState(8)
+    conv_p = KEPT_CONV.parse_params(dict(CONV_GEOMETRIES[geometry], num_filter=8, no_bias=True))
+    bn = get_op("_contrib_BatchNormWithReLU")
+    bn_p = bn.parse_params(dict(fix_gamma=False))
+    p = CONV_BN.parse_params(dict(chain=ConvBatchNorm(KEPT_CONV, conv_p, bn, bn_p)))
+    w = rng.randn(8, 3, *conv_p.kernel).astype(np.float32)
+    stats = _bn_args((1, 8, 1, 1), np.float32, rng)[1:]
+    for size in (9, 6, 9):
+        x = rng.randn(1, 3, size, size).astype(np.float32)
+        got = CONV_BN.compute(p, np, x, w, *stats)[0]
+        z = KEPT_CONV.compute(conv_p, np, x, w)[0]
+        want = bn.compute(bn_p, np, z, *stats)[0]
+        assert got.shape == want.shape == (1, 8, (size + 1) // 2, (size + 1) // 2)
+        assert np.array_equal(got, want)
 
 
 @needs_numba

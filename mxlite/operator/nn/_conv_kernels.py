@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import engine
 from ...engine import parallel_copy, parallel_products, contiguous, matmul, num_threads
-from . import _fast, _fast_bn, _fast_conv
+from . import _fast, _fast_bn, _fast_conv, _fast_direct
 
 
 def prod(shape):
@@ -490,7 +490,7 @@ def pointwise(xp, x, w, stride, epilogue=None):
     NOTE: on small maps (7x7: ResNet-50's last stage) N products of L columns each
     run at 95 GFLOP/s against 125 for one (F, C) @ (C, N * L) product, worth its
     two transposed copies of the (small) input and output."""
-    y = _fast.pointwise(x, w, stride) if xp is np and epilogue is None else None
+    y = _fast_direct.pointwise(x, w, stride) if xp is np and epilogue is None else None
     if y is not None:
         return y
     xs = _subsample(x, stride)

@@ -33,6 +33,7 @@ import numpy as np
 
 from ... import engine
 from ...engine import matmul, num_threads, parallel, parallel_products, parallel_stages
+from . import _fast_direct
 
 # Tiles (N * ceil(OH/2) * ceil(OW/2)) and input channels from which Winograd runs:
 # below, the transforms and 16 small products cost more than im2col saves (measured:
@@ -91,8 +92,9 @@ def kernels():
         jit, cache = numba.njit(nogil=True), False
     # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
     sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
-    from . import _fast_bn as bn, _fast_conv, _fast_direct, _fast_pool
+    from . import _fast_bn as bn, _fast_conv, _fast_pool
     affine = jit(bn._channel_affine)
+    pointwise, taps = _fast_direct.compiled(jit, affine)
     return types.SimpleNamespace(input_tiles=jit(_input_tiles),
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=jit(_output_tiles),
@@ -100,7 +102,7 @@ def kernels():
                                  **{k: jit(f) for m in (_fast_conv, _fast_pool)
                                     for k, f in m.KERNELS.items()},
                                  channel_affine=affine,
-                                 direct=_fast_direct.compiled(jit, affine),
+                                 pointwise=pointwise, taps=taps,
                                  channel_moments=sum_jit(bn._channel_moments),
                                  channel_grad_sums=sum_jit(bn._channel_grad_sums),
                                  channel_grad=jit(bn._channel_grad))
@@ -400,17 +402,24 @@ def _staged(jit, x, pad, u, th, tw, epi, y, scheme):
     NOTE: otherwise the transforms run on the caller alone (under
     ``PARALLEL_MIN_KERNEL_BYTES``) and only the products on the workers."""
     k, _, wide = scheme
-    (n, c), f = x.shape[:2], u.shape[1]
+    (n, c), f = x.shape[:2], y.shape[1]
     v = _planes(c, n * th * tw, x.dtype, k)
     m = _planes(f, n * th * tw, x.dtype, k)
-
-    def products(lo, hi):
-        np.matmul(u[lo:hi], v[lo:hi], out=m[lo:hi])
     parallel_stages([(_input_part(jit, x, pad, th, tw, scheme, v), c, min(c, 8)),
-                     (products, k, 8),
+                     (functools.partial(_products, u, v, m), k, 8),
                      (_output_part(jit, m, th, tw, wide, epi, y), f, min(f, 8))],
                     k * f * c * n * th * tw)
     return v
+
+
+def _products(u, v, m, lo, hi):
+    """The products ``m[i] = U[i] @ v[i]`` of the planes ``lo:hi``: by ``_fast_direct``'s
+    kernel where ``u`` holds the packed planes of ``U`` (2-D: kept, :func:`conv3x3`),
+    else by the BLAS (``u`` is ``U``)."""
+    if u.ndim == 2:
+        _fast_direct.plane_products(u, v, m, lo, hi)
+    else:
+        np.matmul(u[lo:hi], v[lo:hi], out=m[lo:hi])
 
 
 def _filters(jit, w, scheme=None):
@@ -552,13 +561,19 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     """The 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W), zero-padded by
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
     F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
-    :func:`weight_grad3x3` takes; None where Winograd does not apply. ``epilogue``:
+    :func:`weight_grad3x3` takes; on small maps, without ``keep_tiles``, with kept
+    filters, by ``_fast_direct.conv3x3`` (where it applies); None where neither
+    applies. ``epilogue``:
     (mean, scale, shift, residual or None, relu), an inference BatchNorm's affine (then
     the residual sum and relu) applied as the output is made, as
     :func:`batch_norm_apply` would apply it after (the same bits, one pass less).
     Without ``keep_tiles``, large inputs run block by block (:func:`_blocked`).
     ``inference``: the output is all that is asked for (no gradient's pass), which then
     runs by F(2x4, 3x3) on up to ``WIDE_MAX_CHANNELS`` input channels."""
+    if not keep_tiles and groups == 1 and tuple(stride) == (1, 1) and tuple(dilate) == (1, 1):
+        y = _fast_direct.conv3x3(x, w, pad, out, epilogue)
+        if y is not None:
+            return y, None
     plan = _winograd(x, w, w.shape[2:], stride, dilate, groups, out,
                      MIN_TILES_KEPT if _keeps(w) else MIN_TILES)
     if plan is None:
@@ -568,17 +583,21 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     scheme = _F24 if inference and not keep_tiles and c <= WIDE_MAX_CHANNELS else _F22
     k, mw = scheme[:2]
     tw = (out[1] + mw - 1) // mw
-    u, keep = _kept_filters(w, (k,) + w.shape[:2])
+    blocked = not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES
+    # the products by _fast_direct's kernel, over U's planes packed (and kept) for it
+    direct = not blocked and _keeps(w) and _fast_direct.applies(x, f)
+    u, keep = _kept_filters(w, (k, f * c) if direct else (k,) + w.shape[:2])
     if u is None:
         u = _filters(jit, w, scheme)
         if keep is not None:
+            u = _fast_direct.pack_planes(u) if direct else u
             keep[0].held = keep[1] + (u,)
     y = np.empty((n, f) + tuple(out), dtype=x.dtype)
     none = np.empty(0, dtype=x.dtype)
     mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
     epi = (mean, scale, shift, y if r is None else r,      # (r read only where added)
            epilogue is not None, r is not None, relu)
-    if not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES:
+    if blocked:
         blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
         if _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme) is not None:
             return y, None
@@ -586,89 +605,28 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
         v = _staged(jit, x, pad, u, th, tw, epi, y, scheme)
         return y, (v if keep_tiles else None)
     v = _input(jit, x, pad, th, tw, scheme)
-    m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
+    if u.ndim == 2:
+        m = _planes(f, v.shape[2], x.dtype, k)
+        parallel_products(functools.partial(_products, u, v, m), k, k * f * c * v.shape[2])
+    else:
+        m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
     _split(_output_part(jit, m, th, tw, scheme[2], epi, y), f, m.nbytes, transform=True)
     return y, (v if keep_tiles else None)
-
-
-# -- 1x1 convolutions ----------------------------------------------------------------------
-# Filters per tile of ``_fast_direct``'s kernel (the filters a 1x1 convolution's must be a
-# multiple of for it to run).
-DIRECT_FILTERS = 8
-# Samples up to which a kept 1x1 convolution runs ``_fast_direct``'s kernel: it reads the
-# weights once per sample, OpenBLAS's product once per call. NOTE: ResNet-50's hybridized
-# inference, one thread, CPU time, alternated: batch 1 1.06x faster, 2 1.04x, 4 1.0x, 8
-# 0.95x.
-DIRECT_MAX_SAMPLES = 2
 
 
 def keeps_filters(p):
     """Whether Convolution params ``p`` keep a transform of their weight across the calls of
     an inference (:func:`keeping`): a one-group 2-D convolution, 3x3, stride-1 and
-    undilated (Winograd's ``U``), or 1x1 without padding, channels first, with a multiple
-    of ``DIRECT_FILTERS`` filters (:func:`pointwise`'s packed weights)."""
+    undilated (Winograd's ``U`` or ``_fast_direct``'s packed weights), or 1x1 without
+    padding, channels first, with a multiple of ``_fast_direct.FILTERS`` filters
+    (``_fast_direct``'s)."""
     kernel = tuple(p.kernel)
     if p.num_group != 1:
         return False
     if kernel == (3, 3):
         return tuple(p.stride) in ((), (1, 1)) and tuple(p.dilate) in ((), (1, 1))
     return (kernel == (1, 1) and not any(p.pad) and p.layout in (None, "NCHW")
-            and p.num_filter % DIRECT_FILTERS == 0)
-
-
-def pointwise(x, w, stride, epilogue=None):
-    """The 1x1 convolution (N, F, *out) of ``x`` (N, C, *in) with ``w`` (F, C, 1, ...) at
-    ``stride``, by ``_fast_direct``'s kernel over the packed weights kept for ``w``
-    (:func:`keeping`: a hybridized graph's inference), with the ``epilogue`` as
-    :func:`conv3x3` takes it; None where it does not apply (numba off, no AVX-512, not
-    float32, filters not a multiple of ``DIRECT_FILTERS``, more than
-    ``DIRECT_MAX_SAMPLES`` samples, the weights not kept or seen once: packing them
-    costs more than the kernel saves on one call).
-
-    The parts run by samples, else by filters (each thread reads its share of the
-    weights) where there are more filter blocks than position blocks, else by
-    positions: each output value is one part's, summed in one order whatever the
-    threads."""
-    f, c = w.shape[:2]
-    if (x.dtype != np.float32 or w.dtype != x.dtype or type(x) is not np.ndarray
-            or type(w) is not np.ndarray or x.ndim < 3 or x.shape[1] != c or w.size != f * c
-            or len(stride) != x.ndim - 2):
-        return None
-    jit = kernels()
-    if jit is None:
-        return None
-    from . import _fast_direct as direct
-    if not direct.AVAILABLE:
-        return None
-    none = np.empty(0, dtype=x.dtype)
-    mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
-    n = x.shape[0]
-    out = tuple(-(-s // k) for s, k in zip(x.shape[2:], stride))
-    if (f % DIRECT_FILTERS or n > DIRECT_MAX_SAMPLES or epilogue is not None and (
-            any(v.shape != (f,) or v.dtype != x.dtype for v in (mean, scale, shift))
-            or r is not None and (r.shape != (n, f) + out or r.dtype != x.dtype))):
-        return None
-    packed, keep = _kept_filters(w, (f * c,))
-    if packed is None:
-        if keep is None:
-            return None
-        packed = direct.pack(w.reshape(f, c))
-        keep[0].held = keep[1] + (packed,)
-    xs = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
-    x3 = engine.contiguous(np, xs).reshape(n, c, -1)
-    y = np.empty((n, f) + out, dtype=x.dtype)
-    y3 = y.reshape(n, f, -1)
-    r3 = y3 if r is None else np.ascontiguousarray(r).reshape(n, f, -1)
-    epi = (mean, scale, shift, r3, epilogue is not None, r is not None, relu)
-    whole = [0, n, 0, f // DIRECT_FILTERS, 0, -(-x3.shape[2] // (16 * direct.VECTORS))]
-    axis = 0 if n >= num_threads() else 2 if whole[3] >= whole[5] else 4
-
-    def part(lo, hi):
-        bounds = list(whole)
-        bounds[axis:axis + 2] = lo, hi
-        jit.direct(packed, x3, y3, *bounds, *epi)
-    parallel_products(part, whole[axis + 1], f * c * n * x3.shape[2])
-    return y
+            and p.num_filter % _fast_direct.FILTERS == 0)
 
 
 def weight_grad3x3(x, gy, kernel, stride, dilate, pad, groups, tiles=None):

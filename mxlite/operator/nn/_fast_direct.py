@@ -1,39 +1,45 @@
-"""Optional numba kernel (``_fast``, which compiles it) for 1x1 convolutions in float32:
-``w (F, C) @ x[n] (C, L)`` by a register-blocked product over weights packed once per
-weight array, with BatchNorm's inference affine, the residual sum and relu applied to
-each chunk of the output while it is in the L2 cache.
+"""Optional numba kernel (``_fast``, which compiles it) for small convolutions in float32
+inference: 1x1 ones, and 3x3 ones (stride 1) on small maps, as sums of products
+``w_t (F, C) @ x[n] (C, positions)`` over the kernel's taps ``t``, by a
+register-blocked product over weights packed once per weight array (and kept, as
+Winograd's filters are: ``_fast.keeping``), with BatchNorm's inference affine, the
+residual sum and relu applied to the output while it is in the L2 cache.
 
-A tile is ``FILTERS`` filters by ``VECTORS`` vectors of 16 positions, its ``FILTERS *
-VECTORS`` sums held in AVX-512 registers while the input channels run: per channel,
+A tile (``_fast_tile``) is ``FILTERS`` filters by ``VECTORS`` vectors of 16 positions,
+its sums held in AVX-512 registers while the input channels run: per channel,
 ``VECTORS`` loads of the input's row, then one fused multiply-add per filter and
 vector, each weight broadcast from memory. The weights are packed in the order the
-tiles read them (:func:`pack`). numba's loops over a local array of sums keep the sums
-in memory (measured: 9 GFLOP/s), so the tile is written in LLVM IR (``<16 x float>``
-values, ``llvm.fma``); where the CPU has no AVX-512 (``AVAILABLE``) the kernel does
-not run (its 24 vectors of sums would not fit in 16 AVX2 registers).
+tiles read them (:func:`pack`), one stream, read once per sample.
 
-Each output value is summed in the order c = 0, 1, ..., C - 1, one fused multiply-add
-per term (the input channels run in blocks of ``BLOCK_CHANNELS``, each block adding
-onto the sums the one before left in the output): the same bits at any threads and
-from any split, float32 round-off against NumPy's product (OpenBLAS's sums run in
-another order).
+A 3x3 convolution reads its input zero-padded, each tap's input the padded map shifted
+by the tap's offset: the output is made on the padded map's width (two columns more
+per row, dropped after) and each tap adds onto it.
 
-This module imports numba; ``_fast`` imports it where numba is present.
+Each output value is summed tap by tap, each tap's input channels in the order c = 0,
+1, ..., C - 1, one fused multiply-add per term (the channels run in blocks of
+``BLOCK_CHANNELS``, each block adding onto the sums the one before left): the same bits
+at any threads and from any split, float32 round-off against NumPy's product
+(OpenBLAS's sums run in another order).
 """
 import numpy as np
-import llvmlite.binding as llvm
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils, config
-from numba.extending import intrinsic
 
-from ._fast import DIRECT_FILTERS as FILTERS
+from ... import engine
+from ...engine import num_threads, parallel_products
+from . import _fast
 
+FILTERS = 8
 VECTORS = 3
-# Whether numba compiles for a CPU with AVX-512 (the host's, unless NUMBA_CPU_NAME or
-# NUMBA_CPU_FEATURES say otherwise).
-AVAILABLE = "+avx512f" in (config.CPU_FEATURES or "" if config.CPU_NAME
-                           else llvm.get_host_cpu_features().flatten()).split(",")
+# Samples up to which a kept convolution runs this kernel: it reads the weights once per
+# sample, OpenBLAS's product once per call. NOTE: ResNet-50's hybridized inference (1x1
+# convolutions), one thread, CPU time, alternated: batch 1 1.06x faster, 2 1.04x, 4
+# 1.0x, 8 0.95x.
+MAX_SAMPLES = 2
+# Output positions up to which a 3x3 convolution runs this kernel (before Winograd).
+# NOTE: ResNet-50's inference at batch 1, one thread, alternated: its 512-channel 3x3
+# layers on 7x7 maps (with BatchNorm and relu) 0.71x the time of im2col's (Winograd does
+# not pay on 16 tiles); the 256-channel ones on 14x14 maps 1.07x the time of Winograd
+# F(2x2)'s with kept filters (0.85x alone, cold weights, against im2col).
+MAX_POSITIONS_3X3 = 100
 # Input channels per block: the block's rows of the input tile (BLOCK_CHANNELS * 48
 # floats, 24 KB) stay in the L1 cache while every filter block reads them.
 BLOCK_CHANNELS = 128
@@ -43,182 +49,98 @@ BLOCK_CHANNELS = 128
 # thread, ResNet-50's 7x7-map products (F x C: 2048 x 512 ... 512 x 2048): 54-73
 # GFLOP/s without, 77-90 at 512 bytes, 105-117 at 1024 and 2048 (OpenBLAS: 74-85).
 PREFETCH_BYTES = 1024
-# Bytes of output a chunk of positions holds, and the least blocks of positions in one.
+# Bytes of output a chunk of a 1x1 convolution's positions holds, and the least blocks
+# of positions in one.
 CHUNK_BYTES = 512 << 10
 CHUNK_BLOCKS = 4
 
-_F32 = ir.FloatType()
-_V16 = ir.VectorType(_F32, 16)
-_M16 = ir.VectorType(ir.IntType(1), 16)
-_I32 = ir.IntType(32)
-_I64 = ir.IntType(64)
+# set by :func:`compiled`: the tiles of 1 to 3 vectors, and, compiled, _fast_bn's
+# channel_affine and :func:`_products`, which the kernels call
+_tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
 
 
-# the pointer types' part of an intrinsic's name: "p0" where llvmlite's pointers are
-# opaque (LLVM 15 on), "p0" and the pointee's where they are typed
-_TYPED = str(_F32.as_pointer()) != "ptr"
+def _products(wp, x, offsets, y, n, b0, b1, q0, q1):
+    """``y[n, f, p] = sum_t sum_k w_t[f, k] x[n, k, p + offsets[t]]`` for filters
+    ``FILTERS * (b0:b1)`` and positions ``16 * VECTORS * (q0:q1)`` (clipped) of ``y``
+    (N, F, P), ``x`` (N, C, S), C-contiguous float32, ``wp`` the packed weights of the
+    taps (:func:`pack`, one after the other)."""
+    _, c, s = x.shape
+    f, n_pos = y.shape[1], y.shape[2]
+    width = 16 * VECTORS
+    wa, xa, ya = wp.ctypes.data, x.ctypes.data, y.ctypes.data
+    for t in range(len(offsets)):
+        for c0 in range(0, c, BLOCK_CHANNELS):
+            k = min(BLOCK_CHANNELS, c - c0)
+            add = t > 0 or c0 > 0
+            for lb in range(q0, q1):
+                l0 = lb * width
+                m = min(width, n_pos - l0)
+                nv = (m + 15) // 16
+                mask = (1 << (m - 16 * (nv - 1))) - 1
+                xo = xa + 4 * ((n * c + c0) * s + l0 + offsets[t])
+                for b in range(b0, b1):
+                    wo = wa + 4 * ((t * c + c0) * f + b * k * FILTERS)
+                    yo = ya + 4 * ((n * f + b * FILTERS) * n_pos + l0)
+                    if nv == 3:
+                        _tile3(wo, xo, s, yo, n_pos, k, mask, add)
+                    elif nv == 2:
+                        _tile2(wo, xo, s, yo, n_pos, k, mask, add)
+                    else:
+                        _tile1(wo, xo, s, yo, n_pos, k, mask, add)
 
 
-def _pointer_suffix(pointee):
-    return ".p0" + (pointee if _TYPED else "")
-
-
-def _tile(nv):
-    """An intrinsic ``tile(w, x, ldx, y, ldy, c, mask, add)`` (addresses of float32 data,
-    strides in floats): ``y[f, j] = (y[f, j] if add else 0) + sum_k w[k, f] x[k, j]`` for
-    ``f < FILTERS``, ``j < 16 * nv``, ``k < c`` (``c >= 1``) in that order, the last
-    vector's positions those of the 16-bit ``mask``."""
-    @intrinsic
-    def tile(typingctx, w, x, ldx, y, ldy, c, mask, add):
-        sig = types.void(types.uintp, types.uintp, types.intp, types.uintp, types.intp,
-                         types.intp, types.intp, types.intp)
-
-        def codegen(context, builder, signature, args):
-            _build_tile(builder, nv, *args)
-            return context.get_dummy_value()
-        return sig, codegen
-    return tile
-
-
-def _build_tile(builder, nv, w, x, ldx, y, ldy, c, mask, add):
-    mod = builder.module
-    vptr = _V16.as_pointer()
-    bptr = ir.IntType(8).as_pointer()
-
-    def declared(name, ret, args):
-        return cgutils.get_or_insert_function(mod, ir.FunctionType(ret, args), name)
-    fma = declared("llvm.fma.v16f32", _V16, [_V16] * 3)
-    mload = declared("llvm.masked.load.v16f32" + _pointer_suffix("v16f32"), _V16,
-                     [vptr, _I32, _M16, _V16])
-    mstore = declared("llvm.masked.store.v16f32" + _pointer_suffix("v16f32"), ir.VoidType(),
-                      [_V16, vptr, _I32, _M16])
-    prefetch = declared("llvm.prefetch" + _pointer_suffix("i8"), ir.VoidType(),
-                        [bptr] + [_I32] * 3)
-    wp, xp, yp = (builder.inttoptr(a, _F32.as_pointer()) for a in (w, x, y))
-    lanes = builder.bitcast(builder.trunc(mask, ir.IntType(16)), _M16)
-    zero = ir.Constant(_V16, [0.0] * 16)
-    align = ir.Constant(_I32, 4)
-
-    def at(p, i):
-        return builder.gep(p, [i if isinstance(i, ir.Value) else ir.Constant(_I64, i)])
-
-    def vectors(row):
-        """The ``nv`` vectors from ``row`` (the last one masked)."""
-        vs = [builder.load(builder.bitcast(at(row, 16 * v), vptr), align=4)
-              for v in range(nv - 1)]
-        last = builder.bitcast(at(row, 16 * (nv - 1)), vptr)
-        return vs + [builder.call(mload, [last, align, lanes, zero])]
-
-    def y_row(f):
-        return at(yp, builder.mul(ldy, ir.Constant(_I64, f)))
-
-    fn = builder.function
-    b_entry = builder.block
-    b_load, b_pre, b_loop, b_exit = (fn.append_basic_block("tile_" + s)
-                                     for s in ("load", "pre", "loop", "exit"))
-    builder.cbranch(builder.icmp_signed("!=", add, ir.Constant(_I64, 0)), b_load, b_pre)
-    builder.position_at_end(b_load)
-    loaded = [v for f in range(FILTERS) for v in vectors(y_row(f))]
-    builder.branch(b_pre)
-    builder.position_at_end(b_pre)
-    start = []
-    for v in loaded:
-        phi = builder.phi(_V16)
-        phi.add_incoming(v, b_load)
-        phi.add_incoming(zero, b_entry)
-        start.append(phi)
-    builder.branch(b_loop)
-    # the loop over the input channels: the sums in registers, one fma per term
-    builder.position_at_end(b_loop)
-    k = builder.phi(_I64)
-    k.add_incoming(ir.Constant(_I64, 0), b_pre)
-    sums = []
-    for s in start:
-        phi = builder.phi(_V16)
-        phi.add_incoming(s, b_pre)
-        sums.append(phi)
-    xs = vectors(at(xp, builder.mul(k, ldx)))
-    wrow = at(wp, builder.mul(k, ir.Constant(_I64, FILTERS)))
-    # (read, keep in all levels, data)
-    builder.call(prefetch, [builder.bitcast(at(wrow, PREFETCH_BYTES // 4), bptr)]
-                 + [ir.Constant(_I32, v) for v in (0, 3, 1)])
-    undef = ir.Constant(_V16, ir.Undefined)
-    splat = ir.Constant(ir.VectorType(_I32, 16), [0] * 16)
-    new = []
-    for f in range(FILTERS):
-        s = builder.load(at(wrow, f), align=4)
-        b = builder.shuffle_vector(builder.insert_element(undef, s, ir.Constant(_I32, 0)),
-                                   undef, splat)
-        new.extend(builder.call(fma, [b, xs[v], sums[f * nv + v]]) for v in range(nv))
-    k1 = builder.add(k, ir.Constant(_I64, 1))
-    k.add_incoming(k1, b_loop)
-    for phi, v in zip(sums, new):
-        phi.add_incoming(v, b_loop)
-    builder.cbranch(builder.icmp_signed("<", k1, c), b_loop, b_exit)
-    builder.position_at_end(b_exit)
-    for f in range(FILTERS):
-        row = y_row(f)
-        for v in range(nv):
-            p = builder.bitcast(at(row, 16 * v), vptr)
-            if v < nv - 1:
-                builder.store(new[f * nv + v], p, align=4)
-            else:
-                builder.call(mstore, [new[f * nv + v], p, align, lanes])
-
-
-_tile1, _tile2, _tile3 = (_tile(nv) for nv in (1, 2, 3))
-_affine = None      # _fast_bn's channel_affine, compiled (set by :func:`compiled`)
-
-
-def _direct(wp, x, y, n0, n1, b0, b1, p0, p1, mean, scale, shift, r, affine, add, relu):
-    """``y[n, f] = w[f] @ x[n]`` for samples ``n0:n1``, filters ``FILTERS * (b0:b1)`` and
-    positions ``16 * VECTORS * (p0:p1)`` (clipped) of ``x`` (N, C, L) and ``y`` (N, F, L),
-    C-contiguous float32, ``wp`` the packed weights (:func:`pack`); then, where
-    ``affine``, ``_fast_bn``'s channel_affine (``mean, scale, shift`` (F,), ``r`` (N, F, L)
-    added where ``add``, relu where ``relu``). By chunks of positions whose output
-    (``CHUNK_BYTES``, at least ``CHUNK_BLOCKS`` blocks of positions) stays in the L2
-    cache while the blocks of input channels add onto it and the affine runs.
+def _pointwise(wp, x, y, n0, n1, b0, b1, p0, p1, mean, scale, shift, r, affine, add, relu):
+    """The 1x1 convolution ``y`` (N, F, L) of ``x`` (N, C, L) for samples ``n0:n1``,
+    filter blocks ``b0:b1`` and position blocks ``p0:p1`` (:func:`_products`); then,
+    where ``affine``, ``_fast_bn``'s channel_affine (``mean, scale, shift`` (F,), ``r``
+    (N, F, L) added where ``add``, relu where ``relu``). By chunks of positions whose
+    output (``CHUNK_BYTES``, at least ``CHUNK_BLOCKS`` blocks) stays in the L2 cache
+    while the blocks of input channels add onto it and the affine runs.
 
     NOTE: the affine run tile by tile cost 0.5 us a call, on rows of 48 values 0.1 us a
     row: ResNet-50's 1x1 layers on 56x56 maps took 1.5-2x the time."""
-    _, c, n_pos = x.shape
-    f = y.shape[1]
+    n_pos = y.shape[2]
     width = 16 * VECTORS
-    kc = BLOCK_CHANNELS
     f0, f1 = b0 * FILTERS, b1 * FILTERS
     step = max(CHUNK_BLOCKS, CHUNK_BYTES // (4 * width * (f1 - f0)))
-    wa, xa, ya = wp.ctypes.data, x.ctypes.data, y.ctypes.data
+    offsets = np.zeros(1, np.int64)
     for n in range(n0, n1):
         for q0 in range(p0, p1, step):
             q1 = min(p1, q0 + step)
-            for c0 in range(0, c, kc):
-                k = min(kc, c - c0)
-                for lb in range(q0, q1):
-                    l0 = lb * width
-                    m = min(width, n_pos - l0)
-                    nv = (m + 15) // 16
-                    mask = (1 << (m - 16 * (nv - 1))) - 1
-                    xo = xa + 4 * ((n * c + c0) * n_pos + l0)
-                    for b in range(b0, b1):
-                        wo = wa + 4 * (c0 * f + b * k * FILTERS)
-                        yo = ya + 4 * ((n * f + b * FILTERS) * n_pos + l0)
-                        if nv == 3:
-                            _tile3(wo, xo, n_pos, yo, n_pos, k, mask, c0)
-                        elif nv == 2:
-                            _tile2(wo, xo, n_pos, yo, n_pos, k, mask, c0)
-                        else:
-                            _tile1(wo, xo, n_pos, yo, n_pos, k, mask, c0)
+            _compiled_products(wp, x, offsets, y, n, b0, b1, q0, q1)
             if affine:
                 _affine(y, f0, n, n + 1, q0 * width, min(n_pos, q1 * width), mean[f0:f1],
                         scale[f0:f1], shift[f0:f1], r, add, relu, y)
 
 
+def _taps(wp, x, offsets, z, y, n0, n1, b0, b1, mean, scale, shift, r, affine, add, relu):
+    """A convolution ``y`` (N, F, OH, OW) of the padded ``x`` (N, C, S) for samples
+    ``n0:n1`` and filter blocks ``b0:b1``: the taps' sums (:func:`_products`) made on
+    the padded width into ``z`` (N, F, P), row ``oy`` of ``y`` at ``oy * width`` of it;
+    then the affine as :func:`_pointwise` applies it."""
+    oh, ow = y.shape[2], y.shape[3]
+    wide = (z.shape[2] - ow) // (oh - 1) if oh > 1 else ow
+    f0, f1 = b0 * FILTERS, b1 * FILTERS
+    y3 = y.reshape(y.shape[0], y.shape[1], oh * ow)
+    for n in range(n0, n1):
+        _compiled_products(wp, x, offsets, z, n, b0, b1, 0, -(-z.shape[2] // (16 * VECTORS)))
+        for f in range(f0, f1):
+            for oy in range(oh):
+                y3[n, f, oy * ow:(oy + 1) * ow] = z[n, f, oy * wide:oy * wide + ow]
+        if affine:
+            _affine(y3, f0, n, n + 1, 0, oh * ow, mean[f0:f1], scale[f0:f1], shift[f0:f1],
+                    r, add, relu, y3)
+
+
 def compiled(jit, affine):
-    """The kernel compiled by ``jit`` (numba's, as ``_fast`` sets it), calling ``affine``
-    (``_fast_bn``'s channel_affine, compiled by it)."""
-    global _affine
+    """The kernels, compiled by ``jit`` (numba's, as ``_fast`` sets it), calling
+    ``affine`` (``_fast_bn``'s channel_affine, compiled by it)."""
+    from . import _fast_tile
+    global _tile1, _tile2, _tile3, _affine, _compiled_products
+    _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
     _affine = affine
-    return jit(_direct)
+    _compiled_products = jit(_products)
+    return jit(_pointwise), jit(_taps)
 
 
 def pack(w):
@@ -234,3 +156,130 @@ def pack(w):
         out[c0 * f:(c0 + k) * f].reshape(f // FILTERS, k, FILTERS)[...] = \
             w[:, c0:c0 + k].reshape(f // FILTERS, FILTERS, k).transpose(0, 2, 1)
     return out
+
+
+def applies(x, f):
+    """The compiled kernels where they may run a product of ``f`` filters for ``x``'s
+    samples: numba present, AVX-512, float32 NumPy data, filters a multiple of
+    ``FILTERS``, up to ``MAX_SAMPLES`` samples; else None."""
+    if (x.dtype != np.float32 or type(x) is not np.ndarray or f % FILTERS
+            or x.shape[0] > MAX_SAMPLES):
+        return None
+    jit = _fast.kernels()
+    if jit is None:
+        return None
+    from . import _fast_tile
+    return jit if _fast_tile.AVAILABLE else None
+
+
+def _plan(x, w, out, epilogue):
+    """(the compiled kernels, the packed weights of ``w`` (F, C, *kernel) kept for it,
+    the epilogue's arguments for an output ``y`` (N, F, *out)); None where the kernel
+    does not apply (:func:`applies`; the weights not kept or seen once: packing them
+    costs more than the kernel saves on one call)."""
+    f, c = w.shape[:2]
+    n = x.shape[0]
+    jit = applies(x, f)
+    if jit is None or w.dtype != x.dtype or type(w) is not np.ndarray or x.shape[1] != c:
+        return None
+    none = np.empty(0, dtype=x.dtype)
+    mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
+    if epilogue is not None and (
+            any(v.shape != (f,) or v.dtype != x.dtype for v in (mean, scale, shift))
+            or r is not None and (r.shape != (n, f) + tuple(out) or r.dtype != x.dtype)):
+        return None
+    packed, keep = _fast._kept_filters(w, (w.size,))
+    if packed is None:
+        if keep is None:
+            return None
+        packed = pack_planes(w.reshape(f, c, -1).transpose(2, 0, 1)).ravel()
+        keep[0].held = keep[1] + (packed,)
+    r = None if r is None else np.ascontiguousarray(r).reshape(n, f, -1)
+    return jit, packed, (mean, scale, shift, r, epilogue is not None, r is not None, relu)
+
+
+def pack_planes(u):
+    """The packed weights (:func:`pack`) of each plane of ``u`` (k, F, C): (k, F * C)."""
+    return np.stack([pack(np.ascontiguousarray(p)) for p in u])
+
+
+def plane_products(u, v, m, lo, hi):
+    """``m[i] = u_i @ v[i]`` for the planes ``lo:hi`` of Winograd's products, ``u`` the
+    packed planes (:func:`pack_planes`) of its filters, ``v`` (k, C, T), ``m`` (k, F, T)
+    (each plane C-contiguous), serially in the caller.
+
+    NOTE: one thread, cold filters, ResNet-50's batch-1 products (planes x F x C x
+    tiles) against OpenBLAS's batched product: 16 x 256 x 256 x 49 (14x14 maps) 109
+    GFLOP/s against 78; 24 x 128 x 128 x 98 (28x28, F(2x4)) 106 against 86; 24 x 64
+    x 64 x 392 (56x56) 80 against 84; 16 x 512 x 512 x 16 (7x7) 95 against 34."""
+    jit = _fast.kernels()
+    f, t = m.shape[1:]
+    none = np.empty(0, dtype=m.dtype)
+    for i in range(lo, hi):
+        y = m[i:i + 1]
+        jit.pointwise(u[i], v[i:i + 1], y, 0, 1, 0, f // FILTERS, 0, -(-t // (16 * VECTORS)),
+                      none, none, none, y, False, False, False)
+
+
+def _split(run, n, f, blocks, macs):
+    """``run(n0, n1, b0, b1, p0, p1)`` over parts: by samples where there are as many as
+    threads, else by filters where there are more filter blocks than ``blocks`` of
+    positions, else by positions; each output value is one part's."""
+    whole = [0, n, 0, f // FILTERS, 0, blocks]
+    axis = 0 if n >= num_threads() else 2 if whole[3] >= blocks else 4
+
+    def part(lo, hi):
+        bounds = list(whole)
+        bounds[axis:axis + 2] = lo, hi
+        run(*bounds)
+    parallel_products(part, whole[axis + 1], macs)
+
+
+def pointwise(x, w, stride, epilogue=None):
+    """The 1x1 convolution (N, F, *out) of ``x`` (N, C, *in) with ``w`` (F, C, 1, ...) at
+    ``stride``, with the ``epilogue`` as ``_fast.conv3x3`` takes it; None where the
+    kernel does not apply (:func:`_plan`)."""
+    f, c = w.shape[:2]
+    if x.ndim < 3 or w.size != f * c or len(stride) != x.ndim - 2:
+        return None
+    n = x.shape[0]
+    out = tuple(-(-s // k) for s, k in zip(x.shape[2:], stride))
+    plan = _plan(x, w, out, epilogue)
+    if plan is None:
+        return None
+    jit, packed, epi = plan
+    xs = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
+    x3 = engine.contiguous(np, xs).reshape(n, c, -1)
+    y = np.empty((n, f) + out, dtype=x.dtype)
+    y3 = y.reshape(n, f, -1)
+    epi = epi[:3] + (y3 if epi[3] is None else epi[3],) + epi[4:]
+    _split(lambda *b: jit.pointwise(packed, x3, y3, *b, *epi), n, f,
+           -(-x3.shape[2] // (16 * VECTORS)), f * c * n * x3.shape[2])
+    return y
+
+
+def conv3x3(x, w, pad, out, epilogue=None):
+    """The stride-1 3x3 cross-correlation (N, F, *out) of ``x`` (N, C, H, W) zero-padded
+    by ``pad`` before (and as ``out`` needs after) with ``w`` (F, C, 3, 3), the
+    ``epilogue`` as ``_fast.conv3x3`` takes it, on maps of up to ``MAX_POSITIONS_3X3``
+    output positions; None where the kernel does not apply (:func:`_plan`)."""
+    oh, ow = out
+    if x.ndim != 4 or w.shape[2:] != (3, 3) or oh * ow > MAX_POSITIONS_3X3 or min(pad) < 0:
+        return None
+    plan = _plan(x, w, out, epilogue)
+    if plan is None:
+        return None
+    jit, packed, epi = plan
+    (n, c, h, wd), f = x.shape, w.shape[0]
+    hp, wp = oh + 2, ow + 2
+    xp = np.zeros((n, c, hp, wp), dtype=x.dtype)
+    rows, cols = max(0, min(h, hp - pad[0])), max(0, min(wd, wp - pad[1]))
+    xp[:, :, pad[0]:pad[0] + rows, pad[1]:pad[1] + cols] = x[:, :, :rows, :cols]
+    offsets = np.array([i * wp + j for i in range(3) for j in range(3)], dtype=np.int64)
+    z = np.empty((n, f, (oh - 1) * wp + ow), dtype=x.dtype)
+    y = np.empty((n, f, oh, ow), dtype=x.dtype)
+    epi = epi[:3] + (z if epi[3] is None else epi[3],) + epi[4:]
+    _split(lambda n0, n1, b0, b1, *_: jit.taps(packed, xp.reshape(n, c, -1), offsets, z, y,
+                                                n0, n1, b0, b1, *epi),
+           n, f, 0, 9 * f * c * n * oh * ow)
+    return y

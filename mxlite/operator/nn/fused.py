@@ -49,7 +49,7 @@ from ..batchwise import rows, inference
 from ..util import norm_axis
 from ..tensor.indexing import pick_with_flat, PICK_MODES
 from .softmax import _PARAMS as _SOFTMAX_PARAMS, _log_softmax
-from . import _fast, _fast_bn, _conv_kernels as kern
+from . import _fast, _fast_bn, _fast_direct, _conv_kernels as kern
 from .convolution import geometry, conv_out_size
 from .normalization import batch_norm, moving_affine
 
@@ -293,7 +293,7 @@ def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
         found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
                               epilogue=(mean, scale, shift, r, chain.relu), inference=True)
         if found is None and kern.is_pointwise(kernel, pad, dilate, 1):
-            found = _fast.pointwise(data, w, stride, (mean, scale, shift, r, chain.relu)), None
+            found = _fast_direct.pointwise(data, w, stride, (mean, scale, shift, r, chain.relu)), None
     if found is not None and found[0] is not None:
         return found[0], inv
     epilogue = _fast_bn.affine_epilogue(mean, scale, shift,
