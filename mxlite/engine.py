@@ -609,22 +609,26 @@ def matmul(xp, a, b, out=None):
 # shared operand; OpenBLAS's own threads busy-wait for the next product (OpenBLAS
 # 0.3: 2^28 clock ticks, ~0.1 s, after every call; OPENBLAS_THREAD_TIMEOUT=n read at
 # load makes it 2^n) and cut a product into fixed halves. NOTE: measured at 2 threads,
-# ResNet-50 hybridized inference at batch 1 (the modes alternated in one process, least
-# and median of 8 x 10 steps): the products on the BLAS's threads 0.90-0.95x the wall
-# time of the split, 1.15-1.2x the CPU time (their spinning); with
+# ResNet-50 hybridized inference at batch 1 before numba's 1x1 convolutions (the modes
+# alternated in one process, least and median of 8 x 10 steps, a fairly quiet host):
+# the products on the BLAS's threads (the Winograd transforms in the caller) 0.90x the
+# wall time of the split, 1.15x the CPU time (their spinning); with
 # OPENBLAS_THREAD_TIMEOUT=4 (no spinning) 1.08-1.13x the wall time. With one core
 # busy (a pinned `while 1: pass`), the BLAS's threads ran the step 1.6-2.3x slower
 # (least) and 5-27x (median), single products 2-13x: the caller spins for a half
-# that the busy core runs late. So with MXLITE_BLAS_PRODUCTS=1 the products run on the
-# BLAS's threads while the host is not busy and they are not slower there than split,
-# and go back to the split for a while, longer each time, when they are
-# (:class:`_Chooser`): ResNet-50 b1 with 4-6 other runnable threads on the 2 cores,
-# alternated step by step with the split (120 steps each), 1.00-1.01x at the least,
-# first decile and quartile, 0.98x the median (the host busy throughout: split
-# throughout). NOTE: off by default until measured on a quiet host since numba's 1x1
-# convolutions (split over the workers, not the BLAS's) came: the products the BLAS's
-# threads could take are now ~37% of the b1 step, and OpenBLAS's threads spin on the
-# cores those convolutions' parts want.
+# that the busy core runs late. On a busy host the split is the mode that degrades
+# gracefully: everything in one thread took 0.93x the CPU time but 3x the median wall
+# time (one thread gets a smaller share of the cores). So with MXLITE_BLAS_PRODUCTS=1
+# the products run on the BLAS's threads while the host is not busy and they are not
+# slower there than split, and go back to the split for a while, longer each time,
+# when they are (:class:`_Chooser`): ResNet-50 b1 with 4-6 other runnable threads on
+# the 2 cores, alternated step by step with the split (100 steps each), 1.00-1.01x at
+# the least, first decile and quartile, 0.98x the median (the host busy throughout:
+# split throughout; the BLAS's threads forced there: 27x the median). NOTE: off by
+# default until measured on a quiet host since numba's 1x1 convolutions (split over
+# the workers, not the BLAS's) came: the products the BLAS's threads could take are
+# now ~37% of the b1 step, and OpenBLAS's threads spin on the cores those
+# convolutions' parts want.
 BLAS_PRODUCTS = os.environ.get("MXLITE_BLAS_PRODUCTS", "0").strip() == "1"
 # A product on the BLAS's threads is slow from this many times its split time on.
 BLAS_SLOWER = 1.0
