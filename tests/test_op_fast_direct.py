@@ -252,6 +252,61 @@ def test_3x3_kernel_runs_small_maps_of_a_graph_before_winograd(monkeypatch):
     net.hybridize()
     for _ in range(3):
         assert np.allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
-    # the call that saw the weights first ran Winograd (its filters kept), the next one
-    # packed the 9 taps' weights in place of them, and kept them
-    assert packed == [(16, 8)] * 9 and made == [(16, 8, 3, 3)]
+    # the call that saw the weights first ran Winograd (its filters made, their planes
+    # packed and kept), the next one packed the 9 taps' weights in place of them
+    assert packed[-9:] == [(16, 8)] * 9 and made == [(16, 8, 3, 3)]
+    done = len(packed)
+    for _ in range(2):
+        assert np.allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    assert len(packed) == done and made == [(16, 8, 3, 3)]      # kept from then on
+
+
+def _winograd_kept(x, w, calls=2):
+    """``_fast.conv3x3`` (an inference) with ``w`` kept, ``calls`` times: the results."""
+    out = x.shape[2:]
+    kept = _fast.KeptFilters()
+    with _fast.keeping(w, [0], kept):
+        got = [_fast.conv3x3(x, w, (1, 1), (1, 1), (1, 1), 1, out, inference=True)[0]
+               for _ in range(calls)]
+    return got, kept.held[3]
+
+
+@needs_numba
+@pytest.mark.parametrize("c,staged", [(32, False), (136, False), (32, True)])   # F(2x4), F(2x2)
+def test_winograd_products_by_the_kernel_are_float32_round_off_of_the_blas(c, staged,
+                                                                           monkeypatch):
+    """Kept Winograd filters of an inference within the kernel's reach are kept as its
+    packed planes, and its products run by it from then on: the BLAS's results (the
+    first call's) to float32 round-off."""
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1, c, 10, 12)).astype(np.float32)
+    w = rng.standard_normal((16, c, 3, 3)).astype(np.float32)
+    (blas, direct), held = _winograd_kept(x, w)
+    assert held.shape == ((24 if c <= _fast.WIDE_MAX_CHANNELS else 16), 16 * c)
+    want, bound = _reference_3x3(x, w, (1, 1))
+    assert np.allclose(direct, blas, rtol=1e-4, atol=1e-4 * np.abs(blas).max())
+    assert np.all(np.abs(direct - want) <= 1e-4 * bound + 1e-30)
+
+
+@needs_numba
+@pytest.mark.parametrize("staged", [False, True])
+def test_winograd_products_by_the_kernel_give_the_same_bits_at_any_threads(staged,
+                                                                           monkeypatch):
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((1, 48, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((32, 48, 3, 3)).astype(np.float32)
+    got = []
+    for threads in (1, 2, 3):
+        prev = engine.set_num_threads(threads)
+        try:
+            got.append(_winograd_kept(x, w)[0][1])
+        finally:
+            engine.set_num_threads(prev)
+    assert all(np.array_equal(g, got[0]) for g in got[1:])

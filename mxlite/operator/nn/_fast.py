@@ -402,17 +402,24 @@ def _staged(jit, x, pad, u, th, tw, epi, y, scheme):
     NOTE: otherwise the transforms run on the caller alone (under
     ``PARALLEL_MIN_KERNEL_BYTES``) and only the products on the workers."""
     k, _, wide = scheme
-    (n, c), f = x.shape[:2], u.shape[1]
+    (n, c), f = x.shape[:2], y.shape[1]
     v = _planes(c, n * th * tw, x.dtype, k)
     m = _planes(f, n * th * tw, x.dtype, k)
-
-    def products(lo, hi):
-        np.matmul(u[lo:hi], v[lo:hi], out=m[lo:hi])
     parallel_stages([(_input_part(jit, x, pad, th, tw, scheme, v), c, min(c, 8)),
-                     (products, k, 8),
+                     (functools.partial(_products, u, v, m), k, 8),
                      (_output_part(jit, m, th, tw, wide, epi, y), f, min(f, 8))],
                     k * f * c * n * th * tw)
     return v
+
+
+def _products(u, v, m, lo, hi):
+    """The products ``m[i] = U[i] @ v[i]`` of the planes ``lo:hi``: by ``_fast_direct``'s
+    kernel where ``u`` holds the packed planes of ``U`` (2-D: kept, :func:`conv3x3`),
+    else by the BLAS (``u`` is ``U``)."""
+    if u.ndim == 2:
+        _fast_direct.plane_products(u, v, m, lo, hi)
+    else:
+        np.matmul(u[lo:hi], v[lo:hi], out=m[lo:hi])
 
 
 def _filters(jit, w, scheme=None):
@@ -576,17 +583,21 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     scheme = _F24 if inference and not keep_tiles and c <= WIDE_MAX_CHANNELS else _F22
     k, mw = scheme[:2]
     tw = (out[1] + mw - 1) // mw
-    u, keep = _kept_filters(w, (k,) + w.shape[:2])
+    blocked = not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES
+    # the products by _fast_direct's kernel, over U's planes packed (and kept) for it
+    direct = not blocked and _keeps(w) and _fast_direct.applies(x, f)
+    u, keep = _kept_filters(w, (k, f * c) if direct else (k,) + w.shape[:2])
     if u is None:
         u = _filters(jit, w, scheme)
         if keep is not None:
+            u = _fast_direct.pack_planes(u) if direct else u
             keep[0].held = keep[1] + (u,)
     y = np.empty((n, f) + tuple(out), dtype=x.dtype)
     none = np.empty(0, dtype=x.dtype)
     mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
     epi = (mean, scale, shift, y if r is None else r,      # (r read only where added)
            epilogue is not None, r is not None, relu)
-    if not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES:
+    if blocked:
         blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
         if _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme) is not None:
             return y, None
@@ -594,7 +605,11 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
         v = _staged(jit, x, pad, u, th, tw, epi, y, scheme)
         return y, (v if keep_tiles else None)
     v = _input(jit, x, pad, th, tw, scheme)
-    m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
+    if u.ndim == 2:
+        m = _planes(f, v.shape[2], x.dtype, k)
+        parallel_products(functools.partial(_products, u, v, m), k, k * f * c * v.shape[2])
+    else:
+        m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
     _split(_output_part(jit, m, th, tw, scheme[2], epi, y), f, m.nbytes, transform=True)
     return y, (v if keep_tiles else None)
 

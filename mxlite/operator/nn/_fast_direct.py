@@ -158,24 +158,33 @@ def pack(w):
     return out
 
 
-def _plan(x, w, out, epilogue):
-    """(the compiled kernels, the packed weights of ``w`` (F, C, *kernel) kept for it,
-    the epilogue's arguments for an output ``y`` (N, F, *out)); None where the kernel
-    does not apply (numba off, no AVX-512, not float32, filters not a multiple of
-    ``FILTERS``, more than ``MAX_SAMPLES`` samples, the weights not kept or seen once:
-    packing them costs more than the kernel saves on one call)."""
-    f, c = w.shape[:2]
-    n = x.shape[0]
-    if (x.dtype != np.float32 or w.dtype != x.dtype or type(x) is not np.ndarray
-            or type(w) is not np.ndarray or x.shape[1] != c or f % FILTERS or n > MAX_SAMPLES):
+def applies(x, f):
+    """The compiled kernels where they may run a product of ``f`` filters for ``x``'s
+    samples: numba present, AVX-512, float32 NumPy data, filters a multiple of
+    ``FILTERS``, up to ``MAX_SAMPLES`` samples; else None."""
+    if (x.dtype != np.float32 or type(x) is not np.ndarray or f % FILTERS
+            or x.shape[0] > MAX_SAMPLES):
         return None
     jit = _fast.kernels()
     if jit is None:
         return None
     from . import _fast_tile
+    return jit if _fast_tile.AVAILABLE else None
+
+
+def _plan(x, w, out, epilogue):
+    """(the compiled kernels, the packed weights of ``w`` (F, C, *kernel) kept for it,
+    the epilogue's arguments for an output ``y`` (N, F, *out)); None where the kernel
+    does not apply (:func:`applies`; the weights not kept or seen once: packing them
+    costs more than the kernel saves on one call)."""
+    f, c = w.shape[:2]
+    n = x.shape[0]
+    jit = applies(x, f)
+    if jit is None or w.dtype != x.dtype or type(w) is not np.ndarray or x.shape[1] != c:
+        return None
     none = np.empty(0, dtype=x.dtype)
     mean, scale, shift, r, relu = epilogue or (none, none, none, None, False)
-    if not _fast_tile.AVAILABLE or epilogue is not None and (
+    if epilogue is not None and (
             any(v.shape != (f,) or v.dtype != x.dtype for v in (mean, scale, shift))
             or r is not None and (r.shape != (n, f) + tuple(out) or r.dtype != x.dtype)):
         return None
@@ -183,12 +192,33 @@ def _plan(x, w, out, epilogue):
     if packed is None:
         if keep is None:
             return None
-        taps = w.reshape(f, c, -1)
-        packed = np.concatenate([pack(np.ascontiguousarray(taps[:, :, t]))
-                                 for t in range(taps.shape[2])])
+        packed = pack_planes(w.reshape(f, c, -1).transpose(2, 0, 1)).ravel()
         keep[0].held = keep[1] + (packed,)
     r = None if r is None else np.ascontiguousarray(r).reshape(n, f, -1)
     return jit, packed, (mean, scale, shift, r, epilogue is not None, r is not None, relu)
+
+
+def pack_planes(u):
+    """The packed weights (:func:`pack`) of each plane of ``u`` (k, F, C): (k, F * C)."""
+    return np.stack([pack(np.ascontiguousarray(p)) for p in u])
+
+
+def plane_products(u, v, m, lo, hi):
+    """``m[i] = u_i @ v[i]`` for the planes ``lo:hi`` of Winograd's products, ``u`` the
+    packed planes (:func:`pack_planes`) of its filters, ``v`` (k, C, T), ``m`` (k, F, T)
+    (each plane C-contiguous), serially in the caller.
+
+    NOTE: one thread, cold filters, ResNet-50's batch-1 products (planes x F x C x
+    tiles) against OpenBLAS's batched product: 16 x 256 x 256 x 49 (14x14 maps) 109
+    GFLOP/s against 78; 24 x 128 x 128 x 98 (28x28, F(2x4)) 106 against 86; 24 x 64
+    x 64 x 392 (56x56) 80 against 84; 16 x 512 x 512 x 16 (7x7) 95 against 34."""
+    jit = _fast.kernels()
+    f, t = m.shape[1:]
+    none = np.empty(0, dtype=m.dtype)
+    for i in range(lo, hi):
+        y = m[i:i + 1]
+        jit.pointwise(u[i], v[i:i + 1], y, 0, 1, 0, f // FILTERS, 0, -(-t // (16 * VECTORS)),
+                      none, none, none, y, False, False, False)
 
 
 def _split(run, n, f, blocks, macs):
