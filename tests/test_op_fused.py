@@ -263,6 +263,8 @@ globals().update(row_tests([
         _bn_args((2, 3, 4), np.float64, np.random.RandomState(1)) +
         [np.random.RandomState(2).randn(2, 3, 4)], {"fix_gamma": False}, rtol32=1e-5,
         grad=()),   # its gradient: the chain's, bit for bit (above), checked numerically there
+    row("_subsample", lambda x: x[:, :, ::2, ::3], [np.random.RandomState(3).randn(2, 3, 5, 7)],
+        {"begin": (None,) * 4, "end": (None,) * 4, "step": (1, 1, 2, 3)}),
 ]))
 
 
