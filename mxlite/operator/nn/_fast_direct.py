@@ -58,9 +58,9 @@ PREFETCH_BYTES = 1024
 CHUNK_BYTES = 512 << 10
 CHUNK_BLOCKS = 4
 
-# set by :func:`compiled`: the tiles of 1 to 3 vectors, and, compiled, _fast_bn's
-# channel_affine and :func:`_products`, which the kernels call
-_tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
+# set by :func:`compiled`: the module ``_fast_tile``, the tiles of 1 to 3 vectors, and,
+# compiled, _fast_bn's channel_affine and :func:`_products`, which the kernels call
+_tiles = _tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
 
 
 def _products(wp, x, offsets, y, n, b0, b1, q0, q1):
@@ -140,7 +140,8 @@ def compiled(jit, affine):
     """The kernels, compiled by ``jit`` (numba's, as ``_fast`` sets it), calling
     ``affine`` (``_fast_bn``'s channel_affine, compiled by it)."""
     from . import _fast_tile
-    global _tile1, _tile2, _tile3, _affine, _compiled_products
+    global _tiles, _tile1, _tile2, _tile3, _affine, _compiled_products
+    _tiles = _fast_tile
     _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
     _affine = affine
     _compiled_products = jit(_products)
@@ -170,10 +171,7 @@ def applies(x, f):
             or x.shape[0] > MAX_SAMPLES):
         return None
     jit = _fast.kernels()
-    if jit is None:
-        return None
-    from . import _fast_tile
-    return jit if _fast_tile.AVAILABLE else None
+    return jit if jit is not None and _tiles.AVAILABLE else None
 
 
 def _plan(x, w, out, epilogue):
@@ -252,8 +250,9 @@ def pointwise(x, w, stride, epilogue=None):
     if plan is None:
         return None
     jit, packed, epi = plan
-    xs = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
-    x3 = engine.contiguous(np, xs).reshape(n, c, -1)
+    if any(k != 1 for k in stride):
+        x = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
+    x3 = engine.contiguous(np, x).reshape(n, c, -1)
     y = np.empty((n, f) + out, dtype=x.dtype)
     y3 = y.reshape(n, f, -1)
     epi = epi[:3] + (y3 if epi[3] is None else epi[3],) + epi[4:]
