@@ -15,7 +15,9 @@ from mxlite.operator.nn import _fast_pool
 
 @pytest.fixture
 def split_everything(monkeypatch):
-    """Split every pass, however small, over 3 threads (uneven parts); 1 thread after."""
+    """Split every pass, however small, over 3 threads (uneven parts), the products too
+    where they are large enough (never on the BLAS's threads); 1 thread after."""
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", False)
     monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(engine, "PARALLEL_MIN_KERNEL_BYTES", 0)
     monkeypatch.setattr(_fast_pool, "MIN_SPLIT_BYTES", 0)
@@ -464,6 +466,161 @@ def test_products_run_the_blas_at_one_thread_and_restore_it(split_products, monk
         assert engine.blas_threads() == 2
     finally:
         engine.set_blas_threads(prev)
+
+
+# -- products on the BLAS's own threads ----------------------------------------------------
+
+@pytest.fixture
+def fresh_chooser(monkeypatch):
+    """A fresh chooser on a host that is never busy, the BLAS's threads allowed."""
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", True)
+    monkeypatch.setattr(engine, "_chooser", engine._Chooser())
+    monkeypatch.setattr(engine, "_host_busy", lambda now: False)
+    return engine._chooser
+
+
+@pytest.fixture
+def chooser(fresh_chooser, monkeypatch):
+    """A fresh chooser on a host that is never busy, with an OpenBLAS or not."""
+    monkeypatch.setattr(engine, "_openblas", lambda: ((lambda: 1, lambda n: None),))
+    return fresh_chooser
+
+
+def test_chooser_times_the_split_first_then_takes_the_blas_until_it_is_slow(chooser):
+    key, t = ("k",), 100.0
+    assert not chooser.on_blas(key, t)          # never timed split
+    chooser.took(key, False, 0.010, t)
+    assert not chooser.on_blas(key, t)          # once is not enough
+    chooser.took(key, False, 0.006, t)
+    assert chooser.on_blas(key, t) and not chooser.on_blas(("other",), t)
+    for _ in range(20):                         # faster, or as fast: it stays
+        chooser.took(key, True, 0.004, t)
+        chooser.took(key, True, 0.008, t)
+        assert chooser.on_blas(key, t)
+    chooser.took(("other",), False, 0.001, t)   # others' times are theirs
+    chooser.took(("other",), False, 0.001, t)
+    chooser.took(("other",), True, 0.002, t)
+    assert chooser.on_blas(key, t) and not chooser.on_blas(("other",), t)
+    chooser.took(key, True, 0.0081, t)          # slower than the split's 8 ms
+    assert not chooser.on_blas(key, t + 0.49) and chooser.on_blas(key, t + 0.5)
+
+
+def test_chooser_backs_off_longer_while_the_blas_stays_slow(chooser):
+    key, t = ("k",), 100.0
+    chooser.took(key, False, 0.01, t)
+    chooser.took(key, False, 0.01, t)
+    waits = []
+    for _ in range(8):
+        chooser.took(key, True, 0.1, t)         # slow at once when it resumes
+        waits.append(chooser.keys[key][2] - t)
+        t = chooser.keys[key][2]
+    assert waits == [0.5, 1, 2, 4, 8, 16, 32, 32]
+    chooser.took(key, True, 0.1, t + 40)        # slow again, long after it resumed
+    assert chooser.keys[key][2] - (t + 40) == 0.5
+    chooser.took(key, False, 0.2, t + 41)       # the split's time follows the host
+    assert chooser.keys[key][:2] == [pytest.approx(0.105), 3]
+
+
+@pytest.mark.parametrize("value,want", [(None, False), ("0", False), ("1", True)])
+def test_blas_products_follow_the_environment(value, want):
+    env = {k: v for k, v in os.environ.items() if k != "MXLITE_BLAS_PRODUCTS"}
+    if value is not None:
+        env["MXLITE_BLAS_PRODUCTS"] = value
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(mx.__file__))]
+                                        + [env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c",
+                          "import mxlite; print(mxlite.engine.BLAS_PRODUCTS)"],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(want)
+
+
+def test_products_off_the_blas_are_split_untimed(split_products, fresh_chooser, monkeypatch):
+    monkeypatch.setattr(engine, "_openblas", lambda: ((lambda: 1, lambda n: None),))
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", False)
+    a, b = _operands((16, 5, 7), (16, 7, 6))
+    for _ in range(3):
+        np.testing.assert_array_equal(engine.matmul(np, a, b), np.matmul(a, b))
+    assert not fresh_chooser.keys
+
+
+def test_chooser_leaves_the_products_split_where_it_cannot_or_may_not(chooser, monkeypatch):
+    key = ("k",)
+    chooser.took(key, False, 0.01, 0)
+    chooser.took(key, False, 0.01, 0)
+    assert chooser.on_blas(key, 0)
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", False)
+    assert not chooser.on_blas(key, 0)
+    monkeypatch.setattr(engine, "BLAS_PRODUCTS", True)
+    monkeypatch.setattr(engine, "_host_busy", lambda now: True)
+    assert not chooser.on_blas(key, 0)
+    monkeypatch.setattr(engine, "_host_busy", lambda now: False)
+    with engine._serial_blas:                   # a worker's serial product is running
+        assert not chooser.on_blas(key, 0)
+    monkeypatch.setattr(engine, "_openblas", lambda: ())
+    assert not chooser.on_blas(key, 0)
+
+
+def test_host_is_busy_where_the_thread_waited_for_a_core(monkeypatch):
+    delays = iter([None, 1.0, 1.001, 1.0015, 1.02])
+    monkeypatch.setattr(engine, "_run_delay", lambda: next(delays))
+    monkeypatch.setattr(engine._here, "waited", None)
+    assert not engine._host_busy(0.0)               # the system does not say
+    assert not engine._host_busy(0.01)              # (asked again once a window)
+    assert engine._host_busy(0.1)                   # first answer: busy until it knows
+    assert engine._host_busy(0.11)                  # within the window: as it was
+    assert not engine._host_busy(0.2)               # waited 1 ms of 100
+    assert not engine._host_busy(0.3)               # 0.5 ms of 100
+    assert engine._host_busy(0.4)                   # 18.5 ms of 100
+    monkeypatch.undo()
+    real = engine._run_delay()                      # Linux's schedstat, where it has one
+    assert real is None or real >= 0
+
+
+def test_products_on_the_blas_run_each_pass_whole_in_the_caller(chooser, monkeypatch):
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(engine, "BLAS_SLOWER", 1e9)
+    prev = engine.set_num_threads(3)
+    try:
+        for run in range(3):                    # split twice (timed), then whole
+            calls = []
+            engine.parallel_stages([(lambda lo, hi: calls.append((0, lo, hi)), 6, 3),
+                                    (lambda lo, hi: calls.append((1, lo, hi)), 4, 2)], 1)
+            parts = engine.parallel_products(lambda lo, hi: (lo, hi), 8, 1)
+            if run < 2:
+                assert sorted(calls) == [(0, 0, 2), (0, 2, 4), (0, 4, 6), (1, 0, 2), (1, 2, 4)]
+                assert len(parts) == 8
+        assert calls == [(0, 0, 6), (1, 0, 4)] and parts == [(0, 8)]
+    finally:
+        engine.set_num_threads(prev)
+
+
+@blas
+def test_products_on_the_blas_threads_give_the_split_bits(fresh_chooser, monkeypatch):
+    """A large product the chooser gives the BLAS runs whole with the BLAS at mxlite's
+    threads (then back to its own setting), the same bits as split and as serial:
+    OpenBLAS cuts a product by rows and columns, never its inner sums."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(engine, "BLAS_SLOWER", 1e9)      # never slow, however timed
+    seen, real = [], np.matmul
+
+    def spy(*args, **kw):
+        seen.append(engine.blas_threads())
+        return real(*args, **kw)
+    a, b = _operands((150, 300), (300, 200), seed=3)
+    prev = engine.set_num_threads(3)
+    own = engine.set_blas_threads(1)
+    try:
+        serial = real(a, b)
+        monkeypatch.setattr(np, "matmul", spy)
+        runs = [engine.matmul(np, a, b) for _ in range(5)]
+        monkeypatch.setattr(np, "matmul", real)
+        assert seen[:6] == [1] * 6 and seen[6:] == [3] * 3     # 2 split, then whole
+        assert engine.blas_threads() == 1
+        for got in runs:
+            np.testing.assert_array_equal(got.view(np.uint8), serial.view(np.uint8))
+    finally:
+        engine.set_num_threads(prev)
+        engine.set_blas_threads(own)
 
 
 def _close_and_deterministic(fn):
