@@ -499,15 +499,17 @@ def _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme=None):
 
 
 # -- filters kept across calls ----------------------------------------------------------
-# A hybridized graph's inference keeps each 3x3 layer's ``U`` while the layer's weight
-# is unchanged (see ``fused.py``): for the duration of the layer's step it names, in
+# A hybridized graph's inference keeps each 3x3 layer's ``U`` (or its planes packed for
+# ``_fast_direct``, or the weights packed for it, as a 1x1 layer does) while the layer's
+# weight is unchanged (see ``fused.py``): for the duration of the layer's step it names, in
 # this thread's ``_kept.entry``, the weight array, the weight's version (its NDArray's
 # in-place write counter, a list ``[count]`` that every write bumps) and the holder.
 _kept = threading.local()
 
 
 class KeptFilters:
-    """One layer's ``U`` (or None, the weight seen once), with the weight array (weakly),
+    """One layer's ``U`` or packed weights (or None, the weight seen once; one kind at a
+    time, told apart by their shapes), with the weight array (weakly),
     the version list and the count it was made at, in one tuple (replaced at once: a
     thread reading it meanwhile sees the old or the new one)."""
     __slots__ = ("held",)
@@ -562,8 +564,9 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     ``pad`` before (and as ``out`` needs after), with ``w`` (F, C, 3, 3), by Winograd
     F(2x2, 3x3), and (where ``keep_tiles``) the transformed input tiles, which
     :func:`weight_grad3x3` takes; on small maps, without ``keep_tiles``, with kept
-    filters, by ``_fast_direct.conv3x3`` (where it applies); None where neither
-    applies. ``epilogue``:
+    filters, by ``_fast_direct.conv3x3`` (where it applies), and with kept filters
+    Winograd's products by ``_fast_direct``'s kernel (where it applies); None where
+    neither applies. ``epilogue``:
     (mean, scale, shift, residual or None, relu), an inference BatchNorm's affine (then
     the residual sum and relu) applied as the output is made, as
     :func:`batch_norm_apply` would apply it after (the same bits, one pass less).
@@ -585,7 +588,7 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     tw = (out[1] + mw - 1) // mw
     blocked = not keep_tiles and k * c * n * th * tw * x.itemsize >= BLOCKED_MIN_BYTES
     # the products by _fast_direct's kernel, over U's planes packed (and kept) for it
-    direct = not blocked and _keeps(w) and _fast_direct.applies(x, f)
+    direct = not blocked and _keeps(w) and _fast_direct.applies(x, f) is not None
     u, keep = _kept_filters(w, (k, f * c) if direct else (k,) + w.shape[:2])
     if u is None:
         u = _filters(jit, w, scheme)

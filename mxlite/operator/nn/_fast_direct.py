@@ -1,9 +1,12 @@
-"""Optional numba kernel (``_fast``, which compiles it) for small convolutions in float32
-inference: 1x1 ones, and 3x3 ones (stride 1) on small maps, as sums of products
-``w_t (F, C) @ x[n] (C, positions)`` over the kernel's taps ``t``, by a
-register-blocked product over weights packed once per weight array (and kept, as
-Winograd's filters are: ``_fast.keeping``), with BatchNorm's inference affine, the
-residual sum and relu applied to the output while it is in the L2 cache.
+"""Optional numba kernel (``_fast``, which compiles it) for the convolutions of a
+float32 inference of one or two samples: 1x1 ones, 3x3 ones (stride 1) on small maps,
+as sums of products ``w_t (F, C) @ x[n] (C, positions)`` over the kernel's taps ``t``,
+and the products of Winograd's planes (``_fast.conv3x3``), by a register-blocked
+product over weights packed once per weight array (and kept, as Winograd's filters
+are: ``_fast.keeping``), with BatchNorm's inference affine, the residual sum and relu
+applied to the output while it is in the L2 cache. OpenBLAS runs these narrow
+products (a few dozen to a few hundred positions, weights read once, from memory) at
+35-90 GFLOP/s on one core, this kernel at 95-160.
 
 A tile (``_fast_tile``) is ``FILTERS`` filters by ``VECTORS`` vectors of 16 positions,
 its sums held in AVX-512 registers while the input channels run: per channel,
@@ -38,7 +41,8 @@ MAX_SAMPLES = 2
 # NOTE: ResNet-50's inference at batch 1, one thread, alternated: its 512-channel 3x3
 # layers on 7x7 maps (with BatchNorm and relu) 0.71x the time of im2col's (Winograd does
 # not pay on 16 tiles); the 256-channel ones on 14x14 maps 1.07x the time of Winograd
-# F(2x2)'s with kept filters (0.85x alone, cold weights, against im2col).
+# F(2x2)'s with kept filters and OpenBLAS's products (0.85x alone, cold weights, against
+# im2col), which now run by this kernel, faster still.
 MAX_POSITIONS_3X3 = 100
 # Input channels per block: the block's rows of the input tile (BLOCK_CHANNELS * 48
 # floats, 24 KB) stay in the L1 cache while every filter block reads them.
@@ -54,9 +58,9 @@ PREFETCH_BYTES = 1024
 CHUNK_BYTES = 512 << 10
 CHUNK_BLOCKS = 4
 
-# set by :func:`compiled`: the tiles of 1 to 3 vectors, and, compiled, _fast_bn's
-# channel_affine and :func:`_products`, which the kernels call
-_tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
+# set by :func:`compiled`: the module ``_fast_tile``, the tiles of 1 to 3 vectors, and,
+# compiled, _fast_bn's channel_affine and :func:`_products`, which the kernels call
+_tiles = _tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
 
 
 def _products(wp, x, offsets, y, n, b0, b1, q0, q1):
@@ -136,7 +140,8 @@ def compiled(jit, affine):
     """The kernels, compiled by ``jit`` (numba's, as ``_fast`` sets it), calling
     ``affine`` (``_fast_bn``'s channel_affine, compiled by it)."""
     from . import _fast_tile
-    global _tile1, _tile2, _tile3, _affine, _compiled_products
+    global _tiles, _tile1, _tile2, _tile3, _affine, _compiled_products
+    _tiles = _fast_tile
     _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
     _affine = affine
     _compiled_products = jit(_products)
@@ -166,10 +171,7 @@ def applies(x, f):
             or x.shape[0] > MAX_SAMPLES):
         return None
     jit = _fast.kernels()
-    if jit is None:
-        return None
-    from . import _fast_tile
-    return jit if _fast_tile.AVAILABLE else None
+    return jit if jit is not None and _tiles.AVAILABLE else None
 
 
 def _plan(x, w, out, epilogue):
@@ -248,8 +250,9 @@ def pointwise(x, w, stride, epilogue=None):
     if plan is None:
         return None
     jit, packed, epi = plan
-    xs = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
-    x3 = engine.contiguous(np, xs).reshape(n, c, -1)
+    if any(k != 1 for k in stride):
+        x = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
+    x3 = engine.contiguous(np, x).reshape(n, c, -1)
     y = np.empty((n, f) + out, dtype=x.dtype)
     y3 = y.reshape(n, f, -1)
     epi = epi[:3] + (y3 if epi[3] is None else epi[3],) + epi[4:]
