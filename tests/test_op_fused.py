@@ -263,6 +263,8 @@ globals().update(row_tests([
         _bn_args((2, 3, 4), np.float64, np.random.RandomState(1)) +
         [np.random.RandomState(2).randn(2, 3, 4)], {"fix_gamma": False}, rtol32=1e-5,
         grad=()),   # its gradient: the chain's, bit for bit (above), checked numerically there
+    row("_subsample", lambda x: x[:, :, ::2, ::3], [np.random.RandomState(3).randn(2, 3, 5, 7)],
+        {"begin": (None,) * 4, "end": (None,) * 4, "step": (1, 1, 2, 3)}),
 ]))
 
 
@@ -322,6 +324,80 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
     assert "BatchNorm" not in names and "Activation" not in names
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
+
+
+class _Downsample(mx.gluon.HybridBlock):
+    """ResNet-50's downsampling block, small: a strided 1x1 convolution first in the body
+    and as the shortcut, both reading the block's input (and, ``also``, a strided 3x3
+    one, its output added)."""
+
+    def __init__(self, also=False, **kw):
+        super().__init__(**kw)
+        self.also = also
+        with self.name_scope():
+            self.body = nn.HybridSequential()
+            self.body.add(nn.Conv2D(4, 1, strides=2, use_bias=False), nn.BatchNorm(),
+                          nn.Activation("relu"), nn.Conv2D(6, 3, padding=1, use_bias=False),
+                          nn.BatchNorm())
+            self.short = nn.HybridSequential()
+            self.short.add(nn.Conv2D(6, 1, strides=2, use_bias=False), nn.BatchNorm())
+            if also:
+                self.extra = nn.Conv2D(6, 3, strides=2, padding=1)
+
+    def hybrid_forward(self, F, x):
+        y = F.Activation(self.body(x) + self.short(x), act_type="relu")
+        return y + self.extra(x) if self.also else y
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
+@pytest.mark.parametrize("also", [False, True], ids=["shared", "read-elsewhere"])
+def test_strided_1x1_convolutions_of_one_value_share_one_copy_of_its_strided_positions(
+        training, also, fast_kernels, monkeypatch):
+    """The two strided 1x1 convolutions reading a downsampling block's input (and nothing
+    else reading it) run at stride 1 on one copy of its strided positions: the outputs,
+    gradients and trained weights of the graph without that copy, bit for bit, and the
+    graph still runs on parts of its batch."""
+    from mxlite.gluon import cached_graph
+    monkeypatch.setattr(batch_parts, "MIN_STEP_VALUES", 0)
+
+    def run(share):
+        with monkeypatch.context() as patch:
+            if not share:
+                patch.setattr(cached_graph.CachedGraph, "_share_subsamples", lambda self: None)
+            return steps()
+
+    def steps():
+        mx.random.seed(0)
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(5, 3, padding=1), _Downsample(also), nn.GlobalAvgPool2D(), nn.Dense(3))
+        net.initialize(mx.init.Xavier())
+        net.hybridize()
+        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        rng = np.random.RandomState(0)
+        x = mx.nd.array(rng.randn(4, 3, 9, 9))
+        outs = []
+        for _ in range(3):
+            x.attach_grad()
+            with mx.autograd.record(train_mode=training):
+                out = net(x)
+            out.backward()
+            trainer.step(4)
+            outs += [out.asnumpy(), x.grad.asnumpy(), net(x).asnumpy(), net(x).asnumpy()]
+        return outs + [p.data().asnumpy() for p in net.collect_params().values()], \
+            net._cached_graph[0][1]
+
+    want, plain = run(False)
+    got, graph = run(True)
+    subsamples = [s for s in graph.steps if s[0].name == "_subsample"]
+    assert len(subsamples) == (0 if also else 1)
+    if not also:
+        assert tuple(subsamples[0][1].step) == (1, 1, 2, 2)
+        readers = [s for s in graph.steps if subsamples[0][3] in s[2]]
+        assert [tuple(s[1].chain.conv_p.stride) for s in readers] == [(1, 1)] * 2
+        assert len(graph.steps) == len(plain.steps) + 1
+    assert list(graph._batch_parts.values()) == [4]     # (its unrecorded calls ran on parts)
+    for g, w in zip(got, want):
+        assert np.array_equal(g.view(np.uint8), w.view(np.uint8))
 
 
 def test_fused_steps_split_over_the_cpu_workers_give_the_serial_bits(fast_kernels, monkeypatch):

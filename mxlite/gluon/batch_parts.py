@@ -140,6 +140,8 @@ def _slot_shapes(graph, shapes, raw):
     out.update((s, tuple(shape)) for (s, _), shape in zip(graph.input_slots, shapes))
     for op, p, ins, first, multi, nid, nvis, extra in graph._plan:
         found = per_node.get(nid)
+        if found is None and type(nid) is tuple:      # a step of no node (a graph's rewrite)
+            found = op.infer_shape(p, [out[s] for s in ins])[1]
         if found is None or len(found) < nvis:
             return None
         for i in range(nvis):

@@ -19,7 +19,7 @@ from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import run_step
 from ..symbol.executor import monitor_labels, run_graph
-from ..operator.nn.fused import FUSIONS, keep_filters
+from ..operator.nn.fused import FUSIONS, keep_filters, subsample, unstrided_pointwise
 from . import batch_parts
 
 __all__ = ["CachedGraph", "flatten", "regroup", "check_structure"]
@@ -147,7 +147,9 @@ class CachedGraph:
         output, and the moving statistics a fused step updates feed nothing else. The
         fused step runs where the chain's last step ran. And a 3x3 Convolution of a
         parameter keeps its weight's Winograd transform across inference calls while
-        the weight is unchanged (``fused.keep_filters``)."""
+        the weight is unchanged (``fused.keep_filters``); strided 1x1 convolutions that
+        alone read one value share one copy of its strided positions
+        (:meth:`_share_subsamples`)."""
         self._keep_filters()
         uses = {}
         for step in self.steps:
@@ -173,6 +175,42 @@ class CachedGraph:
             keep = [k for k in range(len(self.steps)) if k not in dropped]
             self.steps = [self.steps[k] for k in keep]
             self._nvis = [self._nvis[k] for k in keep]
+        self._share_subsamples()
+
+    def _share_subsamples(self):
+        """Where two or more strided 1x1 convolutions (``fused.unstrided_pointwise``) at one
+        stride are all that reads a value (not a graph output), one step copies out its
+        strided positions (``fused.subsample``) and each runs at stride 1 on that copy,
+        which their kernels made each (ResNet's downsampling blocks: a block's first
+        convolution and its shortcut's). The same values; and the gradients reaching the
+        copy summed in the same order, then put in place, are the sums of those put in
+        place, bit for bit."""
+        uses, groups = {}, {}
+        for k, (op, p, ins, first, multi, nid) in enumerate(self.steps):
+            for i in ins:
+                uses[i] = uses.get(i, 0) + 1
+            found = unstrided_pointwise(op, p)
+            if found is not None:
+                groups.setdefault((ins[0], found[0]), []).append((k, found[1]))
+        added = {}
+        for (slot, stride), members in groups.items():
+            if len(members) < 2 or uses[slot] != len(members) or slot in self.out_slots:
+                continue
+            s = self.n_slots
+            self.n_slots += 1
+            added[members[0][0]] = subsample(stride) + ((slot,), s, False, ("subsample", s))
+            for k, (op, p) in members:
+                ins, first, multi, nid = self.steps[k][2:]
+                self.steps[k] = (op, p, (s,) + ins[1:], first, multi, nid)
+        if added:
+            steps, nvis = [], []
+            for k, step in enumerate(self.steps):
+                if k in added:
+                    steps.append(added[k])
+                    nvis.append(1)
+                steps.append(step)
+                nvis.append(self._nvis[k])
+            self.steps, self._nvis = steps, nvis
 
     def _keep_filters(self):
         conv, params = _registry.get_op("Convolution"), dict(self.param_slots)

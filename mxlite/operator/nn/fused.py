@@ -20,6 +20,11 @@ BatchNorm's mean (one pass less, float32 round-off: the one departure from the
 chain's bits); otherwise, and where no such kernel runs, the two ops' kernels one
 after the other, and their rules.
 
+``_subsample`` is ``slice`` stepping over the spatial axes: a graph whose strided 1x1
+convolutions (ResNet's downsampling blocks: the body's first and the shortcut) alone
+read one value runs it once, and them at stride 1 on its copy, where their kernels
+copied those positions out each (:func:`unstrided_pointwise`).
+
 ``_log_softmax_pick`` is ``pick(log_softmax(x, axis), index, axis)``, the heart of
 ``SoftmaxCrossEntropyLoss``. It keeps the log-probabilities and the flat positions
 it picked as hidden outputs, so its backward neither recomputes the positions nor
@@ -332,6 +337,41 @@ CONV_BATCH_NORM = register_op(
     doc="Convolution -> BatchNorm [-> elemwise_add] [-> relu] in one step (what a "
         "hybridized graph runs for that chain), with the chain's outputs, moving statistics "
         "and gradients; hidden outputs: the convolution's output and columns.")
+
+
+# -- one copy of the strided positions for the strided 1x1 convolutions of one value ---------
+
+_SLICE = get_op("slice")
+
+SUBSAMPLE = register_op(
+    "_subsample", _SLICE.kernel, gradient=_SLICE.gradient, saves=_SLICE.saves,
+    params=list(_SLICE.params.values()), check=_SLICE.check, batchwise=rows(),
+    doc="``slice`` stepping over the spatial axes alone (what a hybridized graph runs once "
+        "for the strided 1x1 convolutions reading one value): a copy, batch by batch.")
+
+
+def unstrided_pointwise(op, p):
+    """(its stride, the step at stride 1) for a graph step ``(op, p)`` running a 2-D 1x1
+    convolution at a stride over 1 (Convolution, ``_conv_kept_filters`` or a
+    ``_conv_batch_norm`` of one) in one group, channels first, without padding; else
+    None. Such a convolution of ``x`` is the stride-1 one of ``x[:, :, ::s0, ::s1]``,
+    which its kernels copy out first: the same values."""
+    chain = p.chain if op is CONV_BATCH_NORM else None
+    conv, conv_p = (chain.conv, chain.conv_p) if chain is not None else (op, p)
+    if (conv not in (_CONV, CONV_KEPT_FILTERS) or tuple(conv_p.kernel) != (1, 1)
+            or conv_p.num_group != 1 or any(conv_p.pad) or conv_p.layout not in (None, "NCHW")
+            or len(conv_p.stride) != 2 or tuple(conv_p.stride) == (1, 1)):
+        return None
+    unit = conv.parse_params(dict(conv_p.items(), stride=(1, 1)))
+    if chain is not None:
+        unit = op.parse_params(dict(chain=ConvBatchNorm(conv, unit, chain.bn, chain.bn_p)))
+    return tuple(conv_p.stride), (op, unit)
+
+
+def subsample(stride):
+    """The step (op, params) copying every ``stride``-th position of (N, C, H, W) data."""
+    return SUBSAMPLE, SUBSAMPLE.parse_params(dict(begin=(None,) * 4, end=(None,) * 4,
+                                                  step=(1, 1) + tuple(stride)))
 
 
 # -- the table -----------------------------------------------------------------------------
