@@ -310,3 +310,34 @@ def test_winograd_products_by_the_kernel_give_the_same_bits_at_any_threads(stage
         finally:
             engine.set_num_threads(prev)
     assert all(np.array_equal(g, got[0]) for g in got[1:])
+
+
+@needs_numba
+@pytest.mark.parametrize("n_pos,f", [(49, 64), (50, 24), (51, 40), (196, 16), (1, 8),
+                                     (97, 24)])
+def test_the_last_positions_by_columns_of_filters_give_the_same_bits(n_pos, f):
+    """The few positions after whole blocks of 48 (``_fast_direct.COLUMNS``), summed with
+    the vectors over 16 filters: the bits of the same positions summed with the vectors
+    over positions, as they are where more positions follow (an odd filter block left
+    runs as before)."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 200, n_pos + 15)).astype(np.float32)
+    w = rng.standard_normal((f, 200, 1)).astype(np.float32)
+    epi = tuple(rng.standard_normal(f).astype(np.float32) for _ in range(3)) + (None, True)
+    assert 0 < n_pos % 48 <= _fast_direct.COLUMNS < (n_pos + 15) % 48 or n_pos % 48 == 0
+    kept = _fast.KeptFilters()
+    few = _kept_call(x[:, :, :n_pos], w, (1,), epilogue=epi, kept=kept)[1]
+    more = _kept_call(x, w, (1,), epilogue=epi, kept=kept)[1]
+    assert np.array_equal(few, more[:, :, :n_pos])
+
+
+@needs_numba
+def test_the_kernels_cache_stamp_follows_the_code_they_call():
+    """numba reuses a cached kernel while its own file's text is unchanged: the stamp of
+    the code it compiles in from other files must change that text with it (update
+    ``CALLED_CODE_STAMP`` to the value below after changing that code)."""
+    import hashlib
+    import inspect
+    from mxlite.operator.nn import _fast_tile
+    text = inspect.getsource(_fast_tile) + inspect.getsource(_fast_bn._channel_affine)
+    assert _fast_direct.CALLED_CODE_STAMP == hashlib.sha256(text.encode()).hexdigest()[:16]

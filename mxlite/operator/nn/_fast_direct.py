@@ -58,9 +58,22 @@ PREFETCH_BYTES = 1024
 CHUNK_BYTES = 512 << 10
 CHUNK_BLOCKS = 4
 
-# set by :func:`compiled`: the module ``_fast_tile``, the tiles of 1 to 3 vectors, and,
-# compiled, _fast_bn's channel_affine and :func:`_products`, which the kernels call
+# Positions (the last block's, after whole blocks of 48) up to which the sums run with
+# the vectors over 16 filters (``_fast_tile.columns``) instead of over the positions.
+# NOTE: one thread, cold weights, alternated: ResNet-50's batch-1 products on 7x7 maps
+# (49 positions) 100-111 -> 117-135 GFLOP/s, on 14x14 maps (196) 131-140 -> 138-144,
+# Winograd's 14x14 planes (49 tiles) 96-98 -> 113-116, 28x28 (98) 96 -> 106.
+COLUMNS = 4
+# numba keys its cache of a kernel by the text of the kernel's own file: a stamp of the
+# code that the kernels here compile in from other files (``_fast_tile``, ``_fast_bn``'s
+# channel_affine), which a test checks, changes this file's text with that code.
+CALLED_CODE_STAMP = "3d790fa8a55304ce"
+
+# set by :func:`compiled`: the module ``_fast_tile``, its tiles of 1 to 3 vectors and of
+# 1 to 4 columns, and, compiled, _fast_bn's channel_affine and :func:`_products`, which
+# the kernels call
 _tiles = _tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
+_cols1 = _cols2 = _cols3 = _cols4 = None
 
 
 def _products(wp, x, offsets, y, n, b0, b1, q0, q1):
@@ -82,7 +95,19 @@ def _products(wp, x, offsets, y, n, b0, b1, q0, q1):
                 nv = (m + 15) // 16
                 mask = (1 << (m - 16 * (nv - 1))) - 1
                 xo = xa + 4 * ((n * c + c0) * s + l0 + offsets[t])
-                for b in range(b0, b1):
+                pairs = (b1 - b0) // 2 if m <= COLUMNS else 0
+                for b in range(b0, b0 + 2 * pairs, 2):      # two filter blocks a vector
+                    wo = wa + 4 * ((t * c + c0) * f + b * k * FILTERS)
+                    yo = ya + 4 * ((n * f + b * FILTERS) * n_pos + l0)
+                    if m == 1:
+                        _cols1(wo, xo, s, yo, n_pos, k, add)
+                    elif m == 2:
+                        _cols2(wo, xo, s, yo, n_pos, k, add)
+                    elif m == 3:
+                        _cols3(wo, xo, s, yo, n_pos, k, add)
+                    else:
+                        _cols4(wo, xo, s, yo, n_pos, k, add)
+                for b in range(b0 + 2 * pairs, b1):
                     wo = wa + 4 * ((t * c + c0) * f + b * k * FILTERS)
                     yo = ya + 4 * ((n * f + b * FILTERS) * n_pos + l0)
                     if nv == 3:
@@ -141,8 +166,10 @@ def compiled(jit, affine):
     ``affine`` (``_fast_bn``'s channel_affine, compiled by it)."""
     from . import _fast_tile
     global _tiles, _tile1, _tile2, _tile3, _affine, _compiled_products
+    global _cols1, _cols2, _cols3, _cols4
     _tiles = _fast_tile
     _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
+    _cols1, _cols2, _cols3, _cols4 = (_fast_tile.columns(m, PREFETCH_BYTES) for m in range(1, 5))
     _affine = affine
     _compiled_products = jit(_products)
     return jit(_pointwise), jit(_taps)
