@@ -625,10 +625,10 @@ def matmul(xp, a, b, out=None):
 # the 2 cores, alternated step by step with the split (100 steps each), 1.00-1.01x at
 # the least, first decile and quartile, 0.98x the median (the host busy throughout:
 # split throughout; the BLAS's threads forced there: 27x the median). NOTE: off by
-# default until measured on a quiet host since numba's 1x1 convolutions (split over
-# the workers, not the BLAS's) came: the products the BLAS's threads could take are
-# now ~37% of the b1 step, and OpenBLAS's threads spin on the cores those
-# convolutions' parts want.
+# default, unmeasured on a quiet host since numba's kernels took the 1x1 convolutions
+# and the Winograd planes of kept filters from the BLAS (split over the workers): at
+# b1 the BLAS's products left are the stem's and the dense layer's (~2.5 of ~55 ms a
+# step), and OpenBLAS's spinning threads would take cores from those kernels' parts.
 BLAS_PRODUCTS = os.environ.get("MXLITE_BLAS_PRODUCTS", "0").strip() == "1"
 # A product on the BLAS's threads is slow from this many times its split time on.
 BLAS_SLOWER = 1.0
