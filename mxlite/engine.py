@@ -15,7 +15,6 @@ import os
 import queue
 import sys
 import threading
-import time
 
 import numpy as np
 
@@ -100,9 +99,8 @@ __getattr__, __dir__ = _exports(__name__, {
 # copies, padding, BatchNorm, ReLU, pooling) runs on one. NumPy's ufuncs and copies
 # release the GIL, so a large pass split along an axis that no reduction crosses
 # (the batch, the channels) runs on a few threads with the same result, bit for bit.
-# mxlite's kernels do that through :func:`parallel`, and run their large products
-# either on the same threads (the BLAS at one thread meanwhile) or on the BLAS's own
-# (:func:`matmul`).
+# mxlite's kernels do that through :func:`parallel`, and run their products on the
+# same threads (:func:`matmul`, the BLAS at one thread meanwhile).
 
 # Bytes a pass must touch before it is split. NOTE: measured at 2 threads on a 2-core
 # machine (wall clock, split/serial alternated, best of 8x5), at ResNet-18 batch-8
@@ -149,8 +147,6 @@ def _threads_from_env():
 
 class _Workers(threading.local):
     inside = False          # True in a worker thread: work it gives runs serially
-    waited = None           # (perf_counter, run delay) when the thread last looked
-    busy = True             # whether it waited for a core then (:func:`_host_busy`)
 
 
 def _work(tasks):
@@ -233,9 +229,8 @@ def num_threads():
 def set_num_threads(n):
     """Set the threads of :func:`num_threads`; returns the previous count. 1 runs every
     kernel serially, with no pool, and its products on the BLAS's own threads
-    (OPENBLAS_NUM_THREADS, :func:`set_blas_threads`); above 1, mxlite's large products
-    run split over its threads with the BLAS at one thread, or on n BLAS threads
-    (:func:`matmul`)."""
+    (OPENBLAS_NUM_THREADS, :func:`set_blas_threads`); above 1, mxlite's products run
+    split over its threads with the BLAS at one thread (:func:`matmul`)."""
     global _threads
     n = int(n)
     if n < 1:
@@ -356,37 +351,33 @@ def _as_worker(fn):
 
 def parallel_products(fn, n, macs):
     """``fn(lo, hi)`` over parts of ``range(n)`` (as :func:`parallel`) that run products
-    of ``macs`` multiply-adds in all: from ``PARALLEL_MIN_MACS`` on, split over the
-    workers with the BLAS at one thread, or ``fn(0, n)`` with the products on the
-    BLAS's own threads, as :func:`matmul` runs one (:func:`_products`)."""
+    of ``macs`` multiply-adds in all: split over the workers, with the BLAS at one
+    thread meanwhile, from ``PARALLEL_MIN_MACS`` on, as :func:`matmul` splits one."""
     k = min(_threads, n)
     if k <= 1 or _here.inside or macs < PARALLEL_MIN_MACS:
         return [fn(0, n)]
-    return _products((getattr(fn, "__code__", None), n, macs),
-                     lambda: _run(fn, n, min(n, PARTS_PER_THREAD * k), k),
-                     lambda: [fn(0, n)])
+    with _serial_blas:
+        return _run(fn, n, min(n, PARTS_PER_THREAD * k), k)
 
 
 def parallel_stages(stages, macs):
     """Passes that run products of ``macs`` multiply-adds in all, one after the other,
     each ``fn(lo, hi)`` over ``m`` parts of ``range(n)`` for its ``(fn, n, m)`` in
     ``stages`` (a part of one stage may read what any part of the one before wrote):
-    from ``PARALLEL_MIN_MACS`` on, one hand-off to the workers for them all with the
-    BLAS at one thread, or each stage whole in the caller with the products on the
-    BLAS's own threads (:func:`_products`); below, or where there is one thread or the
-    caller is itself a worker, each stage as ``fn(0, n)`` in the caller, the BLAS at
-    one thread. The parts are cut by ``m``, which the caller chooses, whatever the
-    threads."""
-    def whole():
+    one hand-off to the workers for them all, the BLAS at one thread meanwhile, from
+    ``PARALLEL_MIN_MACS`` on (as :func:`parallel_products`); below, or where there is
+    one thread or the caller is itself a worker, each stage as ``fn(0, n)`` in the
+    caller. The parts are cut by ``m``, which the caller chooses, whatever the threads."""
+    if _threads <= 1 or _here.inside:
         for fn, n, _ in stages:
             fn(0, n)
-    if _threads <= 1 or _here.inside:
-        return whole()
-    if macs < PARALLEL_MIN_MACS:
-        with _serial_blas:
-            return whole()
-    _products((tuple(getattr(fn, "__code__", None) for fn, _, _ in stages),
-               stages[0][1], macs), lambda: _run_stages(stages, _threads), whole)
+        return
+    with _serial_blas:
+        if macs >= PARALLEL_MIN_MACS:
+            _run_stages(stages, _threads)
+            return
+        for fn, n, _ in stages:
+            fn(0, n)
 
 
 def parallel_parts(fn, shape, nbytes, xp=None, min_bytes=None):
@@ -421,11 +412,29 @@ def contiguous(xp, a):
 # OpenBLAS runs a product on its own threads, which then spin (busy-wait) for a while
 # for the next one, on the cores that mxlite's workers want for the passes between
 # products: at 2 threads a split pass gained 1.50x with the BLAS at 1 thread and
-# 1.08x with it at 2. So while mxlite's workers are on, its kernels set the BLAS's
-# threads for each of their products: one thread where the product is small or split
-# over the workers themselves, mxlite's threads where the BLAS's own threads take it
-# (:func:`matmul`). The BLAS keeps its own setting outside those products (a user's
+# 1.08x with it at 2. So while mxlite's workers are on, its products run with the
+# BLAS at one thread, split over the workers themselves (:func:`matmul`): one owner
+# of the cores. The BLAS keeps its own setting outside those products (a user's
 # ``np.dot``).
+#
+# NOTE: the products on OpenBLAS's own threads instead, measured at 2 threads on
+# ResNet-50 hybridized inference at batch 1 (modes alternated in one process).
+# OpenBLAS 0.3's threads busy-wait 2^28 clock ticks (~0.1 s) after every call
+# (OPENBLAS_THREAD_TIMEOUT=n, read at load, makes it 2^n) and cut a product into
+# fixed parts by rows and columns, never its inner sums (the serial product, the
+# split one and the one on 2 BLAS threads gave the same bits, every time). While the
+# products were the BLAS's: 0.90x the wall time of the split, 1.15x the CPU time (the
+# spinning), 1.08-1.13x the wall time with OPENBLAS_THREAD_TIMEOUT=4; with one core
+# busy (a pinned `while 1: pass`) 1.6-2.3x the least and 5-27x the median step time,
+# single products 2-13x (the caller spins for a part that the busy core runs late).
+# A chooser that took the BLAS's threads only while the caller rarely waited for a
+# core (its schedstat run delay) and each product timed faster there was neutral on
+# a busy host, but since numba's kernels run the 1x1 convolutions and the Winograd
+# planes (split over the workers; at b1 the BLAS keeps the stem's and the dense
+# layer's products, ~2.5 of ~55 ms) it lost on a quieter one: 1.0-1.2x the least
+# step time, the BLAS's threads forced there 1.0-1.24x (their spinning takes cores
+# from the kernels' parts). Everything in one thread on a busy host: 0.93x the CPU
+# time, 3x the median wall time (one thread gets a smaller share of the cores).
 
 def _openblas_maps():
     """Paths of the OpenBLAS libraries mapped into the process (Linux), as threadpoolctl
@@ -486,44 +495,33 @@ def set_blas_threads(n):
     return prev
 
 
-class _BlasScope:
-    """NumPy's OpenBLAS at one thread (``serial``), else at :func:`num_threads`, while
-    any thread of the process is inside such a scope (counted, so that nested and
-    concurrent users restore the BLAS's own setting once, when the last one leaves;
-    one thread while any serial user is inside)."""
-    lock = threading.Lock()
-    users = [0, 0]          # inside serial scopes, inside threaded ones
-    saved = None            # the BLAS's own setting while anyone is inside
-    now = None              # what it was set to
+class _SerialBlas:
+    """NumPy's OpenBLAS at one thread while any thread of the process is inside
+    (counted, so that nested and concurrent users restore it once, when the last one
+    leaves)."""
 
-    def __init__(self, serial):
-        self.kind = 0 if serial else 1
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.users = 0
+        self.saved = None
 
     def __enter__(self):
         with self.lock:
-            self._move(1)
+            if not self.users:
+                libs = _openblas()
+                self.saved = libs[0][0]() if libs else 1
+                if self.saved != 1:
+                    libs[0][1](1)
+            self.users += 1
 
     def __exit__(self, *exc):
         with self.lock:
-            self._move(-1)
-
-    def _move(self, step):
-        cls = _BlasScope
-        libs = _openblas()
-        if not libs:
-            cls.users[self.kind] += step
-            return
-        if not any(cls.users):
-            cls.saved = cls.now = libs[0][0]()
-        cls.users[self.kind] += step
-        want = (1 if cls.users[0] else _threads) if any(cls.users) else cls.saved
-        if want != cls.now:
-            libs[0][1](want)
-            cls.now = want
+            self.users -= 1
+            if not self.users and self.saved != 1:
+                _openblas()[0][1](self.saved)
 
 
-_serial_blas = _BlasScope(serial=True)
-_threaded_blas = _BlasScope(serial=False)
+_serial_blas = _SerialBlas()
 
 # Multiply-adds from which :func:`matmul` splits a product over the workers, and
 # under which it leaves the BLAS alone (OpenBLAS runs a product under 4 * 65536 on
@@ -551,18 +549,13 @@ def _batch(a, b):
 def matmul(xp, a, b, out=None):
     """``xp.matmul(a, b, out=out)`` for operands of at least 2 dimensions. Where
     mxlite's workers are on (:func:`num_threads` > 1, NumPy arrays, not inside a
-    worker), a product under ``PARALLEL_MIN_MACS`` runs with the BLAS at one thread,
-    and a larger one either on the BLAS's own threads (:func:`num_threads` of them)
-    or split over the workers, whichever :func:`_products` picks: by the leading batch
-    axis where it has enough entries for the threads (each entry's product is then
-    the serial one, bit for bit), else by the rows or the columns of the product
-    (:func:`cuts_columns`), one part per thread, each part one BLAS call at one
-    thread that releases the GIL.
-
-    OpenBLAS cuts a product over its threads by rows and columns too, never its
-    inner sums, and rounds each entry as the serial product does: measured on
-    ResNet's convolution and dense shapes, the serial product, the split one and
-    the one on 2 BLAS threads gave the same bits, every time (the tests check it).
+    worker) the BLAS runs at one thread and a large product (``PARALLEL_MIN_MACS``)
+    is split over the workers: by the leading batch axis where it has enough entries
+    for the threads (each entry's product is then the serial one, bit for bit), else
+    by the rows or the columns of the product (:func:`cuts_columns`), one part per
+    thread. Each part is one BLAS call that releases the GIL; the parts are cut by
+    the shapes and the thread count alone, so a given thread count gives the same
+    bits every time.
 
     NOTE: each part of a 2-D product packs the operand it shares with the others
     again (a row part the whole right operand): (256, 2304) x (2304, 196) took 1.2x
@@ -577,146 +570,27 @@ def matmul(xp, a, b, out=None):
         macs *= d
     if batch is None or a.shape[-1] != b.shape[-2] or macs < SERIAL_MACS:
         return np.matmul(a, b, out=out)     # (a mismatch raises NumPy's own error)
-    if macs < PARALLEL_MIN_MACS:
-        with _serial_blas:
+    with _serial_blas:
+        if macs < PARALLEL_MIN_MACS:
             return np.matmul(a, b, out=out)
-    if out is None:
-        out = np.empty(batch + (m, n), dtype=np.result_type(a, b))
-    lead = batch[0] if batch else 1
-    if lead >= PARTS_PER_THREAD * k or (lead >= k and lead % k == 0):
-        def part(lo, hi):
-            np.matmul(_lead(a, len(batch), lo, hi), _lead(b, len(batch), lo, hi),
-                      out=out[lo:hi])
-        size, parts = lead, PARTS_PER_THREAD * k
-    elif cuts_columns(m, n):
-        def part(lo, hi):
-            np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
-        size, parts = n, k
-    else:
-        def part(lo, hi):
-            np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
-        size, parts = m, k
-
-    def split():
+        lead = batch[0] if batch else 1
+        if out is None:
+            out = np.empty(batch + (m, n), dtype=np.result_type(a, b))
+        if lead >= PARTS_PER_THREAD * k or (lead >= k and lead % k == 0):
+            def part(lo, hi):
+                np.matmul(_lead(a, len(batch), lo, hi), _lead(b, len(batch), lo, hi),
+                          out=out[lo:hi])
+            size, parts = lead, PARTS_PER_THREAD * k
+        elif cuts_columns(m, n):
+            def part(lo, hi):
+                np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
+            size, parts = n, k
+        else:
+            def part(lo, hi):
+                np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
+            size, parts = m, k
         _run(part, size, min(size, parts), min(k, size))
         return out
-    return _products((a.shape, b.shape), split, lambda: np.matmul(a, b, out=out))
-
-
-# -- who runs the products: mxlite's workers or the BLAS's own threads -------------------
-# A product split over the workers pays a hand-off (a sleeping worker woke ~55 us after
-# the put on a 2-core machine), the parts' uneven ends, and each part's packing of the
-# shared operand; OpenBLAS's own threads busy-wait for the next product (OpenBLAS
-# 0.3: 2^28 clock ticks, ~0.1 s, after every call; OPENBLAS_THREAD_TIMEOUT=n read at
-# load makes it 2^n) and cut a product into fixed halves. NOTE: measured at 2 threads,
-# ResNet-50 hybridized inference at batch 1 before numba's 1x1 convolutions (the modes
-# alternated in one process, least and median of 8 x 10 steps, a fairly quiet host):
-# the products on the BLAS's threads (the Winograd transforms in the caller) 0.90x the
-# wall time of the split, 1.15x the CPU time (their spinning); with
-# OPENBLAS_THREAD_TIMEOUT=4 (no spinning) 1.08-1.13x the wall time. With one core
-# busy (a pinned `while 1: pass`), the BLAS's threads ran the step 1.6-2.3x slower
-# (least) and 5-27x (median), single products 2-13x: the caller spins for a half
-# that the busy core runs late. On a busy host the split is the mode that degrades
-# gracefully: everything in one thread took 0.93x the CPU time but 3x the median wall
-# time (one thread gets a smaller share of the cores). So with MXLITE_BLAS_PRODUCTS=1
-# the products run on the BLAS's threads while the host is not busy and they are not
-# slower there than split, and go back to the split for a while, longer each time,
-# when they are (:class:`_Chooser`): ResNet-50 b1 with 4-6 other runnable threads on
-# the 2 cores, alternated step by step with the split (100 steps each), 1.00-1.01x at
-# the least, first decile and quartile, 0.98x the median (the host busy throughout:
-# split throughout; the BLAS's threads forced there: 27x the median). NOTE: off by
-# default, unmeasured on a quiet host since numba's kernels took the 1x1 convolutions
-# and the Winograd planes of kept filters from the BLAS (split over the workers): at
-# b1 the BLAS's products left are the stem's and the dense layer's (~2.5 of ~55 ms a
-# step), and OpenBLAS's spinning threads would take cores from those kernels' parts.
-BLAS_PRODUCTS = os.environ.get("MXLITE_BLAS_PRODUCTS", "0").strip() == "1"
-# A product on the BLAS's threads is slow from this many times its split time on.
-BLAS_SLOWER = 1.0
-# Seconds the products stay split after the BLAS's threads were slow: the first,
-# doubled each time they are slow again within a window as long, up to the last.
-BLAS_BACKOFF = (0.5, 32.0)
-# The products stay split while the calling thread waits for a core more than this
-# share of the time (measured over windows of BUSY_WINDOW seconds). NOTE: the caller
-# of ResNet-50 b1 waited 0.31-0.7 of the time (split products) on a 2-core host with
-# 4-6 other runnable threads; a wake-up on an idle core counts too (~55 us, ~54 times
-# a step with split products: ~5%).
-BLAS_BUSY = 0.15
-BUSY_WINDOW = 0.05
-
-
-class _Chooser:
-    """Picks where the products of a given call site and shape (a ``key``) run: split
-    over the workers until two runs have timed them so, then on the BLAS's threads,
-    until a run there is slow (``BLAS_SLOWER`` times the split's recent time), then
-    split again for a back-off; never on the BLAS's threads while the host is busy
-    (:func:`_host_busy`). Each key on its own: a pass of a call site may run kernels
-    that the BLAS's threads cannot take (only the split runs them on several)."""
-
-    def __init__(self):
-        self.keys = {}      # key -> [recent split time, split runs, split until, back-off]
-
-    def on_blas(self, key, now):
-        known = self.keys.get(key)
-        return (BLAS_PRODUCTS and known is not None and known[1] >= 2 and now >= known[2]
-                and not _BlasScope.users[0] and bool(_openblas()) and not _host_busy(now))
-
-    def took(self, key, blas, seconds, now):
-        known = self.keys.get(key)
-        if known is None:
-            if len(self.keys) >= 4096:      # shapes that never recur
-                self.keys.clear()
-            known = self.keys[key] = [seconds, 0, 0.0, BLAS_BACKOFF[0]]
-        if not blas:
-            known[0] = (known[0] + seconds) / 2 if known[1] else seconds
-            known[1] += 1
-        elif seconds > BLAS_SLOWER * known[0]:
-            again = now - known[2] < known[3]       # slow soon after it resumed
-            known[3] = min(2 * known[3], BLAS_BACKOFF[1]) if again else BLAS_BACKOFF[0]
-            known[2] = now + known[3]
-
-
-_chooser = _Chooser()
-
-
-def _run_delay():
-    """Seconds the calling thread has waited for a core since it started (Linux's
-    schedstat); None where the system does not say."""
-    try:
-        with open("/proc/thread-self/schedstat") as f:
-            return int(f.read().split()[1]) * 1e-9
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _host_busy(now):
-    """Whether the calling thread waited for a core more than ``BLAS_BUSY`` of the time
-    over its last ``BUSY_WINDOW`` seconds or more (other work on the cores: the BLAS's
-    threads would then wait for theirs); looked up once a window. False where the
-    system does not say."""
-    last = _here.waited
-    if last is not None and now - last[0] < BUSY_WINDOW:
-        return _here.busy
-    delay = _run_delay()
-    _here.busy = delay is not None and (last is None or last[1] is None
-                                        or delay - last[1] > BLAS_BUSY * (now - last[0]))
-    _here.waited = (now, delay)
-    return _here.busy
-
-
-def _products(key, split, whole):
-    """``split()`` (products split over the workers, the BLAS at one thread) or
-    ``whole()`` (each product whole on the BLAS's own threads), whichever
-    :data:`_chooser` picks for ``key`` now, timed for it; what it returns."""
-    if not BLAS_PRODUCTS:
-        with _serial_blas:
-            return split()
-    blas = _chooser.on_blas(key, time.perf_counter())
-    start = time.perf_counter()
-    with _threaded_blas if blas else _serial_blas:
-        result = whole() if blas else split()
-    end = time.perf_counter()
-    _chooser.took(key, blas, end - start, end)
-    return result
 
 
 # A product of ``m`` rows and ``n`` columns that :func:`matmul` cuts in parts is cut by its
