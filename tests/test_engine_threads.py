@@ -486,6 +486,21 @@ def test_resnet_block_training_with_split_products(split_products):
     _close_and_deterministic(_resnet_block_step)
 
 
+def test_products_are_cut_into_their_own_parts_per_thread(split_products, monkeypatch):
+    for per in (1, 4):
+        monkeypatch.setattr(engine, "PRODUCT_PARTS_PER_THREAD", per)
+        parts = engine.parallel_products(lambda lo, hi: (lo, hi), 40, 1)
+        assert len(parts) == 3 * per
+        assert parts[0][0] == 0 and parts[-1][1] == 40
+        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(parts, parts[1:]))
+    assert engine.parallel_products(lambda lo, hi: (lo, hi), 2, 1) == [(0, 1), (1, 2)]
+
+
+def test_resnet_block_training_with_more_product_parts(split_products, monkeypatch):
+    monkeypatch.setattr(engine, "PRODUCT_PARTS_PER_THREAD", 4)     # parts claimed in turn
+    _close_and_deterministic(_resnet_block_step)
+
+
 def test_dense_with_split_products(split_products):
     _close_and_deterministic(_grads(mx.nd.FullyConnected, [(6, 40), (30, 40), (30,)],
                                     num_hidden=30))
