@@ -12,6 +12,8 @@ import mxlite as mx
 from mxlite import engine
 from mxlite.operator.nn import _fast_pool
 
+from conftest import needs_numba
+
 
 @pytest.fixture
 def split_everything(monkeypatch):
@@ -559,3 +561,72 @@ def test_convolution_gradients_side_by_side_are_the_ops(split_everything, monkey
     monkeypatch.setattr(autograd, "RAW_RULES", False)
     for a, b in zip(side_by_side, _run(fn, 3)):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+# -- a worker polling for its next job (numba, without the GIL) --------------------------
+
+@needs_numba
+def test_spin_wait_returns_once_the_count_reaches_least():
+    from mxlite import _spin
+    wait = _spin.waiter()
+    count = np.zeros(1, dtype=np.int64)
+    assert wait.poll(count, 0, 10, 0) == 0              # already there: no poll
+    assert wait.poll(count, 1, 100, 0) == 100           # never there: its bound
+    count[0] = 3
+    assert wait.poll(count, 2, 100, 5) == 0
+    assert wait.rate > 0
+
+
+@needs_numba
+def test_spin_wait_sees_another_thread_bump_the_count():
+    # the load stays in the loop: hoisted out of it, the poll would run to its bound
+    # (about a minute here) instead of returning once the other thread bumped the count
+    import threading
+    import time
+    from mxlite import _spin
+    wait = _spin.waiter()
+    count = np.zeros(1, dtype=np.int64)
+    bound = int(wait.rate * 60)
+
+    def bump():
+        time.sleep(0.02)
+        count[0] += 1
+    t = threading.Thread(target=bump)
+    start = time.perf_counter()
+    t.start()
+    polls = wait.poll(count, 1, bound, 0)       # without the GIL: bump runs meanwhile
+    t.join()
+    assert polls < bound and time.perf_counter() - start < 10
+
+
+@needs_numba
+def test_workers_poll_between_jobs_and_give_the_same_results(split_everything, monkeypatch):
+    monkeypatch.setattr(engine, "SPIN", True)
+    monkeypatch.setattr(engine, "_Busy", lambda: (lambda: False))     # the host never busy
+    engine.set_num_threads(3)                   # a pool made with the patches
+    assert engine._get_pool().wait is not None
+    for n in (2, 7, 40):
+        assert engine.parallel(lambda lo, hi: (lo, hi), n, 1) == \
+            [(n * i // min(n, 12), n * (i + 1) // min(n, 12)) for i in range(min(n, 12))]
+    _same_bits(_resnet_block_step)
+
+
+def test_busy_is_a_share_of_the_time_waited_for_a_core(monkeypatch):
+    clock, delays = iter([0.0, 1.0, 1.01, 2.0]), iter([0.0, 0.001, 0.5])
+    monkeypatch.setattr(engine.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(engine, "_run_delay", lambda: next(delays))
+    busy = engine._Busy()
+    assert busy() is False          # 1 ms waited in 1 s: not busy
+    assert busy() is False          # within the window: not looked up again
+    assert busy() is True           # 499 ms waited in 1 s: busy
+
+
+def test_workers_block_without_numba():
+    code = ("import mxlite.engine as e; e.set_num_threads(2); e.PARALLEL_MIN_BYTES = 0; "
+            "print(e.parallel(lambda lo, hi: hi - lo, 8, 1), e._get_pool().wait)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, MXLITE_NUMBA="0",
+               PYTHONPATH=os.pathsep.join([root] + [os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split("]")
+    assert out[0] == "[1, 1, 1, 1, 1, 1, 1, 1" and out[1].strip() == "None"
