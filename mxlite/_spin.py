@@ -10,7 +10,6 @@ on the queue as before.
 """
 import functools
 import os
-import platform
 import time
 
 import numpy as np
@@ -26,66 +25,22 @@ SPIN_US = 400.0
 SETTLE_US = 15.0
 
 
-def _pause():
-    """(replaced by the compiled ``pause`` instruction where the CPU has one)"""
-
-
-def _load(count):
-    """``count[0]`` (replaced by an atomic load, which the compiler may not hoist out
-    of the loop that polls it)"""
-    return count[0]
-
-
-def _wait(count, least, n, settle):
-    """Poll ``count[0]`` until it is at least ``least``, at most ``n`` times, then pause
-    ``settle`` times more; the polls made."""
-    for i in range(n):
-        if _load(count) >= least:
-            for _ in range(settle):
-                _pause()
-            return i
-        _pause()
-    return n
-
-
 @functools.cache
 def waiter():
-    """``wait(count, least)``: :func:`_wait` compiled without the GIL, polling about
-    ``SPIN_US`` microseconds at most and settling ``SETTLE_US``; None where numba is
-    absent or ``MXLITE_NUMBA=0``. ``wait.poll`` is the compiled :func:`_wait`,
-    ``wait.rate`` its polls a second."""
+    """``wait(count, least)``: ``_spin_poll.poll`` (compiled without the GIL), polling
+    about ``SPIN_US`` microseconds at most and settling ``SETTLE_US``; None where numba
+    is absent or ``MXLITE_NUMBA=0``. ``wait.poll`` is that ``poll``, ``wait.rate`` its
+    polls a second."""
     if os.environ.get("MXLITE_NUMBA", "1") == "0":
         return None
     try:
-        import numba
-        from llvmlite import ir
-        from numba.core import cgutils, types
-        from numba.extending import intrinsic
+        from . import _spin_poll
     except ImportError:
         return None
-
-    @intrinsic
-    def pause(typingctx):
-        def codegen(context, builder, sig, args):
-            if platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
-                fn = cgutils.get_or_insert_function(
-                    builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
-                builder.call(fn, [])
-            return context.get_dummy_value()
-        return types.void(), codegen
-
-    @intrinsic
-    def load(typingctx, count):
-        def codegen(context, builder, sig, args):
-            data = context.make_array(sig.args[0])(context, builder, value=args[0]).data
-            return builder.load_atomic(data, "acquire", 8)
-        return types.int64(count), codegen
-
-    poll = numba.njit(nogil=True)(type(_wait)(
-        _wait.__code__, dict(_wait.__globals__, _pause=pause, _load=load)))
+    poll = _spin_poll.poll
     count = np.zeros(1, dtype=np.int64)
     n = 1 << 14
-    poll(count, 1, n, 0)            # compiles (count[0] stays 0: n polls)
+    poll(count, 1, n, 0)            # (count[0] stays 0: n polls)
     rate = n / max(min(_timed(poll, count, n) for _ in range(3)), 1e-9)
 
     def wait(count, least):
