@@ -28,7 +28,8 @@ SETTLE_US = 15.0
 @functools.cache
 def waiter():
     """``wait(count, least)``: ``_spin_poll.poll`` (compiled without the GIL), polling
-    about ``SPIN_US`` microseconds at most and settling ``SETTLE_US``; None where numba
+    about ``SPIN_US`` microseconds at most and settling ``SETTLE_US``, True where
+    ``count[0]`` reached ``least`` in that time; None where numba
     is absent or ``MXLITE_NUMBA=0``. ``wait.poll`` is that ``poll``, ``wait.rate`` its
     polls a second."""
     if os.environ.get("MXLITE_NUMBA", "1") == "0":
@@ -44,8 +45,8 @@ def waiter():
     rate = n / max(min(_timed(poll, count, n) for _ in range(3)), 1e-9)
 
     def wait(count, least):
-        return poll(count, least, max(int(rate * SPIN_US * 1e-6), 1),
-                    int(rate * SETTLE_US * 1e-6))
+        n = max(int(rate * SPIN_US * 1e-6), 1)
+        return poll(count, least, n, int(rate * SETTLE_US * 1e-6)) < n
     wait.rate, wait.poll = rate, poll
     return wait
 
