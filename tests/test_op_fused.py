@@ -326,6 +326,16 @@ def test_residual_network_runs_fused_steps_with_the_chains_results(training, fas
         assert np.array_equal(g, w)
 
 
+@pytest.fixture
+def two_threads():
+    """Two threads whatever the machine's cores (a graph runs on parts of its batch
+    only with more than one), the count restored after the test."""
+    from mxlite import engine
+    prev = engine.set_num_threads(2)
+    yield
+    engine.set_num_threads(prev)
+
+
 class _Downsample(mx.gluon.HybridBlock):
     """ResNet-50's downsampling block, small: a strided 1x1 convolution first in the body
     and as the shortcut, both reading the block's input (and, ``also``, a strided 3x3
@@ -352,7 +362,7 @@ class _Downsample(mx.gluon.HybridBlock):
 @pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
 @pytest.mark.parametrize("also", [False, True], ids=["shared", "read-elsewhere"])
 def test_strided_1x1_convolutions_of_one_value_share_one_copy_of_its_strided_positions(
-        training, also, fast_kernels, monkeypatch):
+        training, also, fast_kernels, two_threads, monkeypatch):
     """The two strided 1x1 convolutions reading a downsampling block's input (and nothing
     else reading it) run at stride 1 on one copy of its strided positions: the outputs,
     gradients and trained weights of the graph without that copy, bit for bit, and the
