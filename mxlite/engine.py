@@ -144,12 +144,13 @@ FIXED_PARTS = 8
 # before it blocks on the queue, where numba is present (the ``fast`` extra) and the
 # worker waited for a core less than ``SPIN_BUSY`` of the time over its last
 # ``SPIN_WINDOW`` seconds (on a busy host, a polling thread takes a core other work
-# wants) and the job before came within the polling time. NOTE: measured on ResNet-50 b1 hybridized inference at 2 threads (54 split
-# products a step, 110-190 us apart), polling against blocking alternated in one
-# process: 1.03-1.07x the least wall time, 1.03x the median, ~10% more CPU time;
-# without ``_spin.SETTLE_US`` 1.0-1.02x (the worker, awake, then slept on the GIL);
-# with a CPU hog alongside 0.98-1.0x and 0.97-1.01x (the worker polled for ~5% of
-# the jobs); polling whatever the host, 0.83-0.95x there.
+# wants) and the job before came within the polling time. NOTE: measured on ResNet-50 b1
+# hybridized inference at 2 threads (54 split products a step, 110-190 us apart),
+# polling against blocking alternated in one process: 1.03-1.07x the least wall time,
+# 1.03x the median, ~10% more CPU time; without ``_spin.SETTLE_US`` 1.0-1.02x (the
+# worker, awake, then slept on the GIL); with a CPU hog alongside 0.98-1.0x and
+# 0.97-1.01x (the worker polled for ~5% of the jobs); polling whatever the host,
+# 0.83-0.95x there.
 SPIN = True
 SPIN_BUSY = 0.05
 SPIN_WINDOW = 0.05

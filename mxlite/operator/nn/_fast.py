@@ -122,9 +122,9 @@ def _input_tiles(x, p0, p1, c0, c1, th, tw, wide, v):
     channel: 5x faster than tile by tile. It reads ``x`` itself, not a padded copy
     made first (ResNet-18's inference at batch 4, one thread: the step 1.02x faster),
     as 1-D rows indexed from 0, which numba vectorises (indexed from an offset in 4-D,
-    it did not: this transform 1.2-1.6x slower). The constants are scalars of the data's dtype: a float literal is float64 in a
-    compiled loop (an integer times a float32 too), which made the float32 loop 1.6x
-    slower."""
+    it did not: this transform 1.2-1.6x slower). The constants are scalars of the
+    data's dtype: a float literal is float64 in a compiled loop (an integer times a
+    float32 too), which made the float32 loop 1.6x slower."""
     n_, _, h, w = x.shape
     wp = (4 if wide else 2) * tw + 2
     q0, q1 = max(p1, 0), min(w + p1, wp)    # t's columns that read x
@@ -423,10 +423,11 @@ def _products(u, v, m, lo, hi):
 
 
 def _filters(jit, w, scheme=None):
-    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3); (24, F, C) for ``_F24``. Where ``w`` is the flipped,
-    transposed view of contiguous (C, F, 3, 3) weights (a data gradient's), ``U`` is
-    the transposed view of the flipped filters' (16, C, F), made from the weights as
-    they lie: a transposed copy of the weights cost as much as the transform."""
+    """``U`` (16, F, C) of the filters ``w`` (F, C, 3, 3); (24, F, C) for ``_F24``.
+    Where ``w`` is the flipped, transposed view of contiguous (C, F, 3, 3) weights (a
+    data gradient's), ``U`` is the transposed view of the flipped filters' (16, C, F),
+    made from the weights as they lie: a transposed copy of the weights cost as much as
+    the transform."""
     if scheme is _F24:
         u = _planes(w.shape[0], w.shape[1], w.dtype, 24)
         t = np.matmul(_G24.T, w.reshape(-1, 9).T.astype(np.float64))      # (24, F * C)

@@ -298,7 +298,8 @@ def _conv_with_epilogue(chain, data, w, gamma, beta, mean, var, r):
         found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
                               epilogue=(mean, scale, shift, r, chain.relu), inference=True)
         if found is None and kern.is_pointwise(kernel, pad, dilate, 1):
-            found = _fast_direct.pointwise(data, w, stride, (mean, scale, shift, r, chain.relu)), None
+            found = _fast_direct.pointwise(data, w, stride,
+                                           (mean, scale, shift, r, chain.relu)), None
     if found is not None and found[0] is not None:
         return found[0], inv
     epilogue = _fast_bn.affine_epilogue(mean, scale, shift,
