@@ -615,8 +615,8 @@ def test_a_recorded_call_transforms_the_filters_each_time(fast_kernels, monkeypa
 @needs_numba
 def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
     """With the filters' transform kept, Winograd pays from fewer tiles (MIN_TILES_KEPT):
-    a batch-1 10x10 map (25 tiles) runs it in a hybridized graph's inference, not in an
-    imperative call, with the imperative results to float32 round-off."""
+    a batch-1 10x10 map (25 tiles) runs it in a hybridized graph's inference, not in a
+    Convolution op's call, with that call's results to float32 round-off."""
     assert _fast.MIN_TILES_KEPT <= 25 < _fast.MIN_TILES
     # (the direct kernel, which runs maps this small before Winograd, set aside)
     monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
@@ -627,7 +627,8 @@ def test_kept_filters_run_winograd_on_smaller_maps(monkeypatch):
     net = nn.Conv2D(16, 3, padding=1, in_channels=16)
     net.initialize(mx.init.Xavier())
     x = mx.nd.array(np.random.RandomState(0).randn(1, 16, 10, 10))
-    want = net(x).asnumpy()
+    want = mx.nd.Convolution(x, net.weight.data(), net.bias.data(), kernel=(3, 3), pad=(1, 1),
+                             num_filter=16).asnumpy()
     assert made == []
     net.hybridize()
     for _ in range(4):

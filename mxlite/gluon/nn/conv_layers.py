@@ -14,6 +14,10 @@ Conv2D(3 -> 16, kernel_size=(3, 3), stride=(1, 1))
 """
 import numbers
 
+from ...autograd import _state as _ag_state
+from ...nd.ndarray import NDArray
+from ...operator.registry import invoke, get_op
+from ...operator.nn import fused
 from ..block import HybridBlock
 from .basic_layers import Activation
 
@@ -153,6 +157,11 @@ class _Conv(HybridBlock):
 
     def hybrid_forward(self, F, x, weight, bias=None):
         _check_input(self, x)
+        if isinstance(weight, NDArray) and not _ag_state.recording:
+            kept = self._kept_filters()
+            if kept is not None:
+                y = invoke(kept[0], (x, weight) if bias is None else (x, weight, bias), kept[1])
+                return y if self.act is None else self.act(y)
         op = getattr(F, self._op_name)
         kwargs = self._kwargs
         channels_last = self._layout[1] != "C"
@@ -170,6 +179,21 @@ class _Conv(HybridBlock):
         if self.act is not None:
             y = self.act(y)
         return y
+
+    def _kept_filters(self):
+        """The step (op, params) of an unrecorded imperative call (inference) that keeps
+        the transform of this layer's weight across calls while the weight is unchanged,
+        as a hybridized graph's step does (``fused.keep_filters``); None where none is
+        kept (a transposed, channels-last, strided 3x3 or larger convolution)."""
+        kept = self.__dict__.get("_kept_step", False)
+        if kept is False:
+            kept = None
+            if self._op_name == "Convolution" and self._layout[1] == "C":
+                conv = get_op("Convolution")
+                kept = fused.keep_filters(conv.parse_params(self._kwargs),
+                                          lambda: self.weight._data)
+            self._kept_step = kept
+        return kept
 
     def _alias(self):
         return "conv"
