@@ -778,6 +778,29 @@ def test_a_conv_batch_norm_step_on_maps_of_another_size_is_the_chain(geometry, f
         assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("geometry", ["3x3", "1x1", "3x3s2"])
+def test_a_conv_batch_norm_step_follows_new_parameter_arrays(geometry, fast_kernels):
+    """A step checks its arrays once per data shape (``ConvBatchNorm.fitting``), holding
+    the parameters' arrays: the same step given new arrays (new values, another dtype,
+    a bias of another step's) gives the chain's outputs for each."""
+    from mxlite.operator.nn.fused import ConvBatchNorm
+    rng = np.random.RandomState(9)
+    conv_p = KEPT_CONV.parse_params(dict(CONV_GEOMETRIES[geometry], num_filter=8, no_bias=True))
+    bn = get_op("_contrib_BatchNormWithReLU")
+    bn_p = bn.parse_params(dict(fix_gamma=False))
+    p = CONV_BN.parse_params(dict(chain=ConvBatchNorm(KEPT_CONV, conv_p, bn, bn_p)))
+    x = rng.randn(2, 8, 10, 10).astype(np.float32)
+    for dtype in (np.float32, np.float32, np.float64, np.float32):
+        w = rng.randn(8, 8, *conv_p.kernel).astype(dtype)
+        stats = [a.astype(dtype) for a in _bn_args((1, 8, 1, 1), np.float32, rng)[1:]]
+        for _ in range(2):
+            got = CONV_BN.compute(p, np, x.astype(dtype), w, *stats)[0]
+            z = KEPT_CONV.compute(conv_p, np, x.astype(dtype), w)[0]
+            want = bn.compute(bn_p, np, z, *stats)[0]
+            assert got.dtype == want.dtype == dtype
+            assert np.array_equal(got, want)
+
+
 @needs_numba
 def test_conv_batch_norm_inference_runs_winograd_with_the_affine_inside(monkeypatch):
     """In inference the Winograd kernel applies BatchNorm itself: no BatchNorm pass runs."""
