@@ -1,4 +1,6 @@
-"""The compiled poll of :mod:`mxlite._spin` (imported only where numba is present).
+"""The compiled poll of :mod:`mxlite._spin` and the atomics that threads sharing work
+inside compiled kernels use (``_fast_direct``'s claimed units); imported only where
+numba is present.
 
 NOTE: a module of its own, imported on first use, so that numba is not imported with
 mxlite, and compiled with ``cache=True`` (0.6 s otherwise in every process)."""
@@ -32,6 +34,16 @@ def _load(typingctx, count):
         data = context.make_array(sig.args[0])(context, builder, value=args[0]).data
         return builder.load_atomic(data, "acquire", 8)
     return types.int64(count), codegen
+
+
+@intrinsic
+def _fetch_add(typingctx, count, value):
+    """``count[0] += value`` (int64) as one atomic step (sequentially consistent: what a
+    thread wrote before it is seen by a thread that sees its result); the value before."""
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, value=args[0]).data
+        return builder.atomic_rmw("add", data, args[1], "seq_cst")
+    return types.int64(count, types.int64), codegen
 
 
 def _poll(count, least, n, settle):

@@ -195,7 +195,10 @@ def _work(pool):
             poll = time.perf_counter() - start < _spin.SPIN_US * 1e-6
         if job is None:
             return
-        job.run()
+        if isinstance(job, _Units) and wait is not None and SPIN and poll and not busy():
+            poll = job.run(pool.puts, wait)     # polls for the next put inside its kernel
+        else:
+            job.run()
 
 
 class _Busy:
@@ -453,6 +456,94 @@ def parallel_stages(stages, macs):
             return
         for fn, n, _ in stages:
             fn(0, n)
+
+
+def parallel_units(kernel, cuts, args, macs):
+    """``kernel(count, puts, ctl, cuts(split), *args)``, a compiled kernel (nogil) that
+    runs units of products of ``macs`` multiply-adds in all, one per row of
+    ``cuts(split)``, claiming them one at a time inside itself (``count[0]``, by an
+    atomic fetch-add) and counting those ended (``count[1]``); then it polls
+    ``count[1]`` up to ``ctl[0]`` times for every unit to end, and ``puts[0]`` up to
+    ``ctl[2]`` times for at least ``ctl[1]`` (then pauses ``ctl[3]`` times); it returns
+    1 where every unit had ended, plus 2 where ``puts[0]`` came to ``ctl[1]``. Split
+    (``cuts(True)``) from ``PARALLEL_MIN_MACS`` on, where there are threads and the
+    caller is not a worker: the workers call the kernel too, and a worker that comes
+    late takes fewer units, or none; else ``cuts(False)`` in the caller alone.
+
+    NOTE: the caller returns once the units have ended, seen inside its kernel, with no
+    hand-off through the GIL; a polling worker polls inside the kernel for the next
+    put, so that it takes the GIL after the caller has gone into its next kernel. Where
+    the caller's polls run out (a worker descheduled within a unit) it sleeps until the
+    units have ended."""
+    split = _threads > 1 and not _here.inside and macs >= PARALLEL_MIN_MACS
+    cuts = cuts(split)
+    k = min(_threads, len(cuts)) if split else 1
+    if k <= 1:
+        kernel(np.zeros(2, dtype=np.int64), _NO_PUTS, np.zeros(4, dtype=np.int64), cuts, *args)
+        return
+    pool = _get_pool()
+    job = _Units(kernel, cuts, args)
+    for _ in range(k - 1):
+        pool.put(job)
+    rate = pool.wait.rate if pool.wait is not None else 0
+    ctl = np.array([max(int(rate * UNITS_WAIT_US * 1e-6), 1), 0, 0, 0], dtype=np.int64)
+    try:
+        ended = kernel(job.count, _NO_PUTS, ctl, cuts, *args) & 1
+    except BaseException:
+        job.stop()
+        raise
+    while not ended and job.error is None:
+        time.sleep(UNITS_SLEEP)
+        ended = job.count[1] >= len(cuts)
+    if job.error is not None:
+        job.stop()
+        raise job.error
+
+
+# Microseconds the caller of :func:`parallel_units` polls for the workers' last units
+# to end (without the GIL), and seconds it then sleeps between looks.
+UNITS_WAIT_US = 500.0
+UNITS_SLEEP = 50e-6
+_NO_PUTS = np.zeros(1, dtype=np.int64)
+
+
+class _Units:
+    """A :func:`parallel_units` kernel's call, for the workers."""
+
+    def __init__(self, kernel, cuts, args):
+        self.kernel, self.cuts, self.args = kernel, cuts, args
+        self.count = np.zeros(2, dtype=np.int64)        # units claimed, units ended
+        self.error = None
+        self.inside = 0             # workers inside the kernel
+        self.lock = threading.Lock()
+
+    def stop(self):
+        """After an error: no unit is claimed from now on; returns once no worker is
+        inside the kernel (none writes the outputs after)."""
+        self.count[0] = 1 << 62
+        while self.inside:
+            time.sleep(UNITS_SLEEP)
+
+    def run(self, puts=None, wait=None):
+        """The kernel's units that are left; where ``wait`` (``_spin.waiter()``), then a
+        poll for the next put on ``puts`` as ``wait`` polls: whether it came."""
+        ctl = np.zeros(4, dtype=np.int64)
+        if wait is not None:
+            ctl[1:] = (puts[0] + 1, wait.rate * _spin.SPIN_US * 1e-6,
+                       wait.rate * _spin.SETTLE_US * 1e-6)
+        if self.count[0] >= len(self.cuts) and wait is None:
+            return False
+        with self.lock:
+            self.inside += 1
+        try:
+            return bool(self.kernel(self.count, _NO_PUTS if puts is None else puts, ctl,
+                                    self.cuts, *self.args) & 2)
+        except BaseException as e:      # raised in the caller, whose units then miss
+            self.error = e
+            return False
+        finally:
+            with self.lock:
+                self.inside -= 1
 
 
 def parallel_parts(fn, shape, nbytes, xp=None, min_bytes=None):

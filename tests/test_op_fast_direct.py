@@ -339,6 +339,66 @@ def test_the_kernels_cache_stamp_follows_the_code_they_call():
     ``CALLED_CODE_STAMP`` to the value below after changing that code)."""
     import hashlib
     import inspect
+    from mxlite import _spin_poll
     from mxlite.operator.nn import _fast_tile
-    text = inspect.getsource(_fast_tile) + inspect.getsource(_fast_bn._channel_affine)
+    text = (inspect.getsource(_fast_tile) + inspect.getsource(_fast_bn._channel_affine)
+            + inspect.getsource(_spin_poll))
     assert _fast_direct.CALLED_CODE_STAMP == hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("n,f_blocks,p_blocks,axis", [(1, 256, 2, 2), (1, 7, 2, 2),
+                                                      (1, 8, 66, 4), (2, 3, 5, 4),
+                                                      (24, 32, 3, 2), (1, 1, 1, 2)])
+@pytest.mark.parametrize("units", [1, 5, 16])
+def test_units_cover_every_output_once(n, f_blocks, p_blocks, axis, units, monkeypatch):
+    """The claimed units of a product (``_cuts``) cover its samples x filter blocks x
+    position blocks once each, the filters cut by pairs of blocks (a pair runs its last
+    few positions by columns), whatever ``UNITS``."""
+    monkeypatch.setattr(_fast_direct, "UNITS", units)
+    _fast_direct._cuts.cache_clear()
+    cover = np.zeros((n, f_blocks, p_blocks), dtype=int)
+    cuts = _fast_direct._cuts(n, f_blocks, p_blocks, axis, True)
+    for n0, n1, b0, b1, p0, p1 in cuts:
+        cover[n0:n1, b0:b1, p0:p1] += 1
+        assert axis == 4 or b0 % 2 == 0
+    assert (cover == 1).all()
+    assert len(cuts) == n * min(-(-(f_blocks if axis == 2 else p_blocks)
+                                  // (2 if axis == 2 else 1)), -(-units // n))
+    assert _fast_direct._cuts(n, f_blocks, p_blocks, axis, False).tolist() == \
+        [[0, n, 0, f_blocks, 0, p_blocks]]
+    _fast_direct._cuts.cache_clear()
+
+
+@needs_numba
+@pytest.mark.parametrize("units", [1, 3, 64])
+def test_claimed_units_give_the_same_bits_whatever_their_count(units, monkeypatch):
+    """1x1, small 3x3 and Winograd's products, at 2 threads, cut in any number of
+    claimed units: the bits of one thread, and of one part per thread."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 49)
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 1 << 40)
+    rng = np.random.default_rng(12)
+    x7 = rng.standard_normal((1, 40, 7, 7)).astype(np.float32)
+    x12 = rng.standard_normal((1, 48, 12, 12)).astype(np.float32)
+    w1 = rng.standard_normal((64, 40, 1, 1)).astype(np.float32)
+    w3 = rng.standard_normal((32, 40, 3, 3)).astype(np.float32)
+    w3w = rng.standard_normal((32, 48, 3, 3)).astype(np.float32)
+
+    def run():
+        return (_kept_call(x7, w1)[1], _kept_3x3(x7, w3, (1, 1)),
+                _winograd_kept(x12, w3w)[0][1])
+    got = {}
+    for mode, threads, claims in (("serial", 1, True), ("parts", 2, False),
+                                  ("claims", 2, True)):
+        monkeypatch.setattr(_fast_direct, "CLAIMS", claims)
+        monkeypatch.setattr(_fast_direct, "UNITS", units)
+        _fast_direct._cuts.cache_clear()
+        prev = engine.set_num_threads(threads)
+        try:
+            got[mode] = run()
+        finally:
+            engine.set_num_threads(prev)
+    _fast_direct._cuts.cache_clear()
+    for a, b, c in zip(*got.values()):
+        assert np.array_equal(a, b) and np.array_equal(a, c)

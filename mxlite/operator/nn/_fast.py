@@ -617,7 +617,7 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
     v = _input(jit, x, pad, th, tw, scheme)
     if u.ndim == 2:
         m = _planes(f, v.shape[2], x.dtype, k)
-        parallel_products(functools.partial(_products, u, v, m), k, k * f * c * v.shape[2])
+        _fast_direct.planes(u, v, m)
     else:
         m = matmul(np, u, v, out=_planes(f, v.shape[2], x.dtype, k))       # (k, F, tiles)
     _split(_output_part(jit, m, th, tw, scheme[2], epi, y), f, m.nbytes, transform=True)

@@ -24,6 +24,8 @@ Each output value is summed tap by tap, each tap's input channels in the order c
 at any threads and from any split, float32 round-off against NumPy's product
 (OpenBLAS's sums run in another order).
 """
+import functools
+
 import numpy as np
 
 from ... import engine
@@ -66,14 +68,31 @@ CHUNK_BLOCKS = 4
 COLUMNS = 4
 # numba keys its cache of a kernel by the text of the kernel's own file: a stamp of the
 # code that the kernels here compile in from other files (``_fast_tile``, ``_fast_bn``'s
-# channel_affine), which a test checks, changes this file's text with that code.
-CALLED_CODE_STAMP = "3d790fa8a55304ce"
+# channel_affine, ``_spin_poll``), which a test checks, changes this file's text with it.
+CALLED_CODE_STAMP = "b6a834a63fa9442b"
+
+# Units a product split over the threads is cut into (:func:`_cuts`), whatever the
+# threads: each thread claims the next one inside the compiled kernel
+# (:func:`engine.parallel_units`), so a thread that comes late takes fewer. NOTE:
+# ResNet-50 b1 hybridized inference at 2 threads on a busy 2-core host, alternated
+# step by step in one process against one part per thread: 8 units 1.03-1.06x the
+# median step time (1.05-1.08x the least), 16 0.96-1.05x, 32 0.98-1.0x (each unit
+# reads the input or the weights that the others read too), guided cuts (units
+# shrinking towards the end) no better than 8.
+UNITS = 8
+# Whether the products split over the threads run as claimed units (else as one part
+# per thread, :func:`engine.parallel_products`, as before: kept for measuring).
+CLAIMS = True
 
 # set by :func:`compiled`: the module ``_fast_tile``, its tiles of 1 to 3 vectors and of
-# 1 to 4 columns, and, compiled, _fast_bn's channel_affine and :func:`_products`, which
-# the kernels call
+# 1 to 4 columns, and, compiled, _fast_bn's channel_affine, :func:`_products`,
+# :func:`_pointwise`, :func:`_taps` and :func:`_ended`, which the kernels call;
+# ``_spin_poll``'s atomics; the units' kernels
 _tiles = _tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
 _cols1 = _cols2 = _cols3 = _cols4 = None
+_compiled_pointwise = _compiled_taps = _compiled_ended = None
+_fetch_add = _load = _poll = None
+_units = None
 
 
 def _products(wp, x, offsets, y, n, b0, b1, q0, q1):
@@ -161,18 +180,79 @@ def _taps(wp, x, offsets, z, y, n0, n1, b0, b1, mean, scale, shift, r, affine, a
                     r, add, relu, y3)
 
 
+def _ended(count, units, puts, ctl):
+    """After a thread's last unit: ``count[1]`` (the units ended) polled up to ``ctl[0]``
+    times for ``units``, then ``puts[0]`` up to ``ctl[2]`` times for ``ctl[1]`` (then
+    ``ctl[3]`` pauses): 1 where every unit had ended, plus 2 where ``puts[0]`` came to
+    ``ctl[1]`` (:func:`engine.parallel_units`)."""
+    ended = count[1:]
+    _poll(ended, units, ctl[0], 0)
+    done = 1 if _load(ended) >= units else 0
+    return done + (2 if _poll(puts, ctl[1], ctl[2], ctl[3]) < ctl[2] else 0)
+
+
+def _pointwise_units(count, puts, ctl, cuts, wp, x, y, mean, scale, shift, r, affine, add,
+                     relu):
+    """:func:`_pointwise` over the units ``cuts`` (rows ``n0, n1, b0, b1, p0, p1``), each
+    claimed by ``count[0]`` and counted in ``count[1]`` once ended (atomically: other
+    threads run the same call); then :func:`_ended`."""
+    i = _fetch_add(count, 1)
+    while i < len(cuts):
+        _compiled_pointwise(wp, x, y, cuts[i, 0], cuts[i, 1], cuts[i, 2], cuts[i, 3],
+                            cuts[i, 4], cuts[i, 5], mean, scale, shift, r, affine, add, relu)
+        _fetch_add(count[1:], 1)
+        i = _fetch_add(count, 1)
+    return _compiled_ended(count, len(cuts), puts, ctl)
+
+
+def _taps_units(count, puts, ctl, cuts, wp, x, offsets, z, y, mean, scale, shift, r, affine,
+                add, relu):
+    """:func:`_taps` over the units ``cuts`` (rows ``n0, n1, b0, b1, ...``), as
+    :func:`_pointwise_units` runs them."""
+    i = _fetch_add(count, 1)
+    while i < len(cuts):
+        _compiled_taps(wp, x, offsets, z, y, cuts[i, 0], cuts[i, 1], cuts[i, 2], cuts[i, 3],
+                       mean, scale, shift, r, affine, add, relu)
+        _fetch_add(count[1:], 1)
+        i = _fetch_add(count, 1)
+    return _compiled_ended(count, len(cuts), puts, ctl)
+
+
+def _plane_units(count, puts, ctl, cuts, u, v, m):
+    """Winograd's products ``m[i] = u_i @ v[i]`` (:func:`plane_products`) over the units
+    ``cuts`` (rows ``i0, i1, b0, b1, p0, p1``: planes, filter and position blocks), as
+    :func:`_pointwise_units` runs them."""
+    none = np.empty(0, dtype=m.dtype)
+    i = _fetch_add(count, 1)
+    while i < len(cuts):
+        for p in range(cuts[i, 0], cuts[i, 1]):
+            y = m[p:p + 1]
+            _compiled_pointwise(u[p], v[p:p + 1], y, 0, 1, cuts[i, 2], cuts[i, 3],
+                                cuts[i, 4], cuts[i, 5], none, none, none, y, False, False,
+                                False)
+        _fetch_add(count[1:], 1)
+        i = _fetch_add(count, 1)
+    return _compiled_ended(count, len(cuts), puts, ctl)
+
+
 def compiled(jit, affine):
     """The kernels, compiled by ``jit`` (numba's, as ``_fast`` sets it), calling
     ``affine`` (``_fast_bn``'s channel_affine, compiled by it)."""
     from . import _fast_tile
+    from ... import _spin_poll
     global _tiles, _tile1, _tile2, _tile3, _affine, _compiled_products
-    global _cols1, _cols2, _cols3, _cols4
+    global _cols1, _cols2, _cols3, _cols4, _compiled_pointwise, _compiled_taps
+    global _compiled_ended, _fetch_add, _load, _poll, _units
     _tiles = _fast_tile
     _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
     _cols1, _cols2, _cols3, _cols4 = (_fast_tile.columns(m, PREFETCH_BYTES) for m in range(1, 5))
     _affine = affine
+    _fetch_add, _load, _poll = _spin_poll._fetch_add, _spin_poll._load, _spin_poll.poll
     _compiled_products = jit(_products)
-    return jit(_pointwise), jit(_taps)
+    _compiled_pointwise, _compiled_taps = jit(_pointwise), jit(_taps)
+    _compiled_ended = jit(_ended)
+    _units = (jit(_pointwise_units), jit(_taps_units), jit(_plane_units))
+    return _compiled_pointwise, _compiled_taps
 
 
 def pack(w):
@@ -250,6 +330,47 @@ def plane_products(u, v, m, lo, hi):
                       none, none, none, y, False, False, False)
 
 
+@functools.lru_cache(maxsize=1024)
+def _cuts(n, f_blocks, p_blocks, axis, split):
+    """The units (rows ``n0, n1, b0, b1, p0, p1``: samples, filter and position blocks) of
+    a product over ``n`` samples (or planes), ``f_blocks`` and ``p_blocks``: where
+    ``split``, each sample's cut into contiguous parts along ``axis`` (2: the filters, 4:
+    the positions), ``UNITS`` in all or as many blocks as there are; else one unit of
+    the whole. Each output value is one unit's."""
+    whole = [0, n, 0, f_blocks, 0, p_blocks]
+    if not split:
+        rows = [whole]
+    else:
+        # (filter blocks by pairs: a pair runs its last few positions by columns)
+        pair = 2 if axis == 2 else 1
+        blocks = whole[axis + 1]
+        m = min(-(-blocks // pair), max(1, -(-UNITS // n)))
+        cut = [min(blocks, pair * (-(-blocks // pair) * j // m)) for j in range(m + 1)]
+        rows = []
+        for a in range(n):
+            for j in range(m):
+                row = [a, a + 1] + whole[2:]
+                row[axis:axis + 2] = cut[j], cut[j + 1]
+                rows.append(row)
+    cuts = np.array(rows, dtype=np.int64)
+    cuts.flags.writeable = False
+    return cuts
+
+
+def planes(u, v, m):
+    """``m[i] = u_i @ v[i]`` for every plane of Winograd's products (as
+    :func:`plane_products`), split over the threads by planes and filters as claimed
+    units (:func:`engine.parallel_units`)."""
+    k, f, t = m.shape
+    blocks = -(-t // (16 * VECTORS))
+    macs = k * f * v.shape[1] * t
+    if not CLAIMS:
+        return parallel_products(lambda lo, hi: plane_products(u, v, m, lo, hi), k, macs)
+    _fast.kernels()
+    engine.parallel_units(_units[2], functools.partial(_cuts, k, f // FILTERS, blocks, 2),
+                          (u, v, m), macs)
+
+
 def _split(run, n, f, blocks, macs):
     """``run(n0, n1, b0, b1, p0, p1)`` over parts: by samples where there are as many as
     threads, else by filters where there are more filter blocks than ``blocks`` of
@@ -283,8 +404,13 @@ def pointwise(x, w, stride, epilogue=None):
     y = np.empty((n, f) + out, dtype=x.dtype)
     y3 = y.reshape(n, f, -1)
     epi = epi[:3] + (y3 if epi[3] is None else epi[3],) + epi[4:]
-    _split(lambda *b: jit.pointwise(packed, x3, y3, *b, *epi), n, f,
-           -(-x3.shape[2] // (16 * VECTORS)), f * c * n * x3.shape[2])
+    blocks, macs = -(-x3.shape[2] // (16 * VECTORS)), f * c * n * x3.shape[2]
+    if CLAIMS:
+        axis = 2 if f // FILTERS >= blocks else 4
+        engine.parallel_units(_units[0], functools.partial(_cuts, n, f // FILTERS, blocks, axis),
+                              (packed, x3, y3) + epi, macs)
+    else:
+        _split(lambda *b: jit.pointwise(packed, x3, y3, *b, *epi), n, f, blocks, macs)
     return y
 
 
@@ -309,7 +435,12 @@ def conv3x3(x, w, pad, out, epilogue=None):
     z = np.empty((n, f, (oh - 1) * wp + ow), dtype=x.dtype)
     y = np.empty((n, f, oh, ow), dtype=x.dtype)
     epi = epi[:3] + (z if epi[3] is None else epi[3],) + epi[4:]
-    _split(lambda n0, n1, b0, b1, *_: jit.taps(packed, xp.reshape(n, c, -1), offsets, z, y,
-                                                n0, n1, b0, b1, *epi),
-           n, f, 0, 9 * f * c * n * oh * ow)
+    x3, macs = xp.reshape(n, c, -1), 9 * f * c * n * oh * ow
+    if CLAIMS:
+        engine.parallel_units(_units[1], functools.partial(_cuts, n, f // FILTERS, 1, 2),
+                              (packed, x3, offsets, z, y) + epi, macs)
+    else:
+        _split(lambda n0, n1, b0, b1, *_: jit.taps(packed, x3, offsets, z, y, n0, n1, b0, b1,
+                                                    *epi),
+               n, f, 0, macs)
     return y
