@@ -456,6 +456,30 @@ def test_batch_norm_inference_pass_gives_numpys_values_bit_for_bit(shape, fix_ga
     np.testing.assert_array_equal(fast, want)
 
 
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fix_gamma", [False, True])
+@pytest.mark.parametrize("eps", [1e-5, 1e-3, 0.1])
+def test_moving_affine_kernel_gives_numpys_values_bit_for_bit(eps, fix_gamma, dtype):
+    """``inv = 1 / sqrt(var + eps)`` and ``scale = inv * gamma`` in one compiled call (a
+    fused inference step's) are NumPy's values, bit for bit: variances over many scales
+    and zeros, eps rounded to the dtype first."""
+    from mxlite.operator.nn.normalization import _affine
+    rng = np.random.RandomState(5)
+    p = mx.operator.get_op("BatchNorm").parse_params(dict(eps=eps, fix_gamma=fix_gamma))
+    for c in (1, 7, 300, 2048):
+        var = (rng.rand(c) * 10.0 ** rng.uniform(-9, 5, c)).astype(dtype)
+        var[::5] = 0
+        gamma = rng.randn(c).astype(dtype)
+        want = _affine(p, np, var, gamma, gamma, dtype)[:2]
+        got = _fast_bn.inverse_scale(var, gamma, p.eps, p.fix_gamma)
+        assert (got[1] is got[0]) == fix_gamma
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype == dtype
+            assert np.array_equal(g.view(np.uint8), w.view(np.uint8))
+    assert _fast_bn.inverse_scale(var, gamma.astype(np.float16), p.eps, False) is None
+
+
 def _bn_train(x, gamma, beta, gy):
     """BatchNorm's training forward (y, mean, var) and gradients (data, gamma, beta)."""
     args = [mx.nd.array(a, dtype=x.dtype) for a in (x, gamma, beta)]

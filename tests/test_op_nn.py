@@ -240,6 +240,28 @@ def test_pooling_lp_global_and_full():
     np.testing.assert_allclose(full.asnumpy()[..., -1, -1], x[..., -1, -1])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("kind", ["avg", "sum"])
+@pytest.mark.parametrize("shape", [(1, 2048, 7, 7), (3, 5, 13, 11), (2, 3, 9), (2, 2, 3, 4, 5),
+                                   (2, 4, 1, 1)])
+def test_global_pooling_is_the_whole_map_window_bit_for_bit(shape, kind, dtype):
+    """A global pooling (each map summed as one row) gives the values of the pooling
+    whose one window is the whole map, bit for bit; so does one of a transposed view."""
+    rng = np.random.RandomState(3)
+    for scale in (1e-3, 1.0, 1e3):
+        x = (rng.randn(*shape) * scale).astype(dtype)
+        want = mx.nd.Pooling(mx.nd.array(x, dtype=dtype), kernel=shape[2:],
+                             pool_type=kind).asnumpy()
+        got = mx.nd.Pooling(mx.nd.array(x, dtype=dtype), kernel=(1,) * (len(shape) - 2),
+                            global_pool=True, pool_type=kind).asnumpy()
+        assert got.dtype == want.dtype == dtype and got.shape == want.shape
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    op = mx.operator.get_op("Pooling")
+    p = op.parse_params(dict(kernel=(1,) * (len(shape) - 2), global_pool=True, pool_type=kind))
+    xt = np.ascontiguousarray(np.swapaxes(x, 0, 1)).swapaxes(0, 1)     # not C-contiguous
+    assert np.array_equal(op.compute(p, np, xt)[0], want)
+
+
 @pytest.mark.parametrize("shape, kernel", [((2, 3, 9, 7), (2, 2)), ((2, 3, 8), (2,)),
                                            ((1, 2, 6, 6, 6), (2, 3, 2)), ((2, 2, 6, 6), (3, 3))])
 @pytest.mark.parametrize("data", ["distinct", "ties", "nan", "inf_head"])

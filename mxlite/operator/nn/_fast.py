@@ -91,6 +91,8 @@ def kernels():
         jit, cache = numba.njit(nogil=True), False
     # NOTE: the sums may be reordered (vectorised, in float64): no other operation is
     sum_jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
+    # (a division by zero gives inf, as NumPy's, instead of raising)
+    divide_jit = numba.njit(cache=cache, nogil=True, error_model="numpy")
     from . import _fast_bn as bn, _fast_conv, _fast_pool
     affine = jit(bn._channel_affine)
     pointwise, taps = _fast_direct.compiled(jit, affine)
@@ -104,7 +106,8 @@ def kernels():
                                  pointwise=pointwise, taps=taps,
                                  channel_moments=sum_jit(bn._channel_moments),
                                  channel_grad_sums=sum_jit(bn._channel_grad_sums),
-                                 channel_grad=jit(bn._channel_grad))
+                                 channel_grad=jit(bn._channel_grad),
+                                 inverse_scale=divide_jit(bn._inverse_scale))
 
 
 def _input_tiles(x, p0, p1, c0, c1, th, tw, wide, v):

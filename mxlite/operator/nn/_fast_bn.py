@@ -120,6 +120,38 @@ def _channel_grad(x, c0, mean, gy, y, relu, a, k1, k2, gx):
                 gx[n, c, i] = v * ac - (x[n, c, i] - m) * p - q
 
 
+def _inverse_scale(var, gamma, eps, scaled, inv, scale):
+    """``inv = 1 / sqrt(var + eps)`` and, where ``scaled``, ``scale = inv * gamma``, in
+    var's dtype (``eps`` rounded to it first): NumPy's operations, one value at a time."""
+    k = np.empty(2, dtype=var.dtype)    # (constants of var's dtype, as in _fast)
+    k[0], k[1] = eps, 1
+    e, one = k[0], k[1]
+    for i in range(var.shape[0]):
+        v = one / np.sqrt(var[i] + e)
+        inv[i] = v
+        if scaled:
+            scale[i] = v * gamma[i]
+
+
+def inverse_scale(var, gamma, eps, fix_gamma):
+    """BatchNorm's ``(inv, scale)`` per channel for the variance ``var`` (1-D) and
+    ``gamma`` (``scale`` is ``inv`` where ``fix_gamma``): the values of
+    ``normalization._affine``, bit for bit, in one compiled call (its NumPy passes cost
+    a fused inference step several of its dozens of us of glue); None where numba is
+    off or the vectors are not 1-D float arrays of one shape and dtype."""
+    if (type(var) is not np.ndarray or type(gamma) is not np.ndarray or var.ndim != 1
+            or gamma.shape != var.shape or var.dtype not in _fast._DTYPES
+            or gamma.dtype != var.dtype):
+        return None
+    jit = _fast.kernels()
+    if jit is None:
+        return None
+    inv = np.empty_like(var)
+    scale = inv if fix_gamma else np.empty_like(var)
+    jit.inverse_scale(var, gamma, eps, not fix_gamma, inv, scale)
+    return inv, scale
+
+
 def channel_views(*arrays):
     """The (N, C, L) views of NumPy float ``arrays`` of one shape and dtype (channels on
     axis 1, None entries passed through), for the BatchNorm kernels below; None where

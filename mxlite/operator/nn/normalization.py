@@ -184,8 +184,13 @@ def moving_affine(p, xp, dtype, gamma, beta, moving_mean, moving_var):
     :func:`batch_norm` computes, for a kernel that applies ``(x - mean) * scale +
     shift`` itself (``fused.py``), to read only (``mean`` and ``shift`` may be the moving
     mean and beta themselves)."""
-    return (moving_mean.astype(dtype, copy=False),) + _affine(
-        p, xp, moving_var.astype(dtype, copy=False), gamma, beta, dtype)
+    var = moving_var.astype(dtype, copy=False)
+    found = None
+    if xp is np:
+        found = _fast_bn.inverse_scale(var, gamma.astype(dtype, copy=False), p.eps, p.fix_gamma)
+    if found is None:
+        return (moving_mean.astype(dtype, copy=False),) + _affine(p, xp, var, gamma, beta, dtype)
+    return (moving_mean.astype(dtype, copy=False),) + found + (beta.astype(dtype, copy=False),)
 
 
 def _bn_grad(p, x, y, gy, need, relu=False, keep_g=False):
