@@ -279,6 +279,8 @@ class Conv2D(_Conv):
     (1, 16, 8, 8)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0),
                  dilation=(1, 1), groups=1, layout="NCHW", activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer="zeros", in_channels=0, **kwargs):
@@ -501,6 +503,8 @@ class MaxPool2D(_Pooling):
     (1, 3, 4, 4)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, pool_size=(2, 2), strides=None, padding=0, layout="NCHW",
                  ceil_mode=False, **kwargs):
         pool_size = _pool_size("MaxPool2D", 2, pool_size, layout)
@@ -559,6 +563,8 @@ class AvgPool2D(_Pooling):
     (1, 1, 4, 4)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, pool_size=(2, 2), strides=None, padding=0, ceil_mode=False,
                  layout="NCHW", count_include_pad=True, **kwargs):
         pool_size = _pool_size("AvgPool2D", 2, pool_size, layout)
@@ -613,6 +619,8 @@ class GlobalMaxPool1D(_GlobalPooling):
 
 class GlobalMaxPool2D(_GlobalPooling):
     """Maximum over height and width: ``(N, C, H, W)`` to ``(N, C, 1, 1)``."""
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 2, "max"
 
     def __init__(self, layout="NCHW", **kwargs):
@@ -643,6 +651,8 @@ class GlobalAvgPool2D(_GlobalPooling):
     >>> mx.gluon.nn.GlobalAvgPool2D()(mx.nd.ones((2, 3, 5, 5))).shape
     (2, 3, 1, 1)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 2, "avg"
 
     def __init__(self, layout="NCHW", **kwargs):
