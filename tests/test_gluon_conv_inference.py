@@ -149,6 +149,12 @@ def test_a_batch1_1x1_layer_runs_the_direct_kernel_from_its_second_call(monkeypa
     assert made == [(16, 32)]       # packed once, on the second call
     for g in got:
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
+    # the kernel adds the bias as it makes the output: the bits of its output without, + b
+    bare = nn.Conv2D(16, 1, in_channels=32, use_bias=False)
+    bare.initialize()
+    bare.weight.set_data(conv.weight.data())
+    z = [bare(x).asnumpy() for _ in range(3)][-1]
+    assert np.array_equal(got[-1], z + conv.bias.data().asnumpy().reshape(1, -1, 1, 1))
 
 
 @pytest.mark.parametrize("layout", ["NHWC"])

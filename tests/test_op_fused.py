@@ -843,7 +843,8 @@ def test_1x1_and_strided_convolutions_apply_batch_norm_as_they_make_their_output
     net(x)
     for p in net.collect_params().values():     # statistics away from 0 and 1
         p.set_data(mx.nd.array(np.random.RandomState(2).rand(*p.shape) + 0.5))
-    want = net(x).asnumpy()
+    with mx.autograd.record(train_mode=False):    # the layers one by one (unrecorded, a
+        want = net(x).asnumpy()                    # HybridSequential fuses them too)
     net.hybridize()
     net(x)
     del passes[:]

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ...base import MXNetError
+from ...nd.ndarray import NDArray
 from ..block import Block, HybridBlock
 from ..utils import _indent
 
@@ -79,9 +80,12 @@ class Sequential(_SequentialMixin, Block):
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
-    """Stacks HybridBlocks sequentially."""
+    """Stacks HybridBlocks sequentially. Not hybridized, an unrecorded call runs its
+    Conv2D -> BatchNorm [-> relu] children as one step each (``sequential_chains``)."""
 
     def hybrid_forward(self, F, x):
+        if isinstance(x, NDArray):
+            return sequential_chains.run(self, x)
         for block in self._children.values():
             x = block(x)
         return x
@@ -452,3 +456,6 @@ class HybridLambda(HybridBlock):
     def __repr__(self):
         return "{name}({function})".format(name=self.__class__.__name__,
                                            function=self._func_name)
+
+
+from . import sequential_chains  # noqa: E402 (it reads this module's layers)

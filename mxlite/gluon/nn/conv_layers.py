@@ -159,7 +159,8 @@ class _Conv(HybridBlock):
         _check_input(self, x)
         if isinstance(weight, NDArray) and not _ag_state.recording:
             kept = self._kept_filters()
-            if kept is not None:
+            # (data that do not fit run the Convolution op, for its error)
+            if kept is not None and x.ndim == 4 and x.shape[1] == weight.shape[1]:
                 y = invoke(kept[0], (x, weight) if bias is None else (x, weight, bias), kept[1])
                 return y if self.act is None else self.act(y)
         op = getattr(F, self._op_name)

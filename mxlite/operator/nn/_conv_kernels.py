@@ -481,16 +481,18 @@ def _subsample(x, stride):
 POINTWISE_BLOCK_POSITIONS = 100
 
 
-def pointwise(xp, x, w, stride, epilogue=None):
+def pointwise(xp, x, w, stride, epilogue=None, direct=True):
     """1x1 convolution: ``w (F, C) @ x[n] (C, L)`` for every sample, no columns and
     no transpose (the product is already channels-first). ``epilogue``: a callable
     ``(y3, n0, n1, i0, i1)`` changing samples n0:n1, positions i0:i1 of the (N, F, L)
-    output in place, run on each part right after its product.
+    output in place, run on each part right after its product. ``direct``: whether
+    ``_fast_direct`` 's kernel may run it (where the caller has not tried it already).
 
     NOTE: on small maps (7x7: ResNet-50's last stage) N products of L columns each
     run at 95 GFLOP/s against 125 for one (F, C) @ (C, N * L) product, worth its
     two transposed copies of the (small) input and output."""
-    y = _fast_direct.pointwise(x, w, stride) if xp is np and epilogue is None else None
+    y = _fast_direct.pointwise(x, w, stride) if direct and xp is np and epilogue is None \
+        else None
     if y is not None:
         return y
     xs = _subsample(x, stride)
