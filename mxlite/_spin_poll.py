@@ -46,6 +46,17 @@ def _fetch_add(typingctx, count, value):
     return types.int64(count, types.int64), codegen
 
 
+@intrinsic
+def _swap_if(typingctx, count, expected, value):
+    """``count[0] = value`` where it is ``expected`` (int64), as one atomic step
+    (sequentially consistent); whether it was."""
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, value=args[0]).data
+        pair = builder.cmpxchg(data, args[1], args[2], "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 1)
+    return types.boolean(count, types.int64, types.int64), codegen
+
+
 def _poll(count, least, n, settle):
     """Poll ``count[0]`` (int64) until it is at least ``least``, at most ``n`` times,
     then pause ``settle`` times more; the polls made."""

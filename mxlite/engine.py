@@ -461,47 +461,49 @@ def parallel_stages(stages, macs):
 def parallel_units(kernel, cuts, args, macs):
     """``kernel(count, puts, ctl, cuts(split), *args)``, a compiled kernel (nogil) that
     runs units of products of ``macs`` multiply-adds in all, one per row of
-    ``cuts(split)``, claiming them one at a time inside itself (``count[0]``, by an
-    atomic fetch-add) and counting those ended (``count[1]``); then it polls
-    ``count[1]`` up to ``ctl[0]`` times for every unit to end, and ``puts[0]`` up to
-    ``ctl[2]`` times for at least ``ctl[1]`` (then pauses ``ctl[3]`` times); it returns
-    1 where every unit had ended, plus 2 where ``puts[0]`` came to ``ctl[1]``. Split
-    (``cuts(True)``) from ``PARALLEL_MIN_MACS`` on, where there are threads and the
-    caller is not a worker: the workers call the kernel too, and a worker that comes
-    late takes fewer units, or none; else ``cuts(False)`` in the caller alone.
+    ``cuts(split)``: it claims them one at a time (``count[0]``, atomically) once the
+    units that a row needs have ended (``count[1]`` at ``cuts[i, 0]``, polled up to
+    ``ctl[0]`` times: else it returns 0), counts each ended in ``count[1]``, and once
+    none is left polls ``count[1]`` up to ``ctl[1]`` times for every unit to end, then
+    ``puts[0]`` up to ``ctl[3]`` times for at least ``ctl[2]`` (then pauses ``ctl[4]``
+    times); it returns 1 where every unit had ended, plus 2 where ``puts[0]`` came to
+    ``ctl[2]``. Split (``cuts(True)``) from ``PARALLEL_MIN_MACS`` on, where there are
+    threads and the caller is not a worker: the workers call the kernel too, and a
+    worker that comes late takes fewer units, or none; else ``cuts(False)`` in the
+    caller alone.
 
     NOTE: the caller returns once the units have ended, seen inside its kernel, with no
     hand-off through the GIL; a polling worker polls inside the kernel for the next
     put, so that it takes the GIL after the caller has gone into its next kernel. Where
-    the caller's polls run out (a worker descheduled within a unit) it sleeps until the
-    units have ended."""
+    the caller's polls run out (a worker descheduled within a unit) it sleeps, looking
+    again between sleeps (a call that polls once), until the units have ended."""
     split = _threads > 1 and not _here.inside and macs >= PARALLEL_MIN_MACS
     cuts = cuts(split)
     k = min(_threads, len(cuts)) if split else 1
     if k <= 1:
-        kernel(np.zeros(2, dtype=np.int64), _NO_PUTS, np.zeros(4, dtype=np.int64), cuts, *args)
+        kernel(np.zeros(2, dtype=np.int64), _NO_PUTS, np.zeros(5, dtype=np.int64), cuts, *args)
         return
     pool = _get_pool()
-    job = _Units(kernel, cuts, args)
+    rate = pool.wait.rate if pool.wait is not None else 0
+    job = _Units(kernel, cuts, args, max(int(rate * UNITS_WAIT_US * 1e-6), 1))
     for _ in range(k - 1):
         pool.put(job)
-    rate = pool.wait.rate if pool.wait is not None else 0
-    ctl = np.array([max(int(rate * UNITS_WAIT_US * 1e-6), 1), 0, 0, 0], dtype=np.int64)
+    ctl = np.array([job.polls, job.polls, 0, 0, 0], dtype=np.int64)
     try:
-        ended = kernel(job.count, _NO_PUTS, ctl, cuts, *args) & 1
+        while not kernel(job.count, _NO_PUTS, ctl, cuts, *args) & 1 and job.error is None:
+            ctl[:2] = 1
+            time.sleep(UNITS_SLEEP)
     except BaseException:
         job.stop()
         raise
-    while not ended and job.error is None:
-        time.sleep(UNITS_SLEEP)
-        ended = job.count[1] >= len(cuts)
     if job.error is not None:
         job.stop()
         raise job.error
 
 
-# Microseconds the caller of :func:`parallel_units` polls for the workers' last units
-# to end (without the GIL), and seconds it then sleeps between looks.
+# Microseconds the caller of :func:`parallel_units` (or a worker, where a unit needs
+# others to end) polls for the workers' units to end (without the GIL) before it
+# sleeps, and the seconds of a sleep.
 UNITS_WAIT_US = 500.0
 UNITS_SLEEP = 50e-6
 _NO_PUTS = np.zeros(1, dtype=np.int64)
@@ -510,8 +512,8 @@ _NO_PUTS = np.zeros(1, dtype=np.int64)
 class _Units:
     """A :func:`parallel_units` kernel's call, for the workers."""
 
-    def __init__(self, kernel, cuts, args):
-        self.kernel, self.cuts, self.args = kernel, cuts, args
+    def __init__(self, kernel, cuts, args, polls):
+        self.kernel, self.cuts, self.args, self.polls = kernel, cuts, args, polls
         self.count = np.zeros(2, dtype=np.int64)        # units claimed, units ended
         self.error = None
         self.inside = 0             # workers inside the kernel
@@ -527,9 +529,9 @@ class _Units:
     def run(self, puts=None, wait=None):
         """The kernel's units that are left; where ``wait`` (``_spin.waiter()``), then a
         poll for the next put on ``puts`` as ``wait`` polls: whether it came."""
-        ctl = np.zeros(4, dtype=np.int64)
+        ctl = np.array([self.polls, 0, 0, 0, 0], dtype=np.int64)
         if wait is not None:
-            ctl[1:] = (puts[0] + 1, wait.rate * _spin.SPIN_US * 1e-6,
+            ctl[2:] = (puts[0] + 1, wait.rate * _spin.SPIN_US * 1e-6,
                        wait.rate * _spin.SETTLE_US * 1e-6)
         if self.count[0] >= len(self.cuts) and wait is None:
             return False

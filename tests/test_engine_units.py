@@ -116,7 +116,7 @@ def test_a_workers_error_is_raised_in_the_caller(two_threads):
 
 def test_a_worker_after_every_unit_was_claimed_writes_nothing():
     kernel, out = _Kernel(), np.zeros(6, dtype=np.int64)
-    job = engine._Units(kernel, _cuts(True), (out,))
+    job = engine._Units(kernel, _cuts(True), (out,), 1)
     job.count[:] = 6, 6
     assert job.run() is False
     assert not out.any() and not kernel.ran

@@ -342,7 +342,8 @@ def test_the_kernels_cache_stamp_follows_the_code_they_call():
     from mxlite import _spin_poll
     from mxlite.operator.nn import _fast_tile
     text = (inspect.getsource(_fast_tile) + inspect.getsource(_fast_bn._channel_affine)
-            + inspect.getsource(_spin_poll))
+            + inspect.getsource(_spin_poll) + inspect.getsource(_fast._input_tiles)
+            + inspect.getsource(_fast._output_tiles))
     assert _fast_direct.CALLED_CODE_STAMP == hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -358,26 +359,53 @@ def test_units_cover_every_output_once(n, f_blocks, p_blocks, axis, units, monke
     _fast_direct._cuts.cache_clear()
     cover = np.zeros((n, f_blocks, p_blocks), dtype=int)
     cuts = _fast_direct._cuts(n, f_blocks, p_blocks, axis, True)
-    for n0, n1, b0, b1, p0, p1 in cuts:
+    for need, stage, n0, n1, b0, b1, p0, p1 in cuts:
         cover[n0:n1, b0:b1, p0:p1] += 1
-        assert axis == 4 or b0 % 2 == 0
+        assert need == stage == 0 and (axis == 4 or b0 % 2 == 0)
     assert (cover == 1).all()
     assert len(cuts) == n * min(-(-(f_blocks if axis == 2 else p_blocks)
                                   // (2 if axis == 2 else 1)), -(-units // n))
     assert _fast_direct._cuts(n, f_blocks, p_blocks, axis, False).tolist() == \
-        [[0, n, 0, f_blocks, 0, p_blocks]]
+        [[0, 0, 0, n, 0, f_blocks, 0, p_blocks]]
     _fast_direct._cuts.cache_clear()
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_winograd_units_run_in_stages_each_needing_the_ones_before(split, monkeypatch):
+    """The units of Winograd's staged convolution: the input transform's channels, the
+    products' planes x filter blocks x position blocks, the output transform's filters,
+    each covered once, and each stage's units needing every unit before it to end."""
+    monkeypatch.setattr(_fast_direct, "UNITS", 8)
+    _fast_direct._winograd_cuts.cache_clear()
+    c, k, f, p_blocks = 20, 16, 48, 3
+    cuts = _fast_direct._winograd_cuts(c, k, f, p_blocks, split)
+    _fast_direct._winograd_cuts.cache_clear()
+    stage = cuts[:, 1]
+    assert list(stage) == sorted(stage) and set(stage) == {0, 1, 2}
+    for s in range(3):
+        assert (cuts[stage == s, 0] == np.sum(stage < s)).all()
+    channels, filters = np.zeros(c, dtype=int), np.zeros(f, dtype=int)
+    products = np.zeros((k, f // _fast_direct.FILTERS, p_blocks), dtype=int)
+    for _, s, a0, a1, b0, b1, p0, p1 in cuts:
+        if s == 1:
+            products[a0:a1, b0:b1, p0:p1] += 1
+        else:
+            (channels, filters)[s // 2][a0:a1] += 1
+    assert (channels == 1).all() and (products == 1).all() and (filters == 1).all()
+    assert len(cuts) == (3 if not split else 8 + k + 8)
 
 
 @needs_numba
 @pytest.mark.parametrize("units", [1, 3, 64])
-def test_claimed_units_give_the_same_bits_whatever_their_count(units, monkeypatch):
-    """1x1, small 3x3 and Winograd's products, at 2 threads, cut in any number of
-    claimed units: the bits of one thread, and of one part per thread."""
+@pytest.mark.parametrize("staged", [False, True])
+def test_claimed_units_give_the_same_bits_whatever_their_count(units, staged, monkeypatch):
+    """1x1, small 3x3 and Winograd's products (with its transforms where ``staged``), at
+    2 threads, cut in any number of claimed units: the bits of one thread, and of one
+    part per thread."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
     monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 49)
     monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
-    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
     rng = np.random.default_rng(12)
     x7 = rng.standard_normal((1, 40, 7, 7)).astype(np.float32)
     x12 = rng.standard_normal((1, 48, 12, 12)).astype(np.float32)
@@ -394,11 +422,13 @@ def test_claimed_units_give_the_same_bits_whatever_their_count(units, monkeypatc
         monkeypatch.setattr(_fast_direct, "CLAIMS", claims)
         monkeypatch.setattr(_fast_direct, "UNITS", units)
         _fast_direct._cuts.cache_clear()
+        _fast_direct._winograd_cuts.cache_clear()
         prev = engine.set_num_threads(threads)
         try:
             got[mode] = run()
         finally:
             engine.set_num_threads(prev)
     _fast_direct._cuts.cache_clear()
+    _fast_direct._winograd_cuts.cache_clear()
     for a, b, c in zip(*got.values()):
         assert np.array_equal(a, b) and np.array_equal(a, c)

@@ -95,10 +95,11 @@ def kernels():
     divide_jit = numba.njit(cache=cache, nogil=True, error_model="numpy")
     from . import _fast_bn as bn, _fast_conv, _fast_pool
     affine = jit(bn._channel_affine)
-    pointwise, taps = _fast_direct.compiled(jit, affine)
-    return types.SimpleNamespace(input_tiles=jit(_input_tiles),
+    input_tiles, output_tiles = jit(_input_tiles), jit(_output_tiles)
+    pointwise, taps = _fast_direct.compiled(jit, affine, input_tiles, output_tiles)
+    return types.SimpleNamespace(input_tiles=input_tiles,
                                  filter_tiles=jit(_filter_tiles),
-                                 output_tiles=jit(_output_tiles),
+                                 output_tiles=output_tiles,
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
                                  **{k: jit(f) for m in (_fast_conv, _fast_pool)
                                     for k, f in m.KERNELS.items()},
@@ -403,6 +404,8 @@ def _staged(jit, x, pad, u, th, tw, epi, y, scheme):
 
     NOTE: otherwise the transforms run on the caller alone (under
     ``PARALLEL_MIN_KERNEL_BYTES``) and only the products on the workers."""
+    if u.ndim == 2 and _fast_direct.CLAIMS:     # (the packed planes: one compiled call)
+        return _fast_direct.winograd(x, pad, u, th, tw, scheme, epi, y)
     k, _, wide = scheme
     (n, c), f = x.shape[:2], y.shape[1]
     v = _planes(c, n * th * tw, x.dtype, k)

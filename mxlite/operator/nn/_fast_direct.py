@@ -25,6 +25,7 @@ at any threads and from any split, float32 round-off against NumPy's product
 (OpenBLAS's sums run in another order).
 """
 import functools
+import types
 
 import numpy as np
 
@@ -68,8 +69,9 @@ CHUNK_BLOCKS = 4
 COLUMNS = 4
 # numba keys its cache of a kernel by the text of the kernel's own file: a stamp of the
 # code that the kernels here compile in from other files (``_fast_tile``, ``_fast_bn``'s
-# channel_affine, ``_spin_poll``), which a test checks, changes this file's text with it.
-CALLED_CODE_STAMP = "b6a834a63fa9442b"
+# channel_affine, ``_spin_poll``, ``_fast``'s Winograd transforms), which a test checks,
+# changes this file's text with it.
+CALLED_CODE_STAMP = "db713c945b2b29fa"
 
 # Units a product split over the threads is cut into (:func:`_cuts`), whatever the
 # threads: each thread claims the next one inside the compiled kernel
@@ -85,13 +87,15 @@ UNITS = 8
 CLAIMS = True
 
 # set by :func:`compiled`: the module ``_fast_tile``, its tiles of 1 to 3 vectors and of
-# 1 to 4 columns, and, compiled, _fast_bn's channel_affine, :func:`_products`,
-# :func:`_pointwise`, :func:`_taps` and :func:`_ended`, which the kernels call;
-# ``_spin_poll``'s atomics; the units' kernels
+# 1 to 4 columns, and, compiled, _fast_bn's channel_affine, ``_fast``'s Winograd
+# transforms, :func:`_products`, :func:`_pointwise`, :func:`_taps`, :func:`_claim`,
+# :func:`_ended` and :func:`_plane_unit`, which the kernels call; ``_spin_poll``'s
+# atomics; the units' kernels
 _tiles = _tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
 _cols1 = _cols2 = _cols3 = _cols4 = None
-_compiled_pointwise = _compiled_taps = _compiled_ended = None
-_fetch_add = _load = _poll = None
+_compiled_pointwise = _compiled_taps = _compiled_claim = _compiled_ended = None
+_compiled_plane_unit = _input_tiles = _output_tiles = None
+_fetch_add = _load = _poll = _swap_if = None
 _units = None
 
 
@@ -180,78 +184,130 @@ def _taps(wp, x, offsets, z, y, n0, n1, b0, b1, mean, scale, shift, r, affine, a
                     r, add, relu, y3)
 
 
-def _ended(count, units, puts, ctl):
-    """After a thread's last unit: ``count[1]`` (the units ended) polled up to ``ctl[0]``
-    times for ``units``, then ``puts[0]`` up to ``ctl[2]`` times for ``ctl[1]`` (then
-    ``ctl[3]`` pauses): 1 where every unit had ended, plus 2 where ``puts[0]`` came to
-    ``ctl[1]`` (:func:`engine.parallel_units`)."""
+def _claim(count, cuts, polls):
+    """The next unit (row of ``cuts``) this thread runs, claimed by ``count[0]``
+    (atomically: other threads claim from it too) once the units it needs have ended
+    (``count[1]`` at ``cuts[i, 0]``: the stages before its own), polled up to ``polls``
+    times for them; ``len(cuts)`` where none is left, -1 where the polls ran out."""
     ended = count[1:]
-    _poll(ended, units, ctl[0], 0)
+    while True:
+        i = _load(count)
+        if i >= len(cuts):
+            return len(cuts)
+        if _load(ended) < cuts[i, 0]:
+            _poll(ended, cuts[i, 0], polls, 0)
+            if _load(ended) < cuts[i, 0]:
+                return -1
+        if _swap_if(count, i, i + 1):
+            return i
+
+
+def _ended(count, units, puts, ctl):
+    """After a thread's last unit: ``count[1]`` (the units ended) polled up to ``ctl[1]``
+    times for ``units``, then ``puts[0]`` up to ``ctl[3]`` times for ``ctl[2]`` (then
+    ``ctl[4]`` pauses): 1 where every unit had ended, plus 2 where ``puts[0]`` came to
+    ``ctl[2]`` (:func:`engine.parallel_units`)."""
+    ended = count[1:]
+    _poll(ended, units, ctl[1], 0)
     done = 1 if _load(ended) >= units else 0
-    return done + (2 if _poll(puts, ctl[1], ctl[2], ctl[3]) < ctl[2] else 0)
+    return done + (2 if _poll(puts, ctl[2], ctl[3], ctl[4]) < ctl[3] else 0)
 
 
 def _pointwise_units(count, puts, ctl, cuts, wp, x, y, mean, scale, shift, r, affine, add,
                      relu):
-    """:func:`_pointwise` over the units ``cuts`` (rows ``n0, n1, b0, b1, p0, p1``), each
-    claimed by ``count[0]`` and counted in ``count[1]`` once ended (atomically: other
-    threads run the same call); then :func:`_ended`."""
-    i = _fetch_add(count, 1)
-    while i < len(cuts):
-        _compiled_pointwise(wp, x, y, cuts[i, 0], cuts[i, 1], cuts[i, 2], cuts[i, 3],
-                            cuts[i, 4], cuts[i, 5], mean, scale, shift, r, affine, add, relu)
+    """:func:`_pointwise` over the units ``cuts`` (rows ``need, stage, n0, n1, b0, b1, p0,
+    p1``, :func:`_cuts`), each claimed by :func:`_claim` and counted in ``count[1]`` once
+    ended (atomically: other threads run the same call); then :func:`_ended`."""
+    i = _compiled_claim(count, cuts, ctl[0])
+    while 0 <= i < len(cuts):
+        _compiled_pointwise(wp, x, y, cuts[i, 2], cuts[i, 3], cuts[i, 4], cuts[i, 5],
+                            cuts[i, 6], cuts[i, 7], mean, scale, shift, r, affine, add, relu)
         _fetch_add(count[1:], 1)
-        i = _fetch_add(count, 1)
-    return _compiled_ended(count, len(cuts), puts, ctl)
+        i = _compiled_claim(count, cuts, ctl[0])
+    return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
 
 
 def _taps_units(count, puts, ctl, cuts, wp, x, offsets, z, y, mean, scale, shift, r, affine,
                 add, relu):
-    """:func:`_taps` over the units ``cuts`` (rows ``n0, n1, b0, b1, ...``), as
+    """:func:`_taps` over the units ``cuts`` (samples and filter blocks), as
     :func:`_pointwise_units` runs them."""
-    i = _fetch_add(count, 1)
-    while i < len(cuts):
-        _compiled_taps(wp, x, offsets, z, y, cuts[i, 0], cuts[i, 1], cuts[i, 2], cuts[i, 3],
+    i = _compiled_claim(count, cuts, ctl[0])
+    while 0 <= i < len(cuts):
+        _compiled_taps(wp, x, offsets, z, y, cuts[i, 2], cuts[i, 3], cuts[i, 4], cuts[i, 5],
                        mean, scale, shift, r, affine, add, relu)
         _fetch_add(count[1:], 1)
-        i = _fetch_add(count, 1)
-    return _compiled_ended(count, len(cuts), puts, ctl)
+        i = _compiled_claim(count, cuts, ctl[0])
+    return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
+
+
+def _plane_unit(u, v, m, i0, i1, b0, b1, p0, p1):
+    """``m[i] = u_i @ v[i]`` (:func:`plane_products`) for the planes ``i0:i1``, filter
+    blocks ``b0:b1`` and position blocks ``p0:p1``."""
+    none = np.empty(0, dtype=m.dtype)
+    for i in range(i0, i1):
+        y = m[i:i + 1]
+        _compiled_pointwise(u[i], v[i:i + 1], y, 0, 1, b0, b1, p0, p1, none, none, none, y,
+                            False, False, False)
 
 
 def _plane_units(count, puts, ctl, cuts, u, v, m):
-    """Winograd's products ``m[i] = u_i @ v[i]`` (:func:`plane_products`) over the units
-    ``cuts`` (rows ``i0, i1, b0, b1, p0, p1``: planes, filter and position blocks), as
-    :func:`_pointwise_units` runs them."""
-    none = np.empty(0, dtype=m.dtype)
-    i = _fetch_add(count, 1)
-    while i < len(cuts):
-        for p in range(cuts[i, 0], cuts[i, 1]):
-            y = m[p:p + 1]
-            _compiled_pointwise(u[p], v[p:p + 1], y, 0, 1, cuts[i, 2], cuts[i, 3],
-                                cuts[i, 4], cuts[i, 5], none, none, none, y, False, False,
-                                False)
+    """Winograd's products (:func:`_plane_unit`) over the units ``cuts`` (planes, filter
+    and position blocks), as :func:`_pointwise_units` runs them."""
+    i = _compiled_claim(count, cuts, ctl[0])
+    while 0 <= i < len(cuts):
+        _compiled_plane_unit(u, v, m, cuts[i, 2], cuts[i, 3], cuts[i, 4], cuts[i, 5],
+                             cuts[i, 6], cuts[i, 7])
         _fetch_add(count[1:], 1)
-        i = _fetch_add(count, 1)
-    return _compiled_ended(count, len(cuts), puts, ctl)
+        i = _compiled_claim(count, cuts, ctl[0])
+    return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
 
 
-def compiled(jit, affine):
+def _winograd_units(count, puts, ctl, cuts, x, p0, p1, th, tw, wide, v, u, m, mean, scale,
+                    shift, r, affine, add, relu, y):
+    """Winograd's convolution in three stages over the units ``cuts``, as
+    :func:`_pointwise_units` runs them (a unit of a stage once the stage before has
+    ended): ``_fast``'s input transform of channels ``a0:a1`` of ``x`` into ``v``
+    (stage 0), the products of :func:`_plane_unit` into ``m`` (stage 1), the output
+    transform (with BatchNorm's affine, the residual ``r`` and relu as ``_fast``'s
+    output_tiles takes them) of filters ``a0:a1`` of ``m`` into ``y`` (stage 2)."""
+    i = _compiled_claim(count, cuts, ctl[0])
+    while 0 <= i < len(cuts):
+        a0, a1 = cuts[i, 2], cuts[i, 3]
+        if cuts[i, 1] == 0:
+            _input_tiles(x, p0, p1, a0, a1, th, tw, wide, v)
+        elif cuts[i, 1] == 1:
+            _compiled_plane_unit(u, v, m, a0, a1, cuts[i, 4], cuts[i, 5], cuts[i, 6],
+                                 cuts[i, 7])
+        else:
+            _output_tiles(m[:, a0:a1], th, tw, wide, mean[a0:a1], scale[a0:a1],
+                          shift[a0:a1], r[:, a0:a1], affine, add, relu, y[:, a0:a1])
+        _fetch_add(count[1:], 1)
+        i = _compiled_claim(count, cuts, ctl[0])
+    return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
+
+
+def compiled(jit, affine, input_tiles, output_tiles):
     """The kernels, compiled by ``jit`` (numba's, as ``_fast`` sets it), calling
-    ``affine`` (``_fast_bn``'s channel_affine, compiled by it)."""
+    ``affine`` (``_fast_bn``'s channel_affine) and ``_fast``'s Winograd transforms
+    ``input_tiles`` and ``output_tiles``, compiled by it."""
     from . import _fast_tile
     from ... import _spin_poll
     global _tiles, _tile1, _tile2, _tile3, _affine, _compiled_products
     global _cols1, _cols2, _cols3, _cols4, _compiled_pointwise, _compiled_taps
-    global _compiled_ended, _fetch_add, _load, _poll, _units
+    global _compiled_claim, _compiled_ended, _compiled_plane_unit, _input_tiles, _output_tiles
+    global _fetch_add, _load, _poll, _swap_if, _units
     _tiles = _fast_tile
     _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
     _cols1, _cols2, _cols3, _cols4 = (_fast_tile.columns(m, PREFETCH_BYTES) for m in range(1, 5))
-    _affine = affine
-    _fetch_add, _load, _poll = _spin_poll._fetch_add, _spin_poll._load, _spin_poll.poll
+    _affine, _input_tiles, _output_tiles = affine, input_tiles, output_tiles
+    _fetch_add, _load, _swap_if = _spin_poll._fetch_add, _spin_poll._load, _spin_poll._swap_if
+    _poll = _spin_poll.poll
     _compiled_products = jit(_products)
     _compiled_pointwise, _compiled_taps = jit(_pointwise), jit(_taps)
-    _compiled_ended = jit(_ended)
-    _units = (jit(_pointwise_units), jit(_taps_units), jit(_plane_units))
+    _compiled_claim, _compiled_ended = jit(_claim), jit(_ended)
+    _compiled_plane_unit = jit(_plane_unit)
+    _units = types.SimpleNamespace(pointwise=jit(_pointwise_units), taps=jit(_taps_units),
+                                   planes=jit(_plane_units), winograd=jit(_winograd_units))
     return _compiled_pointwise, _compiled_taps
 
 
@@ -321,40 +377,62 @@ def plane_products(u, v, m, lo, hi):
     tiles) against OpenBLAS's batched product: 16 x 256 x 256 x 49 (14x14 maps) 109
     GFLOP/s against 78; 24 x 128 x 128 x 98 (28x28, F(2x4)) 106 against 86; 24 x 64
     x 64 x 392 (56x56) 80 against 84; 16 x 512 x 512 x 16 (7x7) 95 against 34."""
-    jit = _fast.kernels()
+    _fast.kernels()
     f, t = m.shape[1:]
-    none = np.empty(0, dtype=m.dtype)
-    for i in range(lo, hi):
-        y = m[i:i + 1]
-        jit.pointwise(u[i], v[i:i + 1], y, 0, 1, 0, f // FILTERS, 0, -(-t // (16 * VECTORS)),
-                      none, none, none, y, False, False, False)
+    _compiled_plane_unit(u, v, m, lo, hi, 0, f // FILTERS, 0, -(-t // (16 * VECTORS)))
 
 
-@functools.lru_cache(maxsize=1024)
-def _cuts(n, f_blocks, p_blocks, axis, split):
-    """The units (rows ``n0, n1, b0, b1, p0, p1``: samples, filter and position blocks) of
-    a product over ``n`` samples (or planes), ``f_blocks`` and ``p_blocks``: where
+def _rows(n, f_blocks, p_blocks, axis, split):
+    """The units (``n0, n1, b0, b1, p0, p1``: samples, filter and position blocks) of a
+    product over ``n`` samples (or planes), ``f_blocks`` and ``p_blocks``: where
     ``split``, each sample's cut into contiguous parts along ``axis`` (2: the filters, 4:
     the positions), ``UNITS`` in all or as many blocks as there are; else one unit of
     the whole. Each output value is one unit's."""
     whole = [0, n, 0, f_blocks, 0, p_blocks]
     if not split:
-        rows = [whole]
-    else:
-        # (filter blocks by pairs: a pair runs its last few positions by columns)
-        pair = 2 if axis == 2 else 1
-        blocks = whole[axis + 1]
-        m = min(-(-blocks // pair), max(1, -(-UNITS // n)))
-        cut = [min(blocks, pair * (-(-blocks // pair) * j // m)) for j in range(m + 1)]
-        rows = []
-        for a in range(n):
-            for j in range(m):
-                row = [a, a + 1] + whole[2:]
-                row[axis:axis + 2] = cut[j], cut[j + 1]
-                rows.append(row)
+        return [whole]
+    # (filter blocks by pairs: a pair runs its last few positions by columns)
+    pair = 2 if axis == 2 else 1
+    blocks = whole[axis + 1]
+    m = min(-(-blocks // pair), max(1, -(-UNITS // n)))
+    cut = [min(blocks, pair * (-(-blocks // pair) * j // m)) for j in range(m + 1)]
+    rows = []
+    for a in range(n):
+        for j in range(m):
+            row = [a, a + 1] + whole[2:]
+            row[axis:axis + 2] = cut[j], cut[j + 1]
+            rows.append(row)
+    return rows
+
+
+def _table(stages):
+    """The units of ``stages`` (lists of rows, :func:`_rows`), one after the other, as a
+    kernel claims them: rows ``need, stage, ...``, ``need`` the units of the stages
+    before (all ended before one of this stage starts)."""
+    rows, need = [], 0
+    for stage, units in enumerate(stages):
+        rows += [[need, stage] + list(r) + [0] * (6 - len(r)) for r in units]
+        need += len(units)
     cuts = np.array(rows, dtype=np.int64)
     cuts.flags.writeable = False
     return cuts
+
+
+@functools.lru_cache(maxsize=1024)
+def _cuts(n, f_blocks, p_blocks, axis, split):
+    """The units of one product (:func:`_rows`) as a kernel claims them (:func:`_table`)."""
+    return _table([_rows(n, f_blocks, p_blocks, axis, split)])
+
+
+@functools.lru_cache(maxsize=256)
+def _winograd_cuts(c, k, f, p_blocks, split):
+    """The units of :func:`_winograd_units`: the input transform by parts of the ``c``
+    channels, the products of the ``k`` planes (:func:`_rows`), the output transform by
+    parts of the ``f`` filters; ``UNITS`` parts each (one where not ``split``)."""
+    def parts(n):
+        m = min(n, UNITS) if split else 1
+        return [(n * j // m, n * (j + 1) // m) for j in range(m)]
+    return _table([parts(c), _rows(k, f // FILTERS, p_blocks, 2, split), parts(f)])
 
 
 def planes(u, v, m):
@@ -367,8 +445,28 @@ def planes(u, v, m):
     if not CLAIMS:
         return parallel_products(lambda lo, hi: plane_products(u, v, m, lo, hi), k, macs)
     _fast.kernels()
-    engine.parallel_units(_units[2], functools.partial(_cuts, k, f // FILTERS, blocks, 2),
+    engine.parallel_units(_units.planes, functools.partial(_cuts, k, f // FILTERS, blocks, 2),
                           (u, v, m), macs)
+
+
+def winograd(x, pad, u, th, tw, scheme, epi, y):
+    """Winograd's convolution of ``x`` (N, C, H, W), zero-padded by ``pad`` before, with
+    ``u`` the packed planes (:func:`pack_planes`) of its filters' transform, into ``y``
+    (N, F, *out), with the epilogue ``epi`` (the arguments of ``_fast``'s output_tiles):
+    ``_fast``'s input transform, the products and the output transform as three stages
+    of units claimed inside one compiled call (:func:`_winograd_units`), the threads
+    going from one stage to the next without leaving it; returns V, the transformed
+    input. ``scheme``: ``_fast``'s (planes, outputs per tile along a row, wide)."""
+    k, _, wide = scheme
+    (n, c), f = x.shape[:2], y.shape[1]
+    v = _fast._planes(c, n * th * tw, x.dtype, k)
+    m = _fast._planes(f, n * th * tw, x.dtype, k)
+    engine.parallel_units(
+        _units.winograd,
+        functools.partial(_winograd_cuts, c, k, f, -(-n * th * tw // (16 * VECTORS))),
+        (np.ascontiguousarray(x), pad[0], pad[1], th, tw, wide, v, u, m) + tuple(epi) + (y,),
+        k * f * c * n * th * tw)
+    return v
 
 
 def _split(run, n, f, blocks, macs):
@@ -407,7 +505,7 @@ def pointwise(x, w, stride, epilogue=None):
     blocks, macs = -(-x3.shape[2] // (16 * VECTORS)), f * c * n * x3.shape[2]
     if CLAIMS:
         axis = 2 if f // FILTERS >= blocks else 4
-        engine.parallel_units(_units[0], functools.partial(_cuts, n, f // FILTERS, blocks, axis),
+        engine.parallel_units(_units.pointwise, functools.partial(_cuts, n, f // FILTERS, blocks, axis),
                               (packed, x3, y3) + epi, macs)
     else:
         _split(lambda *b: jit.pointwise(packed, x3, y3, *b, *epi), n, f, blocks, macs)
@@ -437,7 +535,7 @@ def conv3x3(x, w, pad, out, epilogue=None):
     epi = epi[:3] + (z if epi[3] is None else epi[3],) + epi[4:]
     x3, macs = xp.reshape(n, c, -1), 9 * f * c * n * oh * ow
     if CLAIMS:
-        engine.parallel_units(_units[1], functools.partial(_cuts, n, f // FILTERS, 1, 2),
+        engine.parallel_units(_units.taps, functools.partial(_cuts, n, f // FILTERS, 1, 2),
                               (packed, x3, offsets, z, y) + epi, macs)
     else:
         _split(lambda n0, n1, b0, b1, *_: jit.taps(packed, x3, offsets, z, y, n0, n1, b0, b1,
