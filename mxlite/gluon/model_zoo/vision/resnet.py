@@ -1,8 +1,10 @@
 """ResNet v1 (He et al. 2015) and v2 (pre-activation, He et al. 2016), as in MXNet's
 model zoo: same blocks, prefixes and child names, so MXNet ``.params`` files load."""
+from .... import nd
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
+from ...nn import sequential_chains
 from ._common import default_root, load_pretrained
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
@@ -48,6 +50,8 @@ class BasicBlockV1(HybridBlock):
 
     def hybrid_forward(self, F, x):
         residual = self.downsample(x) if self.downsample else x
+        if F is nd:     # (the body's last convolution makes the sum and relu)
+            return sequential_chains.residual_relu(self.body, x, residual)
         return F.Activation(residual + self.body(x), act_type="relu")
 
 
@@ -70,6 +74,8 @@ class BottleneckV1(HybridBlock):
 
     def hybrid_forward(self, F, x):
         residual = self.downsample(x) if self.downsample else x
+        if F is nd:     # (the body's last convolution makes the sum and relu)
+            return sequential_chains.residual_relu(self.body, x, residual)
         return F.Activation(self.body(x) + residual, act_type="relu")
 
 
