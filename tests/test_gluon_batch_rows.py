@@ -160,3 +160,65 @@ def test_a_plain_hybridblock_wrapping_a_network_cuts_its_childs_call(cuts):
     y = w(x)
     assert cuts == [w.net]
     assert np.array_equal(y.asnumpy(), 2 * w.net(x).asnumpy())
+
+
+# every layer that declares itself row-wise, with an input: its cut call gives each row
+# what a call on that row alone gives (to float32 round-off: kernels may be chosen by the
+# batch size)
+ROW_WISE = [
+    (lambda: nn.Conv1D(4, 3, in_channels=3), (5, 3, 9)),
+    (lambda: nn.Conv2D(4, 3, in_channels=3, activation="relu"), (5, 3, 9, 9)),
+    (lambda: nn.Conv3D(4, 3, in_channels=3), (5, 3, 5, 5, 5)),
+    (lambda: nn.Conv1DTranspose(4, 3, in_channels=3), (5, 3, 9)),
+    (lambda: nn.Conv2DTranspose(4, 3, strides=2, in_channels=3), (5, 3, 6, 6)),
+    (lambda: nn.Conv3DTranspose(4, 3, in_channels=3), (5, 3, 4, 4, 4)),
+    (lambda: nn.MaxPool1D(), (5, 3, 8)), (lambda: nn.MaxPool2D(), (5, 3, 8, 8)),
+    (lambda: nn.MaxPool3D(), (5, 3, 4, 4, 4)), (lambda: nn.AvgPool1D(), (5, 3, 8)),
+    (lambda: nn.AvgPool2D(), (5, 3, 8, 8)), (lambda: nn.AvgPool3D(), (5, 3, 4, 4, 4)),
+    (lambda: nn.GlobalMaxPool1D(), (5, 3, 8)), (lambda: nn.GlobalMaxPool2D(), (5, 3, 8, 8)),
+    (lambda: nn.GlobalMaxPool3D(), (5, 3, 4, 4, 4)), (lambda: nn.GlobalAvgPool1D(), (5, 3, 8)),
+    (lambda: nn.GlobalAvgPool2D(), (5, 3, 8, 8)),
+    (lambda: nn.GlobalAvgPool3D(), (5, 3, 4, 4, 4)),
+    (lambda: nn.ReflectionPad2D(2), (5, 3, 6, 6)),
+    (lambda: nn.LeakyReLU(0.1), (5, 7)), (lambda: nn.PReLU(), (5, 7)),
+    (lambda: nn.ELU(), (5, 7)), (lambda: nn.SELU(), (5, 7)), (lambda: nn.GELU(), (5, 7)),
+    (lambda: nn.Swish(), (5, 7)), (lambda: nn.Activation("tanh"), (5, 7)),
+    (lambda: nn.Dense(4, activation="relu"), (5, 3, 2)), (lambda: nn.Dense(4, flatten=False),
+                                                          (5, 3, 2)),
+    (lambda: nn.Dropout(0.5), (5, 7)), (lambda: nn.BatchNorm(), (5, 3, 4)),
+    (lambda: nn.BatchNormReLU(), (5, 3, 4)), (lambda: nn.Flatten(), (5, 3, 2)),
+    (lambda: nn.Identity(), (5, 3)), (lambda: nn.Embedding(10, 3), (5, 4)),
+]
+
+
+@pytest.mark.parametrize("make,shape", ROW_WISE)
+def test_each_row_wise_layer_gives_each_row_its_own_result(cuts, make, shape):
+    net = nn.HybridSequential()
+    net.add(make())
+    net.initialize(mx.init.Uniform(1.0))
+    rs = np.random.RandomState(0)
+    x = mx.nd.array(rs.randint(0, 10, shape) if "Embedding" in repr(net) else rs.randn(*shape))
+    net(x)
+    del cuts[:]
+    got = net(x).asnumpy()
+    assert cuts == [net]
+    for i in range(shape[0]):
+        np.testing.assert_allclose(got[i:i + 1], net(x[i:i + 1]).asnumpy(), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_the_model_zoos_row_wise_networks(cuts):
+    from mxlite.gluon.model_zoo import vision
+    for make in (lambda: vision.vgg11(classes=3), lambda: vision.alexnet(classes=3),
+                 lambda: vision.mobilenet0_25(classes=3),
+                 lambda: vision.resnet18_v2(classes=3)):
+        net = make()
+        net.initialize(mx.init.Xavier())
+        x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 64, 64))
+        net(x)
+        del cuts[:]
+        got = net(x).asnumpy()
+        assert cuts == [net]
+        for i in range(2):
+            np.testing.assert_allclose(got[i:i + 1], net(x[i:i + 1]).asnumpy(), rtol=1e-4,
+                                       atol=1e-5)

@@ -362,6 +362,8 @@ class Embedding(HybridBlock):
     """Map integer indices (given as floats, as MXNet does) to rows of a
     ``(input_dim, output_dim)`` weight."""
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
