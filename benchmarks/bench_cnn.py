@@ -20,7 +20,8 @@ then again), each timing at least ``--seconds`` per round, and keeps each one's 
 round: the machine may be shared, so only ratios from one run mean anything. MXNet
 runs hybridized Gluon (its oneDNN kernels), PyTorch eager modules written here
 to match the Gluon models layer for layer. ``MXLITE_BASE=<another mxlite checkout>``
-adds that version, hybridized, as ``base-hyb``: before and after in one run. Where
+adds that version, imperative and hybridized, as ``base`` and ``base-hyb``: before and
+after in one run. Where
 numba (the extra ``fast``) is installed, ``nonumba-hyb`` is mxlite hybridized with
 ``MXLITE_NUMBA=0``: its pure NumPy path, in the same run.
 
@@ -381,7 +382,8 @@ def _contestants():
     out = [("mxlite", "mxlite", False, sys.executable),
            ("mxlite-hyb", "mxlite", True, sys.executable)]
     if os.environ.get("MXLITE_BASE"):
-        out.append(("base-hyb", "mxlite-base", True, sys.executable))
+        out += [("base", "mxlite-base", False, sys.executable),
+                ("base-hyb", "mxlite-base", True, sys.executable)]
     if importlib.util.find_spec("numba") is not None:
         out.append(("nonumba-hyb", "mxlite-nonumba", True, sys.executable))
     if os.environ.get("MXNET_PYTHON"):

@@ -7,6 +7,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.gluon import batch_parts, nn
+from mxlite.gluon.model_zoo import vision
 from mxlite.gluon.nn import sequential_chains
 from mxlite.operator import registry
 
@@ -155,3 +156,60 @@ def test_layers_that_are_not_the_plain_ones_run_as_they_are(monkeypatch):
     assert names == []
     want = _block_by_block(net, x)
     assert np.array_equal(y.asnumpy(), want.asnumpy())
+
+
+# -- ResNet v1's blocks: relu(shortcut + body(x)) ------------------------------------------
+
+def _twins(make, x):
+    """A block from ``make()`` and a hybridized twin with the same parameters (not 0 and 1)."""
+    block, twin = make(), make()
+    for b in (block, twin):
+        b.initialize(mx.init.Xavier())
+        b(x)
+    rs = np.random.RandomState(1)
+    for a, b in zip(block.collect_params().values(), twin.collect_params().values()):
+        v = mx.nd.array(rs.uniform(0.5, 1.5, a.shape) if "running_var" in a.name
+                        else rs.uniform(-0.5, 0.5, a.shape))
+        a.set_data(v)
+        b.set_data(v)
+    twin.hybridize()
+    return block, twin
+
+
+@pytest.mark.parametrize("make", [
+    lambda: vision.BasicBlockV1(8, 1, in_channels=8),
+    lambda: vision.BasicBlockV1(16, 2, downsample=True, in_channels=8),
+    lambda: vision.BottleneckV1(16, 1, downsample=True, in_channels=8),
+    lambda: vision.BottleneckV1(8, 2, downsample=True, in_channels=8)])
+def test_resnet_v1_blocks_add_and_rectify_in_their_last_convolution(make, monkeypatch):
+    monkeypatch.setattr(batch_parts, "ENABLED", False)
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 8, 10, 10))
+    block, twin = _twins(make, x)
+    names = _steps(monkeypatch)
+    got = [block(x).asnumpy() for _ in range(3)]
+    fused = [n for n in names if n == "_conv_batch_norm"]
+    assert len(fused) == len(names) and len(fused) % 3 == 0
+    for _ in range(3):
+        want = twin(x).asnumpy()
+    assert all(np.array_equal(g, want) for g in got[1:])
+    with mx.autograd.record(train_mode=False):      # the blocks one by one, the sum, relu
+        chain = block(x).asnumpy()
+    # (a recorded convolution runs the kernels whose data its weight gradient reuses)
+    np.testing.assert_allclose(got[-1], chain, rtol=1e-5, atol=1e-5)
+
+
+def test_a_residual_that_broadcasts_or_a_hook_on_the_body_take_the_blocks_path(monkeypatch):
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 8, 10, 10))
+    block, _ = _twins(lambda: vision.BasicBlockV1(8, 1, in_channels=8), x)
+    body = block.body
+    for _ in range(2):      # the weights' transforms kept: the same kernels from now on
+        block(x)
+    for r in (mx.nd.ones((1, 8, 1, 1)), x):
+        want = mx.nd.relu(r + _block_by_block(body, x)).asnumpy()
+        got = sequential_chains.residual_relu(body, x, r).asnumpy()
+        assert np.array_equal(got, want)
+    seen = []
+    body.register_forward_hook(lambda b, ins, out: seen.append(out.shape))
+    names = _steps(monkeypatch)
+    assert np.array_equal(block(x).asnumpy(), want)
+    assert seen == [(2, 8, 10, 10)] and names == ["_conv_batch_norm"] * 2 + ["Activation"]

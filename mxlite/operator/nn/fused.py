@@ -302,8 +302,20 @@ def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_v
         z = chain.conv.kernel(chain.bare_p, xp, data, w)[0]
         found = batch_norm(chain.bn_p, xp, z, gamma, beta, mean, moving_var, r,
                            chain.relu)[::2]
-    empty = xp.empty((0,), dtype=dt)
-    return found[0], moving_mean.astype(dt), found[1], empty, empty
+    # NOTE: the hidden outputs, which an unrecorded call leaves unread: the moving mean
+    # itself and a shared empty array (a NumPy call less each: a step's glue)
+    empty = _EMPTY[dt]
+    return found[0], moving_mean if moving_mean.dtype == dt else moving_mean.astype(dt), \
+        found[1], empty, empty
+
+
+def _read_only_empty(dtype):
+    a = np.empty(0, dtype=dtype)
+    a.flags.writeable = False
+    return a
+
+
+_EMPTY = {dt: _read_only_empty(dt) for dt in _fast._DTYPES}
 
 
 def _conv_with_epilogue(chain, fit, data, w, gamma, beta, mean, var, r):

@@ -1,8 +1,10 @@
 """ResNet v1 (He et al. 2015) and v2 (pre-activation, He et al. 2016), as in MXNet's
 model zoo: same blocks, prefixes and child names, so MXNet ``.params`` files load."""
+from .... import nd
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
+from ...nn import sequential_chains
 from ._common import default_root, load_pretrained
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
@@ -39,6 +41,8 @@ class BasicBlockV1(HybridBlock):
         Input channels (0: inferred from the data).
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self.body = nn.HybridSequential(prefix="")
@@ -48,6 +52,8 @@ class BasicBlockV1(HybridBlock):
 
     def hybrid_forward(self, F, x):
         residual = self.downsample(x) if self.downsample else x
+        if F is nd:     # (the body's last convolution makes the sum and relu)
+            return sequential_chains.residual_relu(self.body, x, residual)
         return F.Activation(residual + self.body(x), act_type="relu")
 
 
@@ -56,6 +62,8 @@ class BottleneckV1(HybridBlock):
 
     Parameters are those of `BasicBlockV1`; the inner width is ``channels // 4``.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -70,6 +78,8 @@ class BottleneckV1(HybridBlock):
 
     def hybrid_forward(self, F, x):
         residual = self.downsample(x) if self.downsample else x
+        if F is nd:     # (the body's last convolution makes the sum and relu)
+            return sequential_chains.residual_relu(self.body, x, residual)
         return F.Activation(self.body(x) + residual, act_type="relu")
 
 
@@ -78,6 +88,8 @@ class BasicBlockV2(HybridBlock):
 
     Parameters are those of `BasicBlockV1`.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -104,6 +116,8 @@ class BottleneckV2(HybridBlock):
 
     Parameters are those of `BasicBlockV1`; the inner width is ``channels // 4``.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -159,6 +173,8 @@ class ResNetV1(HybridBlock):
         Use a single 3x3 stride-1 stem (for small images such as CIFAR).
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
         _check_spec(layers, channels)
@@ -181,6 +197,8 @@ class ResNetV1(HybridBlock):
 
 class ResNetV2(HybridBlock):
     """ResNet v2 (pre-activation); parameters as `ResNetV1` with the V2 blocks."""
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
