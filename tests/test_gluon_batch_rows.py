@@ -222,3 +222,26 @@ def test_the_model_zoos_row_wise_networks(cuts):
         for i in range(2):
             np.testing.assert_allclose(got[i:i + 1], net(x[i:i + 1]).asnumpy(), rtol=1e-4,
                                        atol=1e-5)
+
+
+def test_a_plain_sequential_of_layers_is_cut_and_fuses_its_chains(cuts, monkeypatch):
+    from mxlite.gluon.nn import sequential_chains
+    from mxlite.operator import registry
+    names = []
+    invoke = registry.invoke
+    monkeypatch.setattr(sequential_chains, "invoke",
+                        lambda op, *a, **k: names.append(op.name) or invoke(op, *a, **k))
+    nets = []
+    for cls in (nn.Sequential, nn.HybridSequential):
+        net = cls()
+        net.add(nn.Conv2D(8, 3, padding=1, in_channels=4), nn.BatchNorm(in_channels=8),
+                nn.Activation("relu"), nn.GlobalAvgPool2D(), nn.Dense(3, in_units=8))
+        net.initialize(mx.init.Xavier())
+        nets.append(net)
+    for a, b in zip(*[n.collect_params().values() for n in nets]):
+        b.set_data(a.data())
+    x = _x()
+    for _ in range(2):
+        got = [n(x).asnumpy() for n in nets]
+    assert cuts == nets * 2 and names == ["_conv_batch_norm"] * 8
+    assert np.array_equal(got[0], got[1])

@@ -34,7 +34,7 @@ def _rows(block, top=False):
     """Whether ``block`` and every block under it map rows to rows in this call (the top
     block's own hooks run outside the cut, around the joined output)."""
     mark = type(block).__dict__.get("_rows")
-    if not mark or block._active or mark == "inference" and (
+    if not mark or getattr(block, "_active", False) or mark == "inference" and (
             _ag_state.training or getattr(block, "_channel_axis", None) == 0):
         return False        # (a BatchNorm over axis 0 normalises each row by its index)
     if not top and (block._forward_hooks or block._forward_pre_hooks):

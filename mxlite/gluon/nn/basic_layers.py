@@ -13,6 +13,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ...nd.ndarray import NDArray
+from .. import batch_rows
 from ..block import Block, HybridBlock
 from ..utils import _indent
 
@@ -66,7 +67,12 @@ class Sequential(_SequentialMixin, Block):
     ...     net.add(mx.gluon.nn.Dense(20))
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def forward(self, x):
+        if isinstance(x, NDArray):      # (as HybridSequential's imperative call)
+            y = batch_rows.run(self, x)
+            return sequential_chains.run(self, x) if y is None else y
         for block in self._children.values():
             x = block(x)
         return x
