@@ -511,8 +511,10 @@ def pointwise(x, w, stride, epilogue=None):
     epi = epi[:3] + (y3 if epi[3] is None else epi[3],) + epi[4:]
     blocks, macs = -(-x3.shape[2] // (16 * VECTORS)), f * c * n * x3.shape[2]
     if CLAIMS:
-        # (by filters each unit reads the whole sample, by positions the whole weights)
-        filters = f // FILTERS >= blocks or x3[0].nbytes <= FILTER_UNITS_MAX_BYTES
+        # (by filters each unit reads the whole sample, by positions the whole weights;
+        # by filters where there are blocks for half the units at least)
+        filters = f // FILTERS >= blocks or (x3[0].nbytes <= FILTER_UNITS_MAX_BYTES
+                                             and f // (2 * FILTERS) >= UNITS // 2)
         engine.parallel_units(_units.pointwise,
                               functools.partial(_cuts, n, f // FILTERS, blocks, 2 if filters else 4),
                               (packed, x3, y3) + epi, macs)
