@@ -23,6 +23,7 @@ from ..context import _state as _ctx_state
 from ..nd.ndarray import NDArray
 from ..util import _state as _np_state
 from .np_face import face_of, check_outputs, check_inputs, np_symbol, _retype_np, NP_NDARRAY
+from . import batch_rows
 from .cached_graph import CachedGraph, flatten, regroup, check_structure
 from .deferred_init import _DeferredF, first_forward_params
 from .parameter import Parameter, ParameterDict, DeferredInitializationError, load_checked
@@ -709,6 +710,10 @@ class HybridBlock(Block):
                     if self._initialized_for(ctx):
                         flat, fmt, nones = self._flat_inputs(x, args)
                         self._graph_for(fmt, len(nones) or len(flat), nones)
+                    return out
+            if not args:        # (a row-wise network's inference, by parts of its batch)
+                out = batch_rows.run(self, x)
+                if out is not None:
                     return out
             return self._imperative_forward(ctx, x, args)
         finally:

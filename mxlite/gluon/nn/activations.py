@@ -22,6 +22,8 @@ class LeakyReLU(HybridBlock):
         Slope for negative inputs; must be >= 0.
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, alpha, **kwargs):
         if not alpha >= 0:
             raise _AssertError("Slope coefficient for LeakyReLU must be no less than 0.")
@@ -55,6 +57,8 @@ class PReLU(HybridBlock):
     <NDArray 2 @cpu(0)>
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, alpha_initializer=initializer.Constant(0.25), in_channels=1, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
@@ -72,6 +76,8 @@ class ELU(HybridBlock):
     alpha : float, default 1.0
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self._alpha = alpha
@@ -84,12 +90,16 @@ class SELU(HybridBlock):
     """Scaled exponential linear unit (Klambauer et al., 2017):
     ``lambda * (x if x > 0 else alpha * (exp(x) - 1))`` with lambda ~ 1.0507, alpha ~ 1.6733."""
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def hybrid_forward(self, F, x):
         return F.LeakyReLU(x, act_type="selu", name="fwd")
 
 
 class GELU(HybridBlock):
     """Gaussian error linear unit: ``x * Phi(x)`` with Phi the standard normal CDF."""
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def hybrid_forward(self, F, x):
         return F.LeakyReLU(x, act_type="gelu", name="fwd")
@@ -102,6 +112,8 @@ class Swish(HybridBlock):
     ----------
     beta : float, default 1.0
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, beta=1.0, **kwargs):
         super().__init__(**kwargs)

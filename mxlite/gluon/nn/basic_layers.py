@@ -13,6 +13,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ...nd.ndarray import NDArray
+from .. import batch_rows
 from ..block import Block, HybridBlock
 from ..utils import _indent
 
@@ -66,7 +67,12 @@ class Sequential(_SequentialMixin, Block):
     ...     net.add(mx.gluon.nn.Dense(20))
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def forward(self, x):
+        if isinstance(x, NDArray):      # (as HybridSequential's imperative call)
+            y = batch_rows.run(self, x)
+            return sequential_chains.run(self, x) if y is None else y
         for block in self._children.values():
             x = block(x)
         return x
@@ -83,6 +89,8 @@ class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially. Not hybridized, an unrecorded call runs its
     Conv2D -> BatchNorm [-> relu] children as one step each (``sequential_chains``)."""
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def hybrid_forward(self, F, x):
         if isinstance(x, NDArray):
             return sequential_chains.run(self, x)
@@ -94,6 +102,8 @@ class HybridSequential(_SequentialMixin, HybridBlock):
 class Activation(HybridBlock):
     """An activation function (``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'``,
     ``'softsign'``); its default prefix is the activation's name (``relu0_``)."""
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, activation, **kwargs):
         self._act_type = activation
@@ -126,6 +136,8 @@ class Dense(HybridBlock):
     in_units : int, default 0
         Input size; 0 infers it at the first forward pass.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
                  weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
@@ -164,6 +176,8 @@ class Dense(HybridBlock):
 class Dropout(HybridBlock):
     """Zero inputs with probability ``rate`` in training (scaling the rest by
     ``1 / (1 - rate)``); ``axes`` shares the mask along those axes."""
+
+    _rows = "inference"     # (see gluon/batch_rows.py)
 
     def __init__(self, rate, axes=(), **kwargs):
         super().__init__(**kwargs)
@@ -235,6 +249,8 @@ class BatchNorm(_NormBase):
         0 infers the channel count at the first forward pass.
     """
 
+    _rows = "inference"     # (see gluon/batch_rows.py)
+
     def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
                  use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
                  running_mean_initializer="zeros", running_variance_initializer="ones",
@@ -275,6 +291,8 @@ class BatchNorm(_NormBase):
 class BatchNormReLU(BatchNorm):
     """:class:`BatchNorm` followed by ReLU, as one op (``contrib.BatchNormWithReLU``);
     same parameters."""
+
+    _rows = "inference"     # (see gluon/batch_rows.py)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
         return F.contrib.BatchNormWithReLU(x, gamma, beta, running_mean, running_var,
@@ -350,6 +368,8 @@ class Embedding(HybridBlock):
     """Map integer indices (given as floats, as MXNet does) to rows of a
     ``(input_dim, output_dim)`` weight."""
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
@@ -371,6 +391,8 @@ class Embedding(HybridBlock):
 class Flatten(HybridBlock):
     """Reshape ``(N, d1, d2, ...)`` to ``(N, d1 * d2 * ...)``."""
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
 
@@ -383,6 +405,8 @@ class Flatten(HybridBlock):
 
 class Identity(HybridBlock):
     """Returns its input unchanged (a placeholder layer)."""
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -254,6 +254,8 @@ class Conv1D(_Conv):
     (2, 4, 8)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, kernel_size, strides=1, padding=0, dilation=1, groups=1,
                  layout="NCW", activation=None, use_bias=True, weight_initializer=None,
                  bias_initializer="zeros", in_channels=0, **kwargs):
@@ -279,6 +281,8 @@ class Conv2D(_Conv):
     (1, 16, 8, 8)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0),
                  dilation=(1, 1), groups=1, layout="NCHW", activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer="zeros", in_channels=0, **kwargs):
@@ -299,6 +303,8 @@ class Conv3D(_Conv):
     >>> conv.weight.shape
     (8, 1, 2, 2, 2)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
                  dilation=(1, 1, 1), groups=1, layout="NCDHW", activation=None, use_bias=True,
@@ -349,6 +355,8 @@ class Conv1DTranspose(_ConvTranspose):
     (4, 2, 3)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, kernel_size, strides=1, padding=0, output_padding=0,
                  dilation=1, groups=1, layout="NCW", activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer="zeros", in_channels=0, **kwargs):
@@ -369,6 +377,8 @@ class Conv2DTranspose(_ConvTranspose):
     (1, 3, 10, 10)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0),
                  output_padding=(0, 0), dilation=(1, 1), groups=1, layout="NCHW",
                  activation=None, use_bias=True, weight_initializer=None,
@@ -387,6 +397,8 @@ class Conv3DTranspose(_ConvTranspose):
     >>> mx.gluon.nn.Conv3DTranspose(2, 3, in_channels=4).weight.shape
     (4, 2, 3, 3, 3)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
                  output_padding=(0, 0, 0), dilation=(1, 1, 1), groups=1, layout="NCDHW",
@@ -484,6 +496,8 @@ class MaxPool1D(_Pooling):
     <NDArray 1x1x2 @cpu(0)>
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False,
                  **kwargs):
         pool_size = _pool_size("MaxPool1D", 1, pool_size, layout)
@@ -501,6 +515,8 @@ class MaxPool2D(_Pooling):
     (1, 3, 4, 4)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, pool_size=(2, 2), strides=None, padding=0, layout="NCHW",
                  ceil_mode=False, **kwargs):
         pool_size = _pool_size("MaxPool2D", 2, pool_size, layout)
@@ -517,6 +533,8 @@ class MaxPool3D(_Pooling):
     >>> mx.gluon.nn.MaxPool3D()(mx.nd.ones((1, 2, 4, 4, 4))).shape
     (1, 2, 2, 2, 2)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding=0, ceil_mode=False,
                  layout="NCDHW", **kwargs):
@@ -542,6 +560,8 @@ class AvgPool1D(_Pooling):
     <NDArray 1x1x2 @cpu(0)>
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False,
                  count_include_pad=True, **kwargs):
         pool_size = _pool_size("AvgPool1D", 1, pool_size, layout)
@@ -559,6 +579,8 @@ class AvgPool2D(_Pooling):
     (1, 1, 4, 4)
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, pool_size=(2, 2), strides=None, padding=0, ceil_mode=False,
                  layout="NCHW", count_include_pad=True, **kwargs):
         pool_size = _pool_size("AvgPool2D", 2, pool_size, layout)
@@ -575,6 +597,8 @@ class AvgPool3D(_Pooling):
     >>> mx.gluon.nn.AvgPool3D()(mx.nd.ones((1, 2, 4, 4, 4))).shape
     (1, 2, 2, 2, 2)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding=0, ceil_mode=False,
                  layout="NCDHW", count_include_pad=True, **kwargs):
@@ -605,6 +629,8 @@ class GlobalMaxPool1D(_GlobalPooling):
     [[[3.]]]
     <NDArray 1x1x1 @cpu(0)>
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 1, "max"
 
     def __init__(self, layout="NCW", **kwargs):
@@ -613,6 +639,8 @@ class GlobalMaxPool1D(_GlobalPooling):
 
 class GlobalMaxPool2D(_GlobalPooling):
     """Maximum over height and width: ``(N, C, H, W)`` to ``(N, C, 1, 1)``."""
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 2, "max"
 
     def __init__(self, layout="NCHW", **kwargs):
@@ -621,6 +649,8 @@ class GlobalMaxPool2D(_GlobalPooling):
 
 class GlobalMaxPool3D(_GlobalPooling):
     """Maximum over depth, height and width: ``(N, C, D, H, W)`` to ``(N, C, 1, 1, 1)``."""
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 3, "max"
 
     def __init__(self, layout="NCDHW", **kwargs):
@@ -629,6 +659,8 @@ class GlobalMaxPool3D(_GlobalPooling):
 
 class GlobalAvgPool1D(_GlobalPooling):
     """Mean over the width: ``(N, C, W)`` to ``(N, C, 1)``."""
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 1, "avg"
 
     def __init__(self, layout="NCW", **kwargs):
@@ -643,6 +675,8 @@ class GlobalAvgPool2D(_GlobalPooling):
     >>> mx.gluon.nn.GlobalAvgPool2D()(mx.nd.ones((2, 3, 5, 5))).shape
     (2, 3, 1, 1)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 2, "avg"
 
     def __init__(self, layout="NCHW", **kwargs):
@@ -651,6 +685,8 @@ class GlobalAvgPool2D(_GlobalPooling):
 
 class GlobalAvgPool3D(_GlobalPooling):
     """Mean over depth, height and width: ``(N, C, D, H, W)`` to ``(N, C, 1, 1, 1)``."""
+
+    _rows = True        # (see gluon/batch_rows.py)
     _nsp, _pool_type = 3, "avg"
 
     def __init__(self, layout="NCDHW", **kwargs):
@@ -674,6 +710,8 @@ class ReflectionPad2D(HybridBlock):
     >>> mx.gluon.nn.ReflectionPad2D(1)(mx.nd.ones((1, 3, 4, 4))).shape
     (1, 3, 6, 6)
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, padding=0, **kwargs):
         super().__init__(**kwargs)

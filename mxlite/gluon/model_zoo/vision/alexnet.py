@@ -16,6 +16,8 @@ class AlexNet(HybridBlock):
         Number of output classes.
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, classes=1000, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():

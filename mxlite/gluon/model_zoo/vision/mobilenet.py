@@ -13,6 +13,8 @@ __all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobi
 class RELU6(HybridBlock):
     """``min(max(x, 0), 6)``."""
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def hybrid_forward(self, F, x):
         return F.clip(x, 0, 6, name="relu6")
 
@@ -46,6 +48,8 @@ class LinearBottleneck(HybridBlock):
         Depthwise stride; the shortcut exists when it is 1 and channels are unchanged.
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, in_channels, channels, t, stride, **kwargs):
         super().__init__(**kwargs)
         self.use_shortcut = stride == 1 and in_channels == channels
@@ -72,6 +76,8 @@ class MobileNet(HybridBlock):
         Width multiplier on every layer's channels.
     classes : int, default 1000
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, multiplier=1.0, classes=1000, **kwargs):
         super().__init__(**kwargs)
@@ -103,6 +109,8 @@ class MobileNetV2(HybridBlock):
         Width multiplier; the last 1x1 convolution keeps 1280 channels unless it is > 1.
     classes : int, default 1000
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, multiplier=1.0, classes=1000, **kwargs):
         super().__init__(**kwargs)

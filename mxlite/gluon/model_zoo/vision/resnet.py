@@ -41,6 +41,8 @@ class BasicBlockV1(HybridBlock):
         Input channels (0: inferred from the data).
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self.body = nn.HybridSequential(prefix="")
@@ -60,6 +62,8 @@ class BottleneckV1(HybridBlock):
 
     Parameters are those of `BasicBlockV1`; the inner width is ``channels // 4``.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -84,6 +88,8 @@ class BasicBlockV2(HybridBlock):
 
     Parameters are those of `BasicBlockV1`.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -110,6 +116,8 @@ class BottleneckV2(HybridBlock):
 
     Parameters are those of `BasicBlockV1`; the inner width is ``channels // 4``.
     """
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -165,6 +173,8 @@ class ResNetV1(HybridBlock):
         Use a single 3x3 stride-1 stem (for small images such as CIFAR).
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
         _check_spec(layers, channels)
@@ -187,6 +197,8 @@ class ResNetV1(HybridBlock):
 
 class ResNetV2(HybridBlock):
     """ResNet v2 (pre-activation); parameters as `ResNetV1` with the V2 blocks."""
+
+    _rows = True        # (see gluon/batch_rows.py)
 
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)

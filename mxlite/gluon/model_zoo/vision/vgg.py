@@ -28,6 +28,8 @@ class VGG(HybridBlock):
         Put a BatchNorm after every convolution.
     """
 
+    _rows = True        # (see gluon/batch_rows.py)
+
     def __init__(self, layers, filters, classes=1000, batch_norm=False, **kwargs):
         super().__init__(**kwargs)
         if len(layers) != len(filters):
