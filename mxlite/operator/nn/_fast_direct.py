@@ -23,6 +23,12 @@ Each output value is summed tap by tap, each tap's input channels in the order c
 ``BLOCK_CHANNELS``, each block adding onto the sums the one before left): the same bits
 at any threads and from any split, float32 round-off against NumPy's product
 (OpenBLAS's sums run in another order).
+
+Split over the threads, a product runs as units (:func:`_cuts`) that each thread claims
+one at a time inside the same compiled call (:func:`engine.parallel_units`), and
+Winograd's convolution of a small input as its transforms and products in stages of
+such units (:func:`winograd`): a thread that comes late takes fewer units, and none
+waits for another to take the GIL back.
 """
 import functools
 import types
