@@ -486,6 +486,7 @@ def parallel_units(kernel, cuts, args, macs):
     pool = _get_pool()
     rate = pool.wait.rate if pool.wait is not None else 0
     job = _Units(kernel, cuts, args, max(int(rate * UNITS_WAIT_US * 1e-6), 1))
+    job.next_put = pool.puts[0] + k     # (the count the next job's put makes)
     for _ in range(k - 1):
         pool.put(job)
     ctl = np.array([job.polls, job.polls, 0, 0, 0], dtype=np.int64)
@@ -516,6 +517,7 @@ class _Units:
         self.kernel, self.cuts, self.args, self.polls = kernel, cuts, args, polls
         self.count = np.zeros(2, dtype=np.int64)        # units claimed, units ended
         self.error = None
+        self.next_put = 0           # the pool's put count once the next job is put
         self.inside = 0             # workers inside the kernel
         self.lock = threading.Lock()
 
@@ -531,7 +533,7 @@ class _Units:
         poll for the next put on ``puts`` as ``wait`` polls: whether it came."""
         ctl = np.array([self.polls, 0, 0, 0, 0], dtype=np.int64)
         if wait is not None:
-            ctl[2:] = (puts[0] + 1, wait.rate * _spin.SPIN_US * 1e-6,
+            ctl[2:] = (self.next_put, wait.rate * _spin.SPIN_US * 1e-6,
                        wait.rate * _spin.SETTLE_US * 1e-6)
         if self.count[0] >= len(self.cuts) and wait is None:
             return False

@@ -432,3 +432,16 @@ def test_claimed_units_give_the_same_bits_whatever_their_count(units, staged, mo
     _fast_direct._winograd_cuts.cache_clear()
     for a, b, c in zip(*got.values()):
         assert np.array_equal(a, b) and np.array_equal(a, c)
+
+
+@needs_numba
+def test_a_unit_is_claimed_only_once_the_units_it_needs_have_ended():
+    _fast.kernels()
+    claim = _fast_direct._compiled_claim
+    cuts = _fast_direct._table([[(0, 1)], [(0, 1), (1, 2)]])   # 1 unit, then 2 needing it
+    count = np.zeros(2, dtype=np.int64)                       # claimed, ended
+    assert claim(count, cuts, 10) == 0
+    assert claim(count, cuts, 10) == -1 and count[0] == 1     # unit 0 has not ended
+    count[1] = 1
+    assert [claim(count, cuts, 0) for _ in range(3)] == [1, 2, 3]     # 3: none left
+    assert count[0] == 3
