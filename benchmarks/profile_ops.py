@@ -3,6 +3,7 @@ changes there.
 
 Run: python benchmarks/profile_ops.py [--model resnet50_v1] [--batch 1] [--rounds 20]
                                       [--set NAME=VALUE ...] [--vs NAME=VALUE ...]
+                                      [--imperative]
 
 For each step of the graph (grouped by op and input shape) it prints the wall time
 (median and least over the rounds), the calling thread's CPU time, and the wall time
@@ -15,6 +16,9 @@ NOTE: on a host shared with other work the wall times of two threads vary 1.5x f
 minute to minute; compare A and B from one run (alternated), by their least times,
 and set MXLITE_NUM_THREADS / OPENBLAS_NUM_THREADS as the benchmark does. A graph
 timed op by op runs its whole batch (not by parts of it, as ``batch_parts`` would).
+``--imperative`` times the model not hybridized (its fused Conv2D -> BatchNorm steps,
+``gluon/nn/sequential_chains.py``, then its other layers' ops), the whole batch too
+(not by parts of it, as ``gluon/batch_rows.py`` would).
 """
 import argparse
 import ast
@@ -107,6 +111,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--set", type=_setting, nargs="*", default=[], dest="a")
     ap.add_argument("--vs", type=_setting, nargs="*", default=None, dest="b")
+    ap.add_argument("--imperative", action="store_true", help="not hybridized")
     args = ap.parse_args()
     import mxlite as mx
     from mxlite import engine
@@ -116,7 +121,8 @@ def main():
     net.initialize(mx.init.Xavier())
     x = mx.nd.array(np.random.RandomState(0).uniform(
         -1, 1, (args.batch, 3, 224, 224)).astype(np.float32))
-    net.hybridize()
+    if not args.imperative:
+        net.hybridize()
     sides = [("A", args.a)] + ([("B", args.b)] if args.b is not None else [])
     for _, settings in sides:
         _apply(settings)
