@@ -216,8 +216,8 @@ class ConvBatchNorm:
 
         NOTE: found once per data shape for the parameters' arrays (held, compared by
         identity: an array keeps its shape and dtype) and the data's dtype, not at every
-        call: ResNet-50 b1 at 2 threads, alternated in one process, the caller's CPU time
-        ~1 ms (2.5%) less a call."""
+        call: the Python of ResNet-50 b1's 52 fused steps (their kernels stubbed, one
+        thread, warm) 1.09 -> 0.92 ms a call."""
         fit = self._fits.get(data.shape)
         if (fit is None or w is not fit[0] or gamma is not fit[1] or beta is not fit[2]
                 or mean is not fit[3] or var is not fit[4] or b is not fit[5]
