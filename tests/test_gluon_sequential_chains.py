@@ -213,3 +213,20 @@ def test_a_residual_that_broadcasts_or_a_hook_on_the_body_take_the_blocks_path(m
     names = _steps(monkeypatch)
     assert np.array_equal(block(x).asnumpy(), want)
     assert seen == [(2, 8, 10, 10)] and names == ["_conv_batch_norm"] * 2 + ["Activation"]
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_network_keeps_its_own_transforms_and_chains(how):
+    import copy
+    import pickle
+    x = mx.nd.array(np.random.RandomState(0).randn(1, 8, 10, 10))
+    net, _ = _twins(lambda: vision.BottleneckV1(16, 1, downsample=True, in_channels=8), x)
+    for _ in range(3):
+        want = net(x).asnumpy()
+    twin = copy.deepcopy(net) if how == "deepcopy" else pickle.loads(pickle.dumps(net))
+    got = [twin(x).asnumpy() for _ in range(3)]     # (the first call keeps nothing yet)
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)
+    assert all(np.array_equal(g, want) for g in got[1:])
+    twin.body[0].weight.set_data(twin.body[0].weight.data() * 2)
+    twin(x)
+    assert np.array_equal(net(x).asnumpy(), want)       # (the original's transforms its own)

@@ -55,6 +55,12 @@ class _SequentialMixin:
     def __len__(self):
         return len(self._children)
 
+    def __getstate__(self):
+        # (its fused chains are this container's cache: a copy or a pickle makes its own)
+        state = self.__dict__.copy()
+        state.pop("_chains", None)
+        return state
+
 
 class Sequential(_SequentialMixin, Block):
     """Stacks Blocks sequentially.

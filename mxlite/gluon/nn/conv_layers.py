@@ -196,6 +196,12 @@ class _Conv(HybridBlock):
             self._kept_step = kept
         return kept
 
+    def __getstate__(self):
+        # (the kept transform is this layer's cache: a copy or a pickle keeps its own)
+        state = self.__dict__.copy()
+        state.pop("_kept_step", None)
+        return state
+
     def _alias(self):
         return "conv"
 
