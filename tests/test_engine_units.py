@@ -11,7 +11,9 @@ import threading
 import numpy as np
 import pytest
 
-from mxlite import engine
+from mxlite import _spin, engine
+
+from conftest import needs_numba
 
 
 class _Kernel:
@@ -120,3 +122,33 @@ def test_a_worker_after_every_unit_was_claimed_writes_nothing():
     job.count[:] = 6, 6
     assert job.run() is False
     assert not out.any() and not kernel.ran
+
+
+@needs_numba
+def test_a_polling_worker_is_told_the_put_after_its_jobs(monkeypatch):
+    """A worker that polls between jobs gets, inside the kernel, the pool's put count to
+    wait for: the one the next job's put makes (it polls for it without the GIL)."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(engine, "SPIN", True)
+    monkeypatch.setattr(engine, "_Busy", lambda: (lambda: False))     # the host never busy
+    monkeypatch.setattr(_spin, "SPIN_US", 1e6)     # (it polls on however late the next put)
+    prev = engine.set_num_threads(2)                # a pool made with the patches
+    seen = []
+
+    class Kernel(_Kernel):
+        def __call__(self, count, puts, ctl, cuts, out):
+            if threading.current_thread() is threading.main_thread():
+                return super().__call__(count, puts, ctl, cuts, out)
+            seen.append((puts is engine._get_pool().puts, ctl[2] - puts[0], ctl[3] > 0))
+            return super().__call__(count, puts, ctl, cuts, out) | 2     # (the put came)
+    try:
+        for _ in range(5):
+            out = np.zeros(6, dtype=np.int64)
+            go = threading.Event()
+            go.set()
+            engine.parallel_units(Kernel(hold=go), _cuts, (out,), 1)
+            assert list(out) == list(np.arange(6) + 10)
+    finally:
+        engine.set_num_threads(prev)
+    # (the caller's units wait for the worker's first: it came to every job)
+    assert len(seen) == 5 and all(s == (True, 1, True) for s in seen), seen
