@@ -159,7 +159,9 @@ def test_a_plain_hybridblock_wrapping_a_network_cuts_its_childs_call(cuts):
     del cuts[:]
     y = w(x)
     assert cuts == [w.net]
-    assert np.array_equal(y.asnumpy(), 2 * w.net(x).asnumpy())
+    # (float32 round-off: the child's own call may run other kernels, as its transforms
+    # are kept from a second sighting, and the BLAS orders a product's sums by its shape)
+    np.testing.assert_allclose(y.asnumpy(), 2 * w.net(x).asnumpy(), rtol=1e-5, atol=1e-6)
 
 
 # every layer that declares itself row-wise, with an input: its cut call gives each row

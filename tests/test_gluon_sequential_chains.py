@@ -67,12 +67,14 @@ def test_unrecorded_calls_run_the_chains_fused_with_the_graphs_numbers(bias, mon
     # the 3x3 -> BN -> relu, the strided 1x1 -> BN, 3x3 -> BatchNormReLU; the grouped
     # convolution has no fused step (no kernel applies BatchNorm to its output)
     assert names == ["_conv_batch_norm"] * 9
-    assert all(np.array_equal(g, got[0]) for g in got)
+    # the first call makes the convolutions' transforms without keeping them, the next
+    # ones run the kept ones: float32 round-off between them (a product of the BLAS in
+    # one and of a compiled kernel in the other, summed in another order on some CPUs)
+    assert np.array_equal(got[2], got[1])
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)
+    # the bias taken into BatchNorm's mean, the layers' kernels: float32 round-off
     want = _block_by_block(net, x).asnumpy()
-    if bias:        # the bias taken into BatchNorm's mean: float32 round-off
-        np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)
-    else:
-        assert np.array_equal(got[0], want)
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)
     twin = _net(bias)
     twin.initialize()
     twin(x)
