@@ -88,3 +88,14 @@ def fast_kernels(request, monkeypatch):
         monkeypatch.setattr(_fast, "MIN_CHANNELS", 0)
         monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
     return request.param
+
+
+def random_params(*blocks, seed=1):
+    """Give each parameter of ``blocks`` (alike, in the same order) the same values, not
+    0 and 1: uniform in [-0.5, 0.5), running variances in [0.5, 1.5)."""
+    rs = np.random.RandomState(seed)
+    for params in zip(*(b.collect_params().values() for b in blocks)):
+        v = mx.nd.array(rs.uniform(0.5, 1.5, params[0].shape) if "running_var" in params[0].name
+                        else rs.uniform(-0.5, 0.5, params[0].shape))
+        for p in params:
+            p.set_data(v)

@@ -10,6 +10,8 @@ from mxlite.gluon import batch_parts, batch_rows, nn
 from mxlite.gluon.model_zoo.vision.mobilenet import LinearBottleneck
 from mxlite.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV1
 
+from conftest import random_params
+
 
 @pytest.fixture
 def cuts(monkeypatch):
@@ -43,15 +45,10 @@ def _net():
 def _pair(x):
     """A network and a hybridized twin with the same parameters (not 0 and 1)."""
     net, twin = _net(), _net()
-    rs = np.random.RandomState(1)
     for n in (net, twin):
         n.initialize()
         n(x)
-    for a, b in zip(net.collect_params().values(), twin.collect_params().values()):
-        v = mx.nd.array(rs.uniform(0.5, 1.5, a.shape) if "running_var" in a.name
-                        else rs.uniform(-0.5, 0.5, a.shape))
-        a.set_data(v)
-        b.set_data(v)
+    random_params(net, twin)
     twin.hybridize()
     return net, twin
 

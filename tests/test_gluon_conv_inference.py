@@ -40,6 +40,17 @@ def _twin(net):
     return twin
 
 
+def _warm_net():
+    """:func:`_net` initialised, and its input, after three unrecorded calls (its
+    transforms kept)."""
+    mx.random.seed(0)
+    net = _net()
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(0).randn(1, 3, 10, 10))
+    for _ in range(3):
+        net(x)
+    return net, x
+
 def test_unrecorded_calls_keep_the_transforms_with_the_graphs_numbers(fast_kernels,
                                                                       monkeypatch):
     # the whole replay against the imperative run (a replay on parts of the batch runs
@@ -72,12 +83,7 @@ def test_unrecorded_calls_keep_the_transforms_with_the_graphs_numbers(fast_kerne
 
 def test_a_changed_weight_is_transformed_again(fast_kernels, monkeypatch, tmp_path):
     made = _counting(monkeypatch)
-    mx.random.seed(0)
-    net = _net()
-    net.initialize(mx.init.Xavier())
-    x = mx.nd.array(np.random.RandomState(0).randn(1, 3, 10, 10))
-    for _ in range(3):
-        net(x)
+    net, x = _warm_net()
     w = list(net.collect_params().values())[2]     # the second 3x3 layer's weight
 
     def check(what):
@@ -113,12 +119,7 @@ def test_a_changed_weight_is_transformed_again(fast_kernels, monkeypatch, tmp_pa
 
 def test_a_recorded_call_keeps_nothing_and_its_gradients(fast_kernels, monkeypatch):
     made = _counting(monkeypatch)
-    mx.random.seed(0)
-    net = _net()
-    net.initialize(mx.init.Xavier())
-    x = mx.nd.array(np.random.RandomState(0).randn(1, 3, 10, 10))
-    for _ in range(3):
-        net(x)
+    net, x = _warm_net()
     conv = net[2]
     w = conv.weight.data()
     grads = []

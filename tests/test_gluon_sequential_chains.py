@@ -11,6 +11,8 @@ from mxlite.gluon.model_zoo import vision
 from mxlite.gluon.nn import sequential_chains
 from mxlite.operator import registry
 
+from conftest import random_params
+
 
 def _net(bias=False):
     net = nn.HybridSequential()
@@ -28,10 +30,7 @@ def _init(net):
     net.initialize(mx.init.Xavier())
     x = _data()
     net(x)      # deferred shapes resolve
-    rs = np.random.RandomState(1)
-    for p in net.collect_params().values():
-        p.set_data(mx.nd.array(rs.uniform(0.5, 1.5, p.shape) if "running_var" in p.name
-                               else rs.uniform(-0.5, 0.5, p.shape)))
+    random_params(net)
     return x
 
 
@@ -168,12 +167,7 @@ def _twins(make, x):
     for b in (block, twin):
         b.initialize(mx.init.Xavier())
         b(x)
-    rs = np.random.RandomState(1)
-    for a, b in zip(block.collect_params().values(), twin.collect_params().values()):
-        v = mx.nd.array(rs.uniform(0.5, 1.5, a.shape) if "running_var" in a.name
-                        else rs.uniform(-0.5, 0.5, a.shape))
-        a.set_data(v)
-        b.set_data(v)
+    random_params(block, twin)
     twin.hybridize()
     return block, twin
 

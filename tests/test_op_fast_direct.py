@@ -272,6 +272,15 @@ def _winograd_kept(x, w, calls=2):
     return got, kept.held[3]
 
 
+
+def _winograd_paths(monkeypatch, max_3x3, staged):
+    """3x3 layers by the direct kernel up to ``max_3x3`` output positions, else by
+    Winograd with its filters kept from the first call, staged (its transforms split with
+    the products) where ``staged``."""
+    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", max_3x3)
+    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
+    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+
 @needs_numba
 @pytest.mark.parametrize("c,staged", [(32, False), (136, False), (32, True)])   # F(2x4), F(2x2)
 def test_winograd_products_by_the_kernel_are_float32_round_off_of_the_blas(c, staged,
@@ -279,9 +288,7 @@ def test_winograd_products_by_the_kernel_are_float32_round_off_of_the_blas(c, st
     """Kept Winograd filters of an inference within the kernel's reach are kept as its
     packed planes, and its products run by it from then on: the BLAS's results (the
     first call's) to float32 round-off."""
-    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
-    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
-    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    _winograd_paths(monkeypatch, 0, staged)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((1, c, 10, 12)).astype(np.float32)
     w = rng.standard_normal((16, c, 3, 3)).astype(np.float32)
@@ -297,9 +304,7 @@ def test_winograd_products_by_the_kernel_are_float32_round_off_of_the_blas(c, st
 def test_winograd_products_by_the_kernel_give_the_same_bits_at_any_threads(staged,
                                                                            monkeypatch):
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
-    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 0)
-    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
-    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    _winograd_paths(monkeypatch, 0, staged)
     rng = np.random.default_rng(10)
     x = rng.standard_normal((1, 48, 12, 12)).astype(np.float32)
     w = rng.standard_normal((32, 48, 3, 3)).astype(np.float32)
@@ -403,9 +408,7 @@ def test_claimed_units_give_the_same_bits_whatever_their_count(units, staged, mo
     2 threads, cut in any number of claimed units: the bits of one thread, and of one
     part per thread."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
-    monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", 49)
-    monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
-    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    _winograd_paths(monkeypatch, 49, staged)
     rng = np.random.default_rng(12)
     x7 = rng.standard_normal((1, 40, 7, 7)).astype(np.float32)
     x12 = rng.standard_normal((1, 48, 12, 12)).astype(np.float32)
