@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import REF
+from conftest import NUMBA_MISSING, REF
 
 TRAIN = os.path.join(REF, "train")
 LR, RESCALE, WD, CLIP = 0.05, 0.5, 0.01, 0.3
@@ -512,14 +512,20 @@ def test_trace_replay_with_trainer(tr):
 SGD_BITS = os.path.join(os.path.dirname(__file__), "reference_extra", "sgd_bits.npz")
 
 
-@pytest.mark.parametrize("pieces", [False, True])
+@pytest.mark.parametrize("path", ["numba", "numpy", "numpy pieces"])
 @pytest.mark.parametrize("momentum, rescale", [(0.0, 1 / 16), (0.0, 1 / 3), (0.9, 1 / 16),
                                                (0.9, 1 / 3)])
-def test_sgd_gives_mxnets_bits(momentum, rescale, pieces, monkeypatch):
+def test_sgd_gives_mxnets_bits(momentum, rescale, path, monkeypatch):
     # MXNet 1.9.1's SGD optimizer (its multi_sgd_mom_update kernel), bit for bit, over
-    # gradients spanning 17 orders of magnitude (reference_extra/gen_sgd_bits.py);
-    # ``pieces``: the update run by pieces of 7 elements, as a large weight's is.
-    if pieces:
+    # gradients spanning 17 orders of magnitude (reference_extra/gen_sgd_bits.py), by
+    # numba's one pass, or NumPy's passes (by pieces of 7 elements, as a large weight's).
+    if path == "numba" and NUMBA_MISSING:
+        pytest.skip("numba (the extra 'fast') is not installed")
+    ran = []
+    fast = mx.operator.tensor._fast_update.sgd
+    monkeypatch.setattr(mx.operator.tensor._fast_update, "sgd",
+                        lambda *a: ran.append(path == "numba" and fast(*a)) or ran[-1])
+    if path == "numpy pieces":
         monkeypatch.setattr(mx.optimizer.sgd, "CHUNK", 7)
     with np.load(SGD_BITS) as z:
         g, w0, want = z["grad"], z["weight"], z["%s_%s" % (momentum, rescale)]
@@ -528,3 +534,29 @@ def test_sgd_gives_mxnets_bits(momentum, rescale, pieces, monkeypatch):
     w = mx.nd.array(w0)
     opt.update_multi_precision(0, w, mx.nd.array(g), opt.create_state_multi_precision(0, w))
     np.testing.assert_array_equal(w.asnumpy(), want)
+    assert ran == [path == "numba"]
+
+
+@pytest.mark.skipif(NUMBA_MISSING, reason="numba (the extra 'fast') is not installed")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("momentum, wd", [(0.0, 0.0), (0.0, 1e-4), (0.9, 0.0), (0.9, 1e-4)])
+def test_sgd_numba_pass_gives_numpys_bits(dtype, momentum, wd, monkeypatch):
+    # numba's one pass against NumPy's passes, bit for bit, over values with infinities,
+    # NaN and signed zeros, at each dtype and with and without decay and momentum
+    rng = np.random.RandomState(3)
+    w0, g0, m0 = (rng.standard_normal(5000).astype(dtype) * 10.0 ** rng.randint(-8, 8, 5000)
+                  for _ in range(3))
+    w0[:4], g0[4:8], m0[8:12] = [np.inf, -np.nan, -0.0, 0.0], [-np.inf, np.nan, -0.0, 0.0], \
+        [np.inf, np.nan, -0.0, 1.0]
+    got = []
+    for numba_on in (True, False):
+        if not numba_on:
+            monkeypatch.setattr(mx.operator.tensor._fast_update, "sgd", lambda *a: False)
+        opt = mx.optimizer.SGD(learning_rate=0.1, momentum=momentum, wd=wd, rescale_grad=0.25)
+        w, m = mx.nd.array(w0, dtype=dtype), mx.nd.array(m0, dtype=dtype)
+        with np.errstate(invalid="ignore", over="ignore"):     # (NumPy's inf - inf)
+            opt.update(0, w, mx.nd.array(g0, dtype=dtype), m if momentum else None)
+        got.append((w.asnumpy(), m.asnumpy()))
+        assert w.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])

@@ -94,6 +94,7 @@ def kernels():
     # (a division by zero gives inf, as NumPy's, instead of raising)
     divide_jit = numba.njit(cache=cache, nogil=True, error_model="numpy")
     from . import _fast_bn as bn, _fast_conv, _fast_pool
+    from ..tensor import _fast_update
     affine = jit(bn._channel_affine)
     input_tiles, output_tiles = jit(_input_tiles), jit(_output_tiles)
     pointwise, taps = _fast_direct.compiled(jit, affine, input_tiles, output_tiles)
@@ -101,7 +102,7 @@ def kernels():
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=output_tiles,
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 **{k: jit(f) for m in (_fast_conv, _fast_pool)
+                                 **{k: jit(f) for m in (_fast_conv, _fast_pool, _fast_update)
                                     for k, f in m.KERNELS.items()},
                                  channel_affine=affine,
                                  pointwise=pointwise, taps=taps,
