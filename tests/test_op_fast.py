@@ -381,7 +381,7 @@ def test_data_gradient_by_one_product_adds_in_numpys_order(shape, kernel, stride
     rng = np.random.default_rng(7)
     g = rng.standard_normal(shape).astype(dtype)
     w = rng.standard_normal((shape[1], filters) + kernel).astype(dtype)
-    assert convolution._use_rows(1, shape[2:], filters, kernel)
+    assert convolution._use_rows(g, w, 1, kernel)
     added = []
     monkeypatch.setattr(_fast_conv, "add_offsets",
                         lambda *a, run=_fast_conv.add_offsets: added.append(a) or run(*a))

@@ -113,13 +113,32 @@ def _no_cols(xp, dtype):
     return xp.empty((0,), dtype=dtype)
 
 
-def _use_rows(groups, size, c, kernel):
-    """Whether a transposed convolution (a convolution's data gradient) runs as ONE
-    product over all N * S input positions rather than N per-sample products: when
-    positions per sample are few next to the K * C values each one spreads to, the
-    per-sample products are small, and one large GEMM (adding into a channels-last
-    output, whose runs of C values are contiguous) measured faster."""
-    return groups == 1 and _prod(size) <= c * _prod(kernel) and c >= 8
+def _use_rows(x, w, groups, kernel):
+    """Whether a transposed convolution (a convolution's data gradient) of ``x`` (N, Cin,
+    *S) with ``w`` (Cin, F, *kernel) runs as ONE product over all N * S input positions
+    rather than N per-sample products (:func:`_row2im`, adding into a channels-last
+    output, whose runs of F values are contiguous): in one group, from 8 filters, where
+    ``_fast_conv`` 's kernel adds its one product's blocks on (2-D, NumPy arrays of one
+    float dtype, the product within ``ONE_PRODUCT_MAX_BYTES``); else where positions
+    per sample are few next to the K * F values each one spreads to, as the per-sample
+    products are then small.
+
+    NOTE: by the kernel, one thread, the CPU time of the rows against the per-sample
+    columns: ResNet-18's 3x3 stride-2 layer 64 -> 128 (28x28 gradient, batch 8) 0.62x,
+    and 0.5-0.8x over 3x3 and 4x4 stride-2 shapes from 7x7 to 56x56 at batch 1 to 8;
+    without the kernel (NumPy's adds per offset), 1.25-1.7x at 28x28 and 56x56. That
+    layer's whole backward at 2 threads (the data gradient beside the weight gradient),
+    alternated: 35.9 -> 29.8 ms (least of 30), 45 -> 38 (median)."""
+    f = w.shape[1]
+    if groups != 1 or f < 8:
+        return False
+    size = x.shape[2:]
+    if (len(kernel) == 2 and type(x) is np.ndarray and type(w) is np.ndarray
+            and x.dtype == w.dtype and x.dtype in _fast._DTYPES
+            and x.shape[0] * _prod(size) * f * _prod(kernel) * x.itemsize <= ONE_PRODUCT_MAX_BYTES
+            and _fast.kernels() is not None):
+        return True
+    return _prod(size) <= f * _prod(kernel)
 
 
 def conv_nd(xp, x, w, kernel, stride, dilate, pad, groups, need_cols=False, inference=False,
@@ -180,14 +199,13 @@ def deconv_out_size(name, size, kernel, stride, dilate, pad, adj):
 def deconv_nd(xp, x, w, kernel, stride, dilate, pad, adj, groups):
     """Grouped N-D transposed convolution of ``x`` (N, Cin, *S) with ``w`` (Cin, F/G, *k)."""
     n, cin = x.shape[:2]
-    fg = w.shape[1]
     out = deconv_out_size("Deconvolution", x.shape[2:], kernel, stride, dilate, pad, adj)
     if kern.is_pointwise(kernel, pad, dilate, groups):
         return kern.transposed_pointwise(xp, x, w, stride, out)
     if all(s == 1 for s in stride) and 4 * _prod(out) <= 5 * _prod(x.shape[2:]):
         return kern.transposed_stride1(xp, x, w, kernel, dilate, pad, adj, groups)
     full = tuple(o + 2 * q for o, q in zip(out, pad))
-    if _use_rows(groups, x.shape[2:], fg, kernel):
+    if _use_rows(x, w, groups, kernel):
         y = _row2im(xp, x, w, kernel, stride, dilate, full)
     else:
         y = _col2im(xp, x, w, kernel, stride, dilate, groups, full)
