@@ -14,7 +14,7 @@ gradients are those of the imperative run. Graphs with unusual ops (an
 from operator import attrgetter, is_, itemgetter
 
 from ..base import MXNetError
-from ..autograd import _state as _ag_state, record_node, node_backward
+from ..autograd import _state as _ag_state, later, record_node, node_backward
 from ..nd.ndarray import NDArray, _wrap
 from ..operator import registry as _registry
 from ..operator.registry import run_step
@@ -303,7 +303,7 @@ class CachedGraph:
         """Precompute what the fused replay needs per step: visible output count,
         in-place bumps, version checks and which outputs leave the graph."""
         self.leaf_slots = [s for s, _ in self.input_slots] + [s for s, _ in self.param_slots]
-        leaves = set(self.leaf_slots)
+        self._leaves = leaves = set(self.leaf_slots)
         outs = self.out_slots
         out_pos = {s: i for i, s in enumerate(outs)}
         self._fusable = (len(out_pos) == len(outs) and not (leaves & set(outs)) and
@@ -384,11 +384,14 @@ class CachedGraph:
                 if op.gradient is not None and any(need[i] for i in ins):
                     need[first:first + nvis] = [True] * nvis
             walk = []
+            reads = self._reads()
             for k, op, ins, first, nvis in self._backward_order:
                 need_k = [need[i] for i in ins]
                 wanted = tuple((pos, i) for pos, i in enumerate(ins) if need_k[pos])
+                # the inputs whose gradient may come later: leaves this step alone reads
+                later = tuple(pos for pos, i in wanted if reads.get(i) == 1 and i in self._leaves)
                 walk.append((k, op, first, nvis, self._takes[k] if need[first] else None,
-                             need_k, wanted))
+                             need_k, wanted, later))
             found = (need, any(need[s] for s in self.out_slots), walk)
             if len(self._need) < 64:
                 self._need[mask] = found
@@ -399,6 +402,14 @@ class CachedGraph:
         inputs: the inputs it reads, then the parameters (as :meth:`_run_fused` lists
         them)."""
         return [self.input_names[k] for _, k in self.input_slots] + self._param_names
+
+    def _reads(self):
+        """How many times the steps read each slot."""
+        reads = {}
+        for st in self._plan:
+            for i in st[2]:
+                reads[i] = reads.get(i, 0) + 1
+        return reads
 
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
@@ -552,14 +563,23 @@ class CachedGraph:
         ran, and, in a backward that frees the graph (``retain_graph=False``), its saved
         outputs too: the tape shrinks as the gradients grow, as the imperative tape does
         node by node, instead of holding every value until the walk ends."""
-        raw, full, ctx, used = tape.raw, tape.full, tape.ctx, tape.used
-        if raw is None:     # a freeing backward failed half way through this tape
+        if tape.raw is None:     # a freeing backward failed half way through this tape
             raise MXNetError("backward: the graph through a hybridized block has already been "
                              "freed by an earlier backward; pass retain_graph=True to the "
                              "first backward to run backward on it again")
         if type(xs[0]) is NDArray:      # recorded: the rules run on NDArrays in the graph
             raw, full = self._rerecord(tape, xs)
-            gys = [g if g is None or isinstance(g, NDArray) else _wrap(g, ctx) for g in gys]
+            gys = [g if g is None or isinstance(g, NDArray) else _wrap(g, tape.ctx) for g in gys]
+            return self._walk(tape, raw, full, gys, None)
+        with later.walk():
+            return self._walk(tape, tape.raw, tape.full, gys, later.allow)
+
+    def _walk(self, tape, raw, full, gys, allow):
+        """:meth:`_gradient` 's walk over the values ``raw`` and the step outputs ``full``;
+        ``allow``: :func:`~mxlite.autograd.later.allow`, where the rules may hand back
+        the gradients of the leaves a step alone reads as ``later.Later`` s (a weight's
+        gradient computed by a CPU worker while the walk goes on), else None."""
+        ctx, used = tape.ctx, tape.used
         free = _ag_state.freeing
         if free:
             tape.raw = tape.full = None
@@ -567,7 +587,7 @@ class CachedGraph:
         g = [None] * self.n_slots
         for s, gy in zip(self.out_slots, gys):
             g[s] = gy
-        for k, op, first, nvis, take, need_k, wanted in tape.walk:
+        for k, op, first, nvis, take, need_k, wanted, defer in tape.walk:
             if nvis == 1:
                 gv = g[first]
                 g[first] = None
@@ -593,6 +613,8 @@ class CachedGraph:
             else:
                 ys = (y,)
             # the inputs as the taker gives them (a tuple): the rules only read them
+            if allow is not None:
+                allow(defer)
             gxs = node_backward(op, used[k], take(raw), ys, gvis, need_k, ctx, check)
             for pos, i in wanted:
                 gx = gxs[pos]
@@ -601,7 +623,7 @@ class CachedGraph:
                     g[i] = gx if gi is None else gi + gx
         if check is not True and len(self._shapes_checked) < 64:
             self._shapes_checked.add(check)
-        return [g[s] for s in self.leaf_slots]
+        return [later.value(g[s]) for s in self.leaf_slots]
 
     def _rerecord(self, tape, xs):
         """The tape's values as NDArrays in the recorded graph, for a backward that is

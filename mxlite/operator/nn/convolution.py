@@ -21,7 +21,7 @@ import weakref
 import numpy as np
 
 from ... import nd
-from ...autograd import _state as _ag_state
+from ...autograd import _state as _ag_state, later
 from ...base import MXNetError, parse_shape, parse_int, parse_bool
 from ... import engine
 from ...engine import matmul, parallel_copy, parallel_parts
@@ -387,10 +387,16 @@ def _conv_grad(p, x, y, gy, need):
     gx = gw = None
     adj = _adj_for(data.shape[2:], g.shape[2:], kernel, stride, dilate, pad)
     if _side_by_side(need, (data, w, g, y[1])):
-        gx, gw = engine.overlap(
-            lambda: deconv_nd(np, g, w, kernel, stride, dilate, pad, adj, p.num_group),
-            lambda: conv_weight_grad(np, data, g, kernel, stride, dilate, pad, p.num_group,
-                                     y[1]))
+        def data_grad():
+            return deconv_nd(np, g, w, kernel, stride, dilate, pad, adj, p.num_group)
+
+        def weight_grad():
+            return conv_weight_grad(np, data, g, kernel, stride, dilate, pad, p.num_group, y[1])
+        if later.may_defer(1):      # made by a worker while the backward walk goes on
+            gw = later.submit(weight_grad, w.shape, data.dtype, "Convolution")
+            gx = data_grad()
+        else:
+            gx, gw = engine.overlap(data_grad, weight_grad)
         return [gx.astype(g.dtype, copy=False), gw] + (
             [] if p.no_bias else [_bias_grad(g, need[2])])
     if need[0]:
