@@ -82,6 +82,18 @@ def test_weight_gradients_made_later_are_the_walks_bits(two_threads, monkeypatch
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_the_imperative_backward_makes_weight_gradients_later_too(two_threads, monkeypatch):
+    x = mx.nd.array(np.random.RandomState(5).standard_normal((4, 3, 12, 12)))
+    want, none = _grads(_net("chain"), x, hybridize=False, deferring=False,
+                        monkeypatch=monkeypatch)
+    mx.random.seed(0)
+    got, submitted = _grads(_net("chain"), x, hybridize=False, monkeypatch=monkeypatch)
+    assert none == [] and submitted == ["Convolution"] * 2
+    assert len(want) == len(got) == 11
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_weight_two_steps_read_is_not_made_later(two_threads, monkeypatch):
     x = mx.nd.array(np.random.RandomState(2).standard_normal((4, 3, 8, 8)))
     x.attach_grad()

@@ -7,6 +7,7 @@ topological order, runs each node's rule through :func:`node_backward` (on raw
 arrays; on NDArrays when the backward is itself recorded, so that it yields
 higher-order gradients) and writes each variable's ``.grad`` by its ``grad_req``.
 """
+import contextlib
 import threading
 from heapq import heappop as _heappop, heappush as _heappush
 from itertools import count as _count
@@ -16,6 +17,7 @@ import numpy as np
 from numpy import ndarray as _ndarray
 
 from ..base import MXNetError
+from . import later
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
@@ -39,6 +41,7 @@ _state = _State()
 # NDArray per intermediate). Tests turn this off to run them on NDArrays instead and
 # compare the numbers.
 RAW_RULES = True
+_NO_WALK = contextlib.nullcontext()
 
 
 def is_recording():
@@ -145,6 +148,13 @@ class Node:
         self.ctx = ctx
         self.checks = checks
         self.freed = False
+
+    @property
+    def var_inputs(self):
+        """The positions of the inputs that are marked variables (whose gradients the
+        backward may take later, ``autograd.later``)."""
+        return tuple(i for i, e in enumerate(self.parents)
+                     if e is not None and type(e[0]) is VarNode)
 
 
 class VarNode:
@@ -272,7 +282,7 @@ def _push(table, pending, entries, gs):
         if gl[index] is None:
             gl[index] = g
         else:
-            gl[index] = gl[index] + g
+            gl[index] = later.value(gl[index]) + later.value(g)
 
 
 def _nd_module():
@@ -349,16 +359,22 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode, var
         # Every consumer of a node was recorded after it, so by the time the heap
         # yields a node, all gradients flowing into it have arrived.
         heap, var_nodes = pending
-        while heap:
-            node = _heappop(heap)[1]
-            gl = table.pop(node)
-            if wanted is not None:
-                _collect_wanted(wanted, results, node, gl, raw)
-            _push(table, pending, node.parents,
-                  _node_gradient(node, gl, create_graph, retain_graph))
+        # unrecorded, into the variables' buffers: a rule may hand a variable's gradient
+        # to a CPU worker and the walk go on (autograd.later)
+        deferring = raw and wanted is None
+        with later.walk() if deferring else _NO_WALK:
+            while heap:
+                node = _heappop(heap)[1]
+                gl = table.pop(node)
+                if wanted is not None:
+                    _collect_wanted(wanted, results, node, gl, raw)
+                later.allow(node.var_inputs if deferring else ())
+                _push(table, pending, node.parents,
+                      _node_gradient(node, gl, create_graph, retain_graph))
         # The variables' buffers are written last, when no rule can fail any more.
         for node in var_nodes:
             gl = table.pop(node)
+            gl[0] = later.value(gl[0])
             if wanted is not None:
                 _collect_wanted(wanted, results, node, gl, raw)
             else:
