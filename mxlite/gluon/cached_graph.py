@@ -403,23 +403,19 @@ class CachedGraph:
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
         parameter is in a recorded graph. None: use the per-op path instead."""
-        n = self.n_slots
-        raw = [None] * n
-        nda = {}
-        leaves = []     # the NDArrays at leaf_slots
         for slot, k in self.input_slots:
             x = inputs[k]
             if not isinstance(x, NDArray) or (x._ctx is not ctx and x._ctx != ctx):
                 return None     # the per-op path gives the proper error
+        seen = self._params_changed(self._param_arrays(ctx))
+        raw, nda = seen.raw.copy(), seen.nda.copy()     # (the parameters in their slots)
+        leaves = []     # the NDArrays at leaf_slots
+        for slot, k in self.input_slots:
+            x = inputs[k]
             raw[slot] = x._data
             nda[slot] = x
             leaves.append(x)
-        arrays = self._param_arrays(ctx)
-        for slot, x in zip(self._param_slot_ids, arrays):
-            raw[slot] = x._data
-            nda[slot] = x
-            leaves.append(x)
-        seen = self._params_changed(arrays)
+        leaves += seen.arrays
         need = mask = None
         if _ag_state.recording:
             mask = tuple([x._entry is not None for x in leaves])
@@ -453,18 +449,20 @@ class CachedGraph:
         every parameter is as the last unrecorded inference left it (the same NDArrays,
         holding the same arrays, at the same versions: every in-place write bumps one;
         ``set_data`` writes in place; initialisation, ``cast``, ``reset_ctx`` and a load
-        into a new context give new NDArrays). Returns what :meth:`_params_seen` takes.
+        into a new context give new NDArrays). Returns the :class:`_ParamsSeen` of these
+        arrays, which :meth:`_params_seen` keeps.
 
         NOTE: checked once a call for the graph's steps, each of which then checks only
         the count (``fused.watch_params``): checked in each step (its arrays' versions,
         the statistics' bytes), ~15 us a step of ResNet-50 b1's caller."""
         seen, self._seen = self._seen, None     # (None while a replay runs)
-        if (seen is None or seen[0] is not arrays or not all(map(is_, map(_RAW, arrays), seen[1]))
-                or not all(map(is_, map(_VERSION, arrays), seen[2]))
-                or list(map(_COUNT, seen[2])) != seen[3]):
+        if (seen is None or seen.arrays is not arrays
+                or not all(map(is_, map(_RAW, arrays), seen.raws))
+                or not all(map(is_, map(_VERSION, arrays), seen.versions))
+                or list(map(_COUNT, seen.versions)) != seen.counts):
             self._epoch[0] += 1
-            seen = (arrays, list(map(_RAW, arrays)), [x._share_version() for x in arrays])
-        return seen[:3]
+            seen = _ParamsSeen(self, arrays)
+        return seen
 
     def _params_seen(self, seen):
         """At a fused replay's end: keep what tells that the parameters are unchanged
@@ -474,7 +472,8 @@ class CachedGraph:
         if _ag_state.recording or _ag_state.training:
             self._epoch[0] += 1
         else:
-            self._seen = seen + (list(map(_COUNT, seen[2])),)
+            seen.counts = list(map(_COUNT, seen.versions))
+            self._seen = seen
 
     def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks, steps=None):
         """Run the steps on raw arrays (``steps``: the per-step tuples, by default those of
@@ -643,6 +642,25 @@ def _all_none(values):
         if v is not None:
             return False
     return True
+
+
+class _ParamsSeen:
+    """A graph's parameters as a replay found them (:meth:`CachedGraph._params_changed`):
+    their NDArrays (``arrays``), the arrays those held, their version lists and, once an
+    unrecorded inference ended, the versions' counts; and the replay's value slots (a
+    list) and NDArrays (a dict by slot) with the parameters in their slots, which each
+    replay with these arrays starts from (copied)."""
+    __slots__ = ("arrays", "raws", "versions", "counts", "raw", "nda")
+
+    def __init__(self, graph, arrays):
+        self.arrays, self.raws = arrays, list(map(_RAW, arrays))
+        self.versions = [x._share_version() for x in arrays]
+        self.counts = None
+        self.raw = [None] * graph.n_slots
+        self.nda = {}
+        for slot, x, a in zip(graph._param_slot_ids, arrays, self.raws):
+            self.raw[slot] = a
+            self.nda[slot] = x
 
 
 class _Tape:
