@@ -504,12 +504,11 @@ class CachedGraph:
     def _params_seen(self, seen):
         """At a fused replay's end: keep what tells that the parameters are unchanged
         (``seen``, :meth:`_params_changed`'s) after an unrecorded inference; after any
-        other call (a training call may update the moving statistics) bump the count of
-        changes."""
+        other call (a training call may update the moving statistics) with no counts,
+        so that the next replay bumps the count of changes."""
         if _ag_state.recording or _ag_state.training:
-            self._epoch[0] += 1
-        else:
-            self._seen = seen
+            seen.counts = None
+        self._seen = seen
 
     def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks, steps=None):
         """Run the steps on raw arrays (``steps``: the per-step tuples, by default those of
