@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite import engine
+from mxlite import _blas, engine
 from mxlite.operator.nn import _fast_pool
 
 from conftest import needs_numba
@@ -329,7 +329,7 @@ def test_fork_after_a_split_pass_is_safe(split_everything):
 def split_products(split_everything, monkeypatch):
     """Split every product too, however small, over 3 threads."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
-    monkeypatch.setattr(engine, "SERIAL_MACS", 0)
+    monkeypatch.setattr(_blas, "SERIAL_MACS", 0)
 
 
 def _operands(sa, sb, dtype=np.float32, seed=0):
@@ -374,8 +374,8 @@ def test_matmul_cuts_by_columns_only_where_there_are_many_more_than_rows(split_p
         parts.append((a.shape, b.shape))
         return real(a, b, **kw)
     monkeypatch.setattr(np, "matmul", spy)
-    for n, by_columns in ((8 * engine.COLUMNS_PER_ROW - 1, False),
-                          (8 * engine.COLUMNS_PER_ROW, True)):
+    for n, by_columns in ((8 * _blas.COLUMNS_PER_ROW - 1, False),
+                          (8 * _blas.COLUMNS_PER_ROW, True)):
         a, b = _operands((8, 5), (5, n))
         del parts[:]
         np.testing.assert_allclose(engine.matmul(np, a, b), real(a, b), rtol=1e-5, atol=1e-5)
@@ -453,7 +453,7 @@ def test_products_run_the_blas_at_one_thread_and_restore_it(split_products, monk
         monkeypatch.setattr(np, "matmul", real)
         assert seen and set(seen) == {1}
         assert engine.blas_threads() == 2           # a user's np.dot keeps its threads
-        monkeypatch.setattr(engine, "SERIAL_MACS", 16 * 5 * 7 * 6 + 1)
+        monkeypatch.setattr(_blas, "SERIAL_MACS", 16 * 5 * 7 * 6 + 1)
         seen.clear()
         monkeypatch.setattr(np, "matmul", spy)
         engine.matmul(np, *_operands((16, 5, 7), (16, 7, 6)))   # one thread in OpenBLAS
