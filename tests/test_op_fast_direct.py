@@ -279,7 +279,8 @@ def _winograd_paths(monkeypatch, max_3x3, staged):
     the products) where ``staged``."""
     monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", max_3x3)
     monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
-    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    for name in ("STAGED_MIN_BYTES", "STAGED_UNITS_MIN_BYTES"):
+        monkeypatch.setattr(_fast, name, 0 if staged else 1 << 40)
 
 @needs_numba
 @pytest.mark.parametrize("c,staged", [(32, False), (136, False), (32, True)])   # F(2x4), F(2x2)

@@ -77,7 +77,7 @@ COLUMNS = 4
 # code that the kernels here compile in from other files (``_fast_tile``, ``_fast_bn``'s
 # channel_affine, ``_spin_poll``, ``_fast``'s Winograd transforms), which a test checks,
 # changes this file's text with it.
-CALLED_CODE_STAMP = "db713c945b2b29fa"
+CALLED_CODE_STAMP = "d4056a588a57233c"
 
 # Units a product split over the threads is cut into (:func:`_cuts`), whatever the
 # threads: each thread claims the next one inside the compiled kernel
@@ -292,8 +292,7 @@ def _winograd_units(count, puts, ctl, cuts, x, p0, p1, th, tw, wide, v, u, m, me
             _compiled_plane_unit(u, v, m, a0, a1, cuts[i, 4], cuts[i, 5], cuts[i, 6],
                                  cuts[i, 7])
         else:
-            _output_tiles(m[:, a0:a1], th, tw, wide, mean[a0:a1], scale[a0:a1],
-                          shift[a0:a1], r[:, a0:a1], affine, add, relu, y[:, a0:a1])
+            _output_tiles(m, a0, a1, th, tw, wide, mean, scale, shift, r, affine, add, relu, y)
         _fetch_add(count[1:], 1)
         i = _compiled_claim(count, cuts, ctl[0])
     return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
