@@ -493,9 +493,9 @@ def parallel_units(kernel, cuts, args, macs):
     rate = pool.wait.rate if pool.wait is not None else 0
     job = _Units(kernel, cuts, args, max(int(rate * UNITS_WAIT_US * 1e-6), 1))
     job.next_put = pool.puts[0] + k     # (the count the next job's put makes)
-    for _ in range(k - 1):
-        pool.put(job)
     ctl = np.array([job.polls, job.polls, 0, 0, 0], dtype=np.int64)
+    for _ in range(k - 1):      # (last: the caller then goes into the kernel at once)
+        pool.put(job)
     try:
         while not kernel(job.count, _NO_PUTS, ctl, cuts, *args) & 1 and job.error is None:
             ctl[:2] = 1
