@@ -23,7 +23,7 @@ from mxlite.operator.registry import OPS, REQUIRED, Op, ranks, run_step
 SEED = 20161116
 # Ops that run code given to them (subgraphs, user ops), and the ops of NDArray indexing,
 # whose params (Python index objects) only NDArray itself gives.
-SKIP = {"Custom", "_foreach", "_while_loop", "_cond", "_setitem", "_getitem",
+SKIP = {"Custom", "_foreach", "_while_loop", "_cond", "_CachedOp", "_setitem", "_getitem",
         "_getitem_backward", "_npi_getitem", "_npi_getitem_backward"}
 # MXNet's own error of a wrong call: the exceptions a bad input may raise.
 CLEAR = (MXNetError, ValueError, TypeError)

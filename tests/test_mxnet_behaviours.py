@@ -132,6 +132,83 @@ def test_get_symbol_keeps_the_attributes_the_calls_gave():
     np.testing.assert_array_equal(back.eval(var0=x)[0].asnumpy(), z.asnumpy())
 
 
+def _dense_stack(n):
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        for _ in range(n):
+            net.add(mx.gluon.nn.Dense(4))
+    net.initialize(mx.init.Uniform(1.0))
+    return net
+
+
+def test_get_symbol_shows_a_hybridized_call_as_one_cached_op():
+    # MXNet 1.9.1: a hybridized block recorded without inlining is one _CachedOp node
+    # reading the data and every parameter; with inline_limit above its size the ops
+    # themselves are recorded (MXNet's test_inline: two nodes more for three Dense).
+    net = _dense_stack(3)
+    x = mx.nd.array(np.random.RandomState(0).rand(2, 5).astype(np.float32))
+    counts = {}
+    for limit in (3, 0):
+        net.hybridize(inline_limit=limit)
+        with mx.autograd.record():
+            y = net(x)
+        sym = mx.autograd.get_symbol(y)
+        nodes = json.loads(sym.tojson())["nodes"]
+        counts[limit] = len(nodes)
+        y.backward()
+    assert counts[3] == counts[0] + 2
+    ops = [n["op"] for n in nodes if n["op"] != "null"]
+    assert ops == ["_CachedOp"]
+    assert sym.list_outputs()[0].endswith("_" + net(mx.sym.var("data")).list_outputs()[0])
+    # the node runs the graph: the data is the unrecorded input, the rest the
+    # parameters, matched by the shapes inference gives them
+    data = [n for n in sym.list_arguments() if n.startswith("null")]
+    assert len(data) == 1 and len(sym.list_arguments()) == 7
+    params = list(net.collect_params().values())
+    arg_shapes = sym.infer_shape(**{data[0]: x.shape})[0]
+    feed = {data[0]: x}
+    for name, shape in zip(sym.list_arguments(), arg_shapes):
+        if name != data[0]:
+            match = [p for p in params if p.shape == shape and p.name not in feed]
+            feed[name] = match[0].data()
+            params.remove(match[0])
+    for graph in (sym, mx.sym.load_json(sym.tojson())):
+        np.testing.assert_allclose(graph.eval(**feed)[0].asnumpy(), y.asnumpy(), rtol=1e-6)
+    # and its gradient is the block's: y.backward() above left the parameters' (ones
+    # as the head gradient)
+    grads = {name: mx.nd.zeros(v.shape) for name, v in feed.items()}
+    ex = sym.bind(mx.cpu(), args=feed, args_grad=grads)
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones(y.shape))
+    by_array = {id(v): name for name, v in feed.items()}
+    checked = 0
+    for param in net.collect_params().values():
+        name = by_array[id(param.data())]
+        np.testing.assert_allclose(grads[name].asnumpy(), param.grad().asnumpy(), rtol=1e-5,
+                                   atol=1e-6)
+        checked += 1
+    assert checked == 6
+
+
+def test_get_symbol_puts_the_cached_op_inputs_in_the_graphs_order():
+    # the recorded node takes the data, then the parameters; the _CachedOp node takes
+    # them as the graph lists its inputs (data, weight, bias, weight, bias)
+    net = _dense_stack(2)
+    net.hybridize(inline_limit=0)
+    x = mx.nd.ones((1, 3))
+    net(x)      # (mxlite's first call of a hybridized block runs op by op)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x)
+    sym = mx.autograd.get_symbol(y)
+    nodes = json.loads(sym.tojson())["nodes"]
+    (cached,) = [n for n in nodes if n["op"] == "_CachedOp"]
+    assert len(cached["inputs"]) == 5
+    names = [nodes[i]["name"] for i, _, _ in cached["inputs"]]
+    shapes = dict(zip(sym.list_arguments(), sym.infer_shape(**{names[0]: (1, 3)})[0]))
+    assert [shapes[n] for n in names] == [(1, 3), (4, 3), (4,), (4, 4), (4,)]
+
+
 def test_np_semantics_switches_at_top_level():
     assert mx.np_shape is mx.util.np_shape and mx.use_np is mx.util.use_np
     with mx.np_shape(True):

@@ -385,6 +385,12 @@ class CachedGraph:
                 self._need[mask] = found
         return found
 
+    def leaf_names(self):
+        """The graph's variable names in the order a recorded call's node takes its
+        inputs: the inputs it reads, then the parameters (as :meth:`_run_fused` lists
+        them)."""
+        return [self.input_names[k] for _, k in self.input_slots] + self._param_names
+
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
         parameter is in a recorded graph. None: use the per-op path instead."""

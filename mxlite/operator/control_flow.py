@@ -384,3 +384,40 @@ for _name, _nd_fn, _params, _nsub, _shape, _type, _doc in (
         infer_shape=_with_mode(_shape, _MODE_SHAPE), infer_type=_with_mode(_type, _MODE_TYPE),
         saves="x",
         doc=_doc)
+
+
+# -- _CachedOp -------------------------------------------------------------------------------
+# ``autograd.get_symbol`` shows a hybridized block's call, which autograd records as one
+# node, as one node of this op, as MXNet does (its ``_CachedOp`` node, without
+# attributes, outputs named ``<node>_<the graph's output>``). Here the node keeps the
+# graph as its subgraph, so the Symbol also runs and its JSON loads back.
+def _cached_nd(p, xs):
+    sub = p.subgraphs[0]
+    if len(xs) != len(sub.input_names):
+        raise MXNetError("_CachedOp: the graph reads %d inputs (%s), got %d"
+                         % (len(sub.input_names), ", ".join(sub.input_names), len(xs)))
+    return sub(list(xs))
+
+
+def _cached_shape(p, shapes):
+    ins, outs = _subgraph_shapes("_CachedOp", p.subgraphs[0], dict(enumerate(shapes)))
+    return ([s or k for s, k in zip(ins, shapes)],
+            (outs if all(o is not None for o in outs) else []))
+
+
+def _cached_type(p, dtypes):
+    return list(_subgraph_types(p.subgraphs[0], dict(enumerate(dtypes))))
+
+
+register_op(
+    "_CachedOp", _run_raw(_cached_nd),
+    inputs=lambda p: list(p.subgraphs[0].input_names),
+    params=[Param("subgraphs", _subgraphs(1), _REQUIRED, "The graph (not an attribute).")],
+    gradient=on_ndarrays(_recompute_gradient("_CachedOp", _cached_nd)),
+    num_outputs=lambda p: p.subgraphs[0].num_outputs + 1,
+    num_visible_outputs=lambda p: p.subgraphs[0].num_outputs,
+    output_names=lambda p: p.subgraphs[0].symbol.list_outputs(),
+    infer_shape=_with_mode(_cached_shape, _MODE_SHAPE),
+    infer_type=_with_mode(_cached_type, _MODE_TYPE), saves="x",
+    doc="A hybridized block's graph as one node (what ``autograd.get_symbol`` shows for "
+        "its recorded call): runs the subgraph on the inputs, in its ``list_inputs`` order.")
