@@ -464,9 +464,10 @@ def parallel_stages(stages, macs):
             fn(0, n)
 
 
-def parallel_units(kernel, cuts, args, macs):
+def parallel_units(kernel, cuts, args, macs, least=None):
     """``kernel(count, puts, ctl, cuts(split), *args)``, a compiled kernel (nogil) that
-    runs units of products of ``macs`` multiply-adds in all, one per row of
+    runs units of products of ``macs`` multiply-adds in all (or of another measure of
+    work, split from ``least`` of it instead of ``PARALLEL_MIN_MACS``), one per row of
     ``cuts(split)``: it claims them one at a time (``count[0]``, atomically) once the
     units that a row needs have ended (``count[1]`` at ``cuts[i, 0]``, polled up to
     ``ctl[0]`` times: else it returns 0), counts each ended in ``count[1]``, and once
@@ -483,7 +484,8 @@ def parallel_units(kernel, cuts, args, macs):
     put, so that it takes the GIL after the caller has gone into its next kernel. Where
     the caller's polls run out (a worker descheduled within a unit) it sleeps, looking
     again between sleeps (a call that polls once), until the units have ended."""
-    split = _threads > 1 and not _here.inside and macs >= PARALLEL_MIN_MACS
+    split = (_threads > 1 and not _here.inside
+             and macs >= (PARALLEL_MIN_MACS if least is None else least))
     cuts = cuts(split)
     k = min(_threads, len(cuts)) if split else 1
     if k <= 1:

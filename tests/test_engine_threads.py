@@ -132,6 +132,27 @@ def test_max_pooling_ties_and_nan_split_is_bit_identical(split_everything):
     _same_bits(run)
 
 
+@needs_numba
+@pytest.mark.parametrize("index", [False, True])
+def test_max_pooling_of_one_sample_runs_its_channels_as_claimed_units(split_everything,
+                                                                      monkeypatch, index):
+    # ResNet's 3x3 stride-2 pooling at batch 1: the sample's channels cut into units
+    # that the threads claim inside one compiled call; the values and places of one thread
+    from mxlite.operator.nn import _fast_direct
+    units = []
+    parallel_units = engine.parallel_units
+    monkeypatch.setattr(engine, "parallel_units", lambda kernel, cuts, *a: units.append(
+        (kernel, cuts(True).shape[0])) or parallel_units(kernel, cuts, *a))
+    x = np.random.RandomState(0).randn(1, 5, 13, 11).astype(np.float32)
+    x[0, 2, 3, 4] = np.nan
+
+    def run():
+        got = _fast_pool.max_pool2d(x, (3, 3), (2, 2), (1, 1), (7, 6), index=index)
+        return got if index else [got]
+    _same_bits(run)
+    assert units == [(_fast_direct._units.pool33, 5)]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "bool"])
 def test_relu_split_is_bit_identical(split_everything, dtype):
     def run():

@@ -8,7 +8,7 @@ import pytest
 import mxlite as mx
 from mxlite import engine
 from mxlite.gluon import nn
-from mxlite.operator.nn import _fast, _fast_bn, _fast_direct
+from mxlite.operator.nn import _fast, _fast_bn, _fast_direct, _fast_pool
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -349,7 +349,8 @@ def test_the_kernels_cache_stamp_follows_the_code_they_call():
     from mxlite.operator.nn import _fast_tile
     text = (inspect.getsource(_fast_tile) + inspect.getsource(_fast_bn._channel_affine)
             + inspect.getsource(_spin_poll) + inspect.getsource(_fast._input_tiles)
-            + inspect.getsource(_fast._output_tiles))
+            + inspect.getsource(_fast._output_tiles)
+            + inspect.getsource(_fast_pool._max_pool33))
     assert _fast_direct.CALLED_CODE_STAMP == hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

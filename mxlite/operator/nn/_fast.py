@@ -96,13 +96,14 @@ def kernels():
     from . import _fast_bn as bn, _fast_conv, _fast_pool
     affine = jit(bn._channel_affine)
     input_tiles, output_tiles = jit(_input_tiles), jit(_output_tiles)
-    pointwise, taps = _fast_direct.compiled(jit, affine, input_tiles, output_tiles)
+    more = {k: jit(f) for m in (_fast_conv, _fast_pool) for k, f in m.KERNELS.items()}
+    pointwise, taps = _fast_direct.compiled(jit, affine, input_tiles, output_tiles,
+                                            more["max_pool33"])
     return types.SimpleNamespace(input_tiles=input_tiles,
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=output_tiles,
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 **{k: jit(f) for m in (_fast_conv, _fast_pool)
-                                    for k, f in m.KERNELS.items()},
+                                 **more,
                                  channel_affine=affine,
                                  pointwise=pointwise, taps=taps,
                                  channel_moments=sum_jit(bn._channel_moments),
