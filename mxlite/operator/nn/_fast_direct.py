@@ -31,6 +31,7 @@ such units (:func:`winograd`): a thread that comes late takes fewer units, and n
 waits for another to take the GIL back.
 """
 import functools
+import math
 import types
 
 import numpy as np
@@ -366,9 +367,10 @@ def applies(x, f):
 
 def _plan(x, w, out, epilogue):
     """(the compiled kernels, the packed weights of ``w`` (F, C, *kernel) kept for it,
-    the epilogue's arguments for an output ``y`` (N, F, *out)); None where the kernel
-    does not apply (:func:`applies`; the weights not kept or seen once: packing them
-    costs more than the kernel saves on one call)."""
+    the epilogue's arguments but the residual: ``mean, scale, shift``, then ``affine,
+    add, relu``, for an output ``y`` (N, F, *out)); None where the kernel does not apply
+    (:func:`applies`; the weights not kept or seen once: packing them costs more than
+    the kernel saves on one call)."""
     f, c = w.shape[:2]
     n = x.shape[0]
     jit = applies(x, f)
@@ -386,8 +388,13 @@ def _plan(x, w, out, epilogue):
             return None
         packed = pack_planes(w.reshape(f, c, -1).transpose(2, 0, 1)).ravel()
         keep[0].held = keep[1] + (packed,)
-    r = None if r is None else np.ascontiguousarray(r).reshape(n, f, -1)
-    return jit, packed, (mean, scale, shift, r, epilogue is not None, r is not None, relu)
+    return jit, packed, (mean, scale, shift), (epilogue is not None, r is not None, relu)
+
+
+def _residual(r, y3):
+    """The residual the kernels read: ``r`` as (N, F, positions) like the output ``y3``,
+    or ``y3`` itself where none is added (not read)."""
+    return y3 if r is None else np.ascontiguousarray(r).reshape(y3.shape)
 
 
 def pack_planes(u):
@@ -514,6 +521,16 @@ def pointwise(x, w, stride, epilogue=None):
     """The 1x1 convolution (N, F, *out) of ``x`` (N, C, *in) with ``w`` (F, C, 1, ...) at
     ``stride``, with the ``epilogue`` as ``_fast.conv3x3`` takes it; None where the
     kernel does not apply (:func:`_plan`)."""
+    call = pointwise_call(x, w, stride, epilogue)
+    return None if call is None else call(x, None if epilogue is None else epilogue[3])
+
+
+def pointwise_call(x, w, stride, epilogue=None):
+    """:func:`pointwise` for data of ``x``'s shape and dtype, as a function ``call(x,
+    r)`` of the data and the residual (None where the epilogue adds none), everything
+    else bound once (the packed weights, BatchNorm's vectors, the units): for a step
+    that runs it again while the weights are the same; None where the kernel does not
+    apply (:func:`_plan`)."""
     f, c = w.shape[:2]
     if x.ndim < 3 or w.size != f * c or len(stride) != x.ndim - 2:
         return None
@@ -522,25 +539,30 @@ def pointwise(x, w, stride, epilogue=None):
     plan = _plan(x, w, out, epilogue)
     if plan is None:
         return None
-    jit, packed, epi = plan
-    if any(k != 1 for k in stride):
-        x = x[(slice(None),) * 2 + tuple(slice(None, None, k) for k in stride)]
-    x3 = engine.contiguous(np, x).reshape(n, c, -1)
-    y = np.empty((n, f) + out, dtype=x.dtype)
-    y3 = y.reshape(n, f, -1)
-    epi = epi[:3] + (y3 if epi[3] is None else epi[3],) + epi[4:]
-    blocks, macs = -(-x3.shape[2] // (16 * VECTORS)), f * c * n * x3.shape[2]
-    if CLAIMS:
-        # (by filters each unit reads the whole sample, by positions the whole weights;
-        # by filters where there are blocks for half the units at least)
-        filters = f // FILTERS >= blocks or (x3[0].nbytes <= FILTER_UNITS_MAX_BYTES
-                                             and f // (2 * FILTERS) >= UNITS // 2)
-        engine.parallel_units(_units.pointwise,
-                              functools.partial(_cuts, n, f // FILTERS, blocks, 2 if filters else 4),
-                              (packed, x3, y3) + epi, macs)
-    else:
-        _split(lambda *b: jit.pointwise(packed, x3, y3, *b, *epi), n, f, blocks, macs)
-    return y
+    jit, packed, vectors, flags = plan
+    shape, positions = (n, f) + out, math.prod(out)
+    strided = (slice(None),) * 2 + tuple(slice(None, None, k) for k in stride) \
+        if any(k != 1 for k in stride) else None
+    blocks, macs = -(-positions // (16 * VECTORS)), f * c * n * positions
+    # (by filters each unit reads the whole sample, by positions the whole weights;
+    # by filters where there are blocks for half the units at least)
+    filters = f // FILTERS >= blocks or (c * positions * x.itemsize <= FILTER_UNITS_MAX_BYTES
+                                         and f // (2 * FILTERS) >= UNITS // 2)
+    cuts = functools.partial(_cuts, n, f // FILTERS, blocks, 2 if filters else 4)
+
+    def call(x, r):
+        if strided is not None:
+            x = x[strided]
+        x3 = engine.contiguous(np, x).reshape(n, c, -1)
+        y = np.empty(shape, dtype=x.dtype)
+        y3 = y.reshape(n, f, -1)
+        epi = vectors + (_residual(r, y3),) + flags
+        if CLAIMS:
+            engine.parallel_units(_units.pointwise, cuts, (packed, x3, y3) + epi, macs)
+        else:
+            _split(lambda *b: jit.pointwise(packed, x3, y3, *b, *epi), n, f, blocks, macs)
+        return y
+    return call
 
 
 def conv3x3(x, w, pad, out, epilogue=None):
@@ -548,28 +570,40 @@ def conv3x3(x, w, pad, out, epilogue=None):
     by ``pad`` before (and as ``out`` needs after) with ``w`` (F, C, 3, 3), the
     ``epilogue`` as ``_fast.conv3x3`` takes it, on maps of up to ``MAX_POSITIONS_3X3``
     output positions; None where the kernel does not apply (:func:`_plan`)."""
+    call = conv3x3_call(x, w, pad, out, epilogue)
+    return None if call is None else call(x, None if epilogue is None else epilogue[3])
+
+
+def conv3x3_call(x, w, pad, out, epilogue=None):
+    """:func:`conv3x3` for data of ``x``'s shape and dtype, as a function ``call(x, r)``
+    (as :func:`pointwise_call`); None where the kernel does not apply."""
     oh, ow = out
     if x.ndim != 4 or w.shape[2:] != (3, 3) or oh * ow > MAX_POSITIONS_3X3 or min(pad) < 0:
         return None
     plan = _plan(x, w, out, epilogue)
     if plan is None:
         return None
-    jit, packed, epi = plan
+    jit, packed, vectors, flags = plan
     (n, c, h, wd), f = x.shape, w.shape[0]
     hp, wp = oh + 2, ow + 2
-    xp = np.zeros((n, c, hp, wp), dtype=x.dtype)
     rows, cols = max(0, min(h, hp - pad[0])), max(0, min(wd, wp - pad[1]))
-    xp[:, :, pad[0]:pad[0] + rows, pad[1]:pad[1] + cols] = x[:, :, :rows, :cols]
+    inside = (slice(None), slice(None), slice(pad[0], pad[0] + rows), slice(pad[1], pad[1] + cols))
     offsets = np.array([i * wp + j for i in range(3) for j in range(3)], dtype=np.int64)
-    z = np.empty((n, f, (oh - 1) * wp + ow), dtype=x.dtype)
-    y = np.empty((n, f, oh, ow), dtype=x.dtype)
-    epi = epi[:3] + (z if epi[3] is None else epi[3],) + epi[4:]
-    x3, macs = xp.reshape(n, c, -1), 9 * f * c * n * oh * ow
-    if CLAIMS:
-        engine.parallel_units(_units.taps, functools.partial(_cuts, n, f // FILTERS, 1, 2),
-                              (packed, x3, offsets, z, y) + epi, macs)
-    else:
-        _split(lambda n0, n1, b0, b1, *_: jit.taps(packed, x3, offsets, z, y, n0, n1, b0, b1,
-                                                    *epi),
-               n, f, 0, macs)
-    return y
+    macs = 9 * f * c * n * oh * ow
+    cuts = functools.partial(_cuts, n, f // FILTERS, 1, 2)
+
+    def call(x, r):
+        xp = np.zeros((n, c, hp, wp), dtype=x.dtype)
+        xp[inside] = x[:, :, :rows, :cols]
+        z = np.empty((n, f, (oh - 1) * wp + ow), dtype=x.dtype)
+        y = np.empty((n, f, oh, ow), dtype=x.dtype)
+        epi = vectors + (z if r is None else _residual(r, y.reshape(n, f, -1)),) + flags
+        x3 = xp.reshape(n, c, -1)
+        if CLAIMS:
+            engine.parallel_units(_units.taps, cuts, (packed, x3, offsets, z, y) + epi, macs)
+        else:
+            _split(lambda n0, n1, b0, b1, *_: jit.taps(packed, x3, offsets, z, y, n0, n1, b0,
+                                                        b1, *epi),
+                   n, f, 0, macs)
+        return y
+    return call

@@ -150,16 +150,28 @@ def _parse_graph_object(cls):
 _parse_kept = _parse_graph_object(KeptWeight)
 
 
-def _keeping(p, w):
-    """The context in which Convolution ``p`` (``kept``: a KeptWeight or None; a plain
-    Convolution's params have none) keeps the Winograd filters of its weight ``w``: in
-    an unrecorded call (inference) only."""
+def _kept_entry(p, w):
+    """What :func:`_fast.keeping` takes to keep the transforms of Convolution ``p``'s
+    weight ``w`` (``p.kept``: a KeptWeight, or None: a plain Convolution's params have
+    none): in an unrecorded call (inference) only; else None."""
     weight = getattr(p, "kept", None)
     if weight is not None and not _ag_state.recording:
         version = weight.version_of(w)
         if version is not None:
-            return _fast.keeping(w, version, weight.kept)
-    return contextlib.nullcontext()
+            return w, version, weight.kept
+    return None
+
+
+def _keeping(p, w):
+    """The context in which Convolution ``p`` keeps the Winograd filters of its weight
+    ``w`` (:func:`_kept_entry`)."""
+    return _kept_context(_kept_entry(p, w))
+
+
+def _kept_context(entry):
+    """``_fast.keeping`` for a :func:`_kept_entry` (one for each call: it holds the entry
+    it replaced), or a context keeping nothing for None."""
+    return contextlib.nullcontext() if entry is None else _fast.keeping(*entry)
 
 
 def _conv_kept(p, xp, *x):
@@ -205,6 +217,10 @@ class ConvBatchNorm:
         self.bias = not conv_p.no_bias
         self.bare_p = conv.parse_params(dict(conv_p.items(), no_bias=True))
         self._fits = {}
+        # set by a hybridized graph whose parameters all of the chain's are
+        # (:func:`watch_params`): the graph's count of the times they may have changed
+        self.epoch = None
+        self.prepared = {}      # per data shape: its _Prepared inference
 
     def fitting(self, data, w, b, gamma, beta, mean, var, r):
         """How an inference runs on these arrays (``b``, ``r``: the bias, the residual, or
@@ -252,11 +268,72 @@ class ConvBatchNorm:
             return found + ("3x3",)
         return found + ("cols",)
 
+    def again(self, data):
+        """Whether this step's inference on data of ``data``'s shape and dtype ran before,
+        with the graph's parameters unchanged since (:meth:`prepare`)."""
+        seen = self.prepared.get(data.shape)
+        return seen is not None and seen.epoch == self.epoch[0] and seen.dtype == data.dtype
+
+    def prepare(self, data, r, call, outs, again):
+        """Keep ``call`` (:func:`_epilogue_call`'s) and the hidden outputs ``outs`` as the
+        inference of data of ``data``'s shape (and a residual of ``r``'s) while the
+        graph's parameters are unchanged, where they were since the call before
+        (``again``, :meth:`again`): from their second call unchanged on, as the weights'
+        transforms are kept; in a graph that tells their changes (:func:`watch_params`)."""
+        if not PREPARED or self.epoch is None:
+            return
+        if again or len(self.prepared) < 16:
+            self.prepared[data.shape] = _Prepared(self.epoch[0], call if again else None,
+                                                  data.dtype, None if r is None else r.shape,
+                                                  outs)
+
     def __repr__(self):
         return "%s -> %s" % (self.conv.name, self.bn.name)
 
 
 _parse_chain = _parse_graph_object(ConvBatchNorm)
+
+# Whether a graph's ``_conv_batch_norm`` steps keep their inference's call per data shape
+# (:class:`_Prepared`; else each call works it out again: kept for measuring).
+PREPARED = True
+
+
+class _Prepared:
+    """A ``_conv_batch_norm`` step's inference on data of one shape and dtype: ``call(data,
+    r)``, the kernel's call with everything but the data and the residual bound (the
+    packed weights or the kept filters' holder, BatchNorm's scale and shift, the units),
+    and the hidden outputs ``outs``, made while the graph's count of parameter changes
+    was ``epoch`` (:func:`watch_params`); ``call`` None: seen once.
+
+    NOTE: ResNet-50 b1's inference worked each out at every call: the geometry, BatchNorm's
+    vectors, the kept weights' lookups, the units: ~35 us of Python a step with the caches
+    cold from the kernel before (53 steps, while the other thread waits); checking each
+    step's parameters (their versions, the statistics' bytes) ~15 us of it."""
+    __slots__ = ("epoch", "call", "dtype", "residual", "outs")
+
+    def __init__(self, epoch, call, dtype, residual, outs):
+        self.epoch, self.call, self.dtype, self.outs = epoch, call, dtype, outs
+        self.residual = residual    # the residual's shape (None: the chain adds none)
+
+    def fits(self, epoch, data, r):
+        """Whether the call runs on ``data`` (of its shape) and the residual ``r`` at the
+        graph's count of parameter changes ``epoch``: the count it was made at, NumPy data
+        of its dtype, ``r`` of the output's shape and that dtype."""
+        return (self.call is not None and epoch == self.epoch and type(data) is np.ndarray
+                and data.dtype == self.dtype and (r is None or r.shape == self.residual
+                                                  and r.dtype == self.dtype))
+
+
+def watch_params(op, p, params, epoch):
+    """Give a graph's ``_conv_batch_norm`` step ``(op, p)`` the graph's count of the times
+    its parameters may have changed, ``epoch`` (a list ``[count]``: the graph bumps it
+    where one changed between two calls, or a call may have changed one), where all
+    that it reads but the data and the residual are parameters (``params``: per input,
+    whether it is one): its prepared inference is made again when the count moved
+    (:meth:`ConvBatchNorm.prepare`)."""
+    chain = p.chain if op is CONV_BATCH_NORM else None
+    if chain is not None and all(params[1:6]) and (params[-1] or not chain.bias):
+        chain.epoch = epoch
 
 
 def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *rest):
@@ -274,6 +351,11 @@ def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *rest):
     b = rest[-1] if chain.bias else None
     bn_p = chain.bn_p
     if not _ag_state.recording and (bn_p.use_global_stats or not _ag_state.training):
+        prepared = chain.prepared.get(data.shape) if PREPARED else None
+        if prepared is not None and prepared.fits(chain.epoch[0], data, r):
+            y = prepared.call(data, r)
+            if y is not None:
+                return (y,) + prepared.outs
         y = _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_var, r)
         if y is not None:
             return y
@@ -285,7 +367,8 @@ def _conv_bn(p, xp, data, w, gamma, beta, moving_mean, moving_var, *rest):
 
 def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_var, r):
     """:func:`_conv_bn`'s outputs in inference, or None where the data do not fit (the
-    caller runs the chain, which raises any error).
+    caller runs the chain, which raises any error); the kernel's call kept for the next
+    calls on data of this shape (:meth:`ConvBatchNorm.prepare`).
 
     NOTE: a bias ``b`` is taken into BatchNorm's mean, ``(z - (mean - b)) * scale +
     shift`` for the convolution ``z`` without it, instead of ``((z + b) - mean) * ...``:
@@ -295,18 +378,26 @@ def _conv_bn_inference(chain, xp, data, w, b, gamma, beta, moving_mean, moving_v
         return None
     dt = data.dtype
     mean = moving_mean if b is None else moving_mean.astype(dt) - b.astype(dt)
-    found = fit and _conv_with_epilogue(chain, fit, data, w, gamma, beta, mean, moving_var, r)
-    if found is None or found is False:
+    again = chain.epoch is not None and chain.again(data)
+    found = fit and _epilogue_call(chain, fit, data, w, gamma, beta, mean, moving_var, r,
+                                   again)
+    y = found[0](data, r) if found else None
+    if y is None:
         if b is None:
             return None
         z = chain.conv.kernel(chain.bare_p, xp, data, w)[0]
-        found = batch_norm(chain.bn_p, xp, z, gamma, beta, mean, moving_var, r,
-                           chain.relu)[::2]
+        y, inv = batch_norm(chain.bn_p, xp, z, gamma, beta, mean, moving_var, r,
+                            chain.relu)[::2]
+    else:
+        inv = found[1]
     # NOTE: the hidden outputs, which an unrecorded call leaves unread: the moving mean
     # itself and a shared empty array (a NumPy call less each: a step's glue)
     empty = _EMPTY[dt]
-    return found[0], moving_mean if moving_mean.dtype == dt else moving_mean.astype(dt), \
-        found[1], empty, empty
+    outs = (moving_mean if moving_mean.dtype == dt else moving_mean.astype(dt), inv, empty,
+            empty)
+    if found and y is not None:
+        chain.prepare(data, r, found[0], outs, again)
+    return (y,) + outs
 
 
 def _read_only_empty(dtype):
@@ -318,42 +409,59 @@ def _read_only_empty(dtype):
 _EMPTY = {dt: _read_only_empty(dt) for dt in _fast._DTYPES}
 
 
-def _conv_with_epilogue(chain, fit, data, w, gamma, beta, mean, var, r):
-    """(the output, inv) of the chain's convolution without its bias, with BatchNorm's
-    inference (``mean``, ``var``: the moving statistics), the residual sum and relu
-    applied by the kernel as it makes each part of the output (the chain's operations
-    on the values it would read): Winograd's (3x3), a 1x1 convolution's or a blocked
-    strided one's, else im2col's after its product (:func:`kern.correlate`); None
-    where numba is off. ``fit``: the convolution's geometry and kind
-    (:meth:`ConvBatchNorm.fitting`).
+def _epilogue_call(chain, fit, data, w, gamma, beta, mean, var, r, again):
+    """(``call(data, r)``, inv): ``call`` gives the chain's convolution without its bias,
+    with BatchNorm's inference (``mean``, ``var``: the moving statistics), the sum of a
+    residual ``r`` (like this call's ``r``, or None) and relu applied by the kernel as
+    it makes each part of the output (the chain's operations on the values it would
+    read), for data of ``data``'s shape and dtype: Winograd's (3x3), a 1x1
+    convolution's or a blocked strided one's, else im2col's after its product
+    (:func:`kern.correlate`); None where numba is off (and a call gives None where no
+    kernel applies). ``fit``: the convolution's geometry and kind
+    (:meth:`ConvBatchNorm.fitting`). ``again``: whether the step ran on these
+    parameters the call before (:meth:`ConvBatchNorm.again`), from which a small 3x3
+    convolution's direct kernel is tried here (its weights packed, as ``_fast.conv3x3``
+    would pack them on that call) rather than in ``_fast.conv3x3``.
 
     NOTE: im2col's pass after the product (ResNet-18's first stride-2 3x3 convolution,
     batch 4, one thread): 0.92x the time of the convolution then BatchNorm's pass."""
+    if _fast.kernels() is None:
+        return None
     p = chain.conv_p
     kernel, stride, dilate, pad, out, kind = fit
     mean, inv, scale, shift = moving_affine(chain.bn_p, np, data.dtype, gamma, beta, mean, var)
-    epilogue = (mean, scale, shift, r, chain.relu)
-    found = None
+    relu = chain.relu
+    entry = _kept_entry(p, w)
     if kind != "cols":
-        with _keeping(p, w):
+        # the direct kernel's call, its weights packed (from the weight's second call on)
+        epilogue = (mean, scale, shift, r, relu)
+        call = None
+        with _kept_context(entry):
             if kind == "1x1":
-                found = _fast_direct.pointwise(data, w, stride, epilogue)
-            else:
-                found = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
-                                      epilogue=epilogue, inference=True)
-                found = None if found is None else found[0]
-    if found is not None:
-        return found, inv
+                call = _fast_direct.pointwise_call(data, w, stride, epilogue)
+            elif again:
+                call = _fast_direct.conv3x3_call(data, w, pad, out, epilogue)
+        if call is not None:
+            return call, inv
     n, f = data.shape[0], p.num_filter
-    epilogue = _fast_bn.affine_epilogue(mean, scale, shift,
-                                        None if r is None else r.reshape(n, f, -1), chain.relu)
-    if epilogue is None:
-        return None
-    if kind == "1x1":
-        return kern.pointwise(np, data, w, stride, epilogue), inv
-    with _keeping(p, w):
-        return kern.correlate(np, data, w, kernel, stride, dilate, pad, 1, out,
-                              inference=True, epilogue=epilogue)[0], inv
+
+    def call(data, r):
+        if kind == "3x3":
+            with _kept_context(entry):
+                y = _fast.conv3x3(data, w, stride, dilate, pad, 1, out,
+                                  epilogue=(mean, scale, shift, r, relu), inference=True)
+            if y is not None:
+                return y[0]
+        epilogue = _fast_bn.affine_epilogue(mean, scale, shift,
+                                            None if r is None else r.reshape(n, f, -1), relu)
+        if epilogue is None:
+            return None
+        if kind == "1x1":
+            return kern.pointwise(np, data, w, stride, epilogue)
+        with _kept_context(entry):
+            return kern.correlate(np, data, w, kernel, stride, dilate, pad, 1, out,
+                                  inference=True, epilogue=epilogue)[0]
+    return call, inv
 
 
 def _conv_bn_gradient(p, x, y, gy, need):
