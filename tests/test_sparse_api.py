@@ -99,3 +99,105 @@ def test_gradient_buffer_takes_the_array_stype_unless_given(array_stype):
         x.attach_grad(stype=grad_stype)
         assert x.grad.stype == grad_stype
         assert x.detach().stype == array_stype
+
+
+# -- storage types of op results (MXNet's documented FInferStorageType rules) -------------
+RSP = mx.nd.array(DENSE).tostype("row_sparse")
+CSR = mx.nd.array(DENSE).tostype("csr")
+ONES = mx.nd.ones((3, 3))
+
+
+@pytest.mark.parametrize("name, src, stype", [
+    ("abs", RSP, "row_sparse"), ("sqrt", CSR, "csr"), ("negative", CSR, "csr"),
+    ("relu", RSP, "row_sparse"), ("exp", RSP, "default"), ("cos", CSR, "default"),
+    ("sigmoid", RSP, "default"), ("zeros_like", CSR, "csr"), ("sum", CSR, "default")])
+def test_unary_results_keep_storage_only_where_zero_stays_zero(name, src, stype):
+    out = getattr(mx.nd.sparse, name)(src)
+    assert out.stype == stype
+    assert type(out) is {"default": mx.nd.NDArray, "csr": mx.nd.sparse.CSRNDArray,
+                         "row_sparse": mx.nd.sparse.RowSparseNDArray}[stype]
+    np.testing.assert_allclose(out.asnumpy(), getattr(mx.nd, name)(mx.nd.array(DENSE)).asnumpy())
+
+
+def test_binary_and_dot_results_follow_mxnet_rules():
+    assert (CSR + CSR).stype == "csr" and (RSP - RSP).stype == "row_sparse"
+    assert (CSR * CSR).stype == "csr" and (CSR / 2).stype == "csr" and (RSP * 3).stype == \
+        "row_sparse"
+    assert (CSR + 1).stype == "default" and (ONES + CSR).stype == "default"
+    assert mx.nd.elemwise_mul(ONES, RSP).stype == "row_sparse"
+    assert mx.nd.sparse.add_n(RSP, RSP).stype == "row_sparse"
+    assert mx.nd.sparse.add_n(RSP, ONES).stype == "default"
+    np.testing.assert_array_equal((CSR + CSR).asnumpy(), 2 * DENSE)
+    np.testing.assert_array_equal((CSR + CSR).indices.asnumpy(), [1, 0, 2])
+    dot = mx.nd.sparse.dot
+    assert dot(CSR, ONES).stype == "default"
+    assert dot(CSR, ONES, transpose_a=True).stype == "row_sparse"
+    assert dot(ONES, CSR).stype == "csr"
+    assert dot(ONES, CSR, forward_stype="default").stype == "default"
+    assert dot(CSR, RSP).stype == "default"
+    np.testing.assert_allclose(dot(CSR, ONES, transpose_a=True).asnumpy(), DENSE.T @ np.ones((3, 3)))
+    # clip keeps the storage only for a range holding 0 (else the zeros change)
+    assert mx.nd.clip(CSR, -1, 2).stype == "csr"
+    low = mx.nd.clip(CSR, 1, 2)
+    assert low.stype == "default" and low.asnumpy().min() == 1
+
+
+def test_dense_inputs_give_dense_results():
+    assert type(mx.nd.dot(ONES, ONES)) is mx.nd.NDArray
+    assert type(mx.nd.elemwise_mul(ONES, ONES)) is mx.nd.NDArray
+    assert type(mx.nd.cast_storage(ONES, stype="default")) is mx.nd.NDArray
+
+
+def test_retain_is_an_op_with_a_gradient():
+    x = mx.nd.array(DENSE)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.sparse.retain(x, mx.nd.array([2, 1]))
+        loss = (y * y).sum()
+    loss.backward()
+    assert y.stype == "row_sparse"
+    np.testing.assert_array_equal(y.asnumpy(), [[0, 0, 0], DENSE[1], DENSE[2]])
+    np.testing.assert_array_equal(x.grad.asnumpy(), 2 * np.array([[0, 0, 0], DENSE[1], DENSE[2]]))
+    with pytest.raises(MXNetError, match=r"_sparse_retain: indices must be rows.*\[0, 3\)"):
+        mx.nd.sparse.retain(x, mx.nd.array([3]))
+    with pytest.raises(MXNetError, match="cast_storage: stype 'csr' needs 2 dims"):
+        mx.nd.cast_storage(mx.nd.ones((2, 2, 2)), stype="csr")
+    assert mx.nd.cast_storage(mx.nd.array(DENSE), stype="csr").stype == "csr"
+    sym = mx.sym.sparse.retain(mx.sym.var("d"), mx.sym.var("i"))
+    out = sym.eval(d=mx.nd.array(DENSE), i=mx.nd.array([1]))[0]
+    np.testing.assert_array_equal(out.asnumpy(), [[0, 0, 0], DENSE[1], [0, 0, 0]])
+
+
+def test_sparse_adagrad_update_changes_only_the_gradient_rows():
+    w0 = np.arange(6, dtype=np.float32).reshape(3, 2) + 1
+    w, h = mx.nd.array(w0), mx.nd.ones((3, 2))
+    g = mx.nd.array([[0, 0], [1, -2], [0, 0]]).tostype("row_sparse")
+    mx.nd.sparse.adagrad_update(w, g, h, out=w, lr=0.1, rescale_grad=2.0, clip_gradient=3.0)
+    gr = np.clip(np.array([2.0, -4.0], dtype=np.float32), -3, 3)
+    hist = 1 + gr * gr
+    np.testing.assert_allclose(h.asnumpy(), [[1, 1], hist, [1, 1]])
+    np.testing.assert_allclose(w.asnumpy(), [w0[0], w0[1] - gr / np.sqrt(hist + 1e-7) * 0.1,
+                                             w0[2]], rtol=1e-6)
+    with pytest.raises(MXNetError, match="wd must be 0"):
+        mx.nd.sparse.adagrad_update(w, g, h, out=w, lr=0.1, wd=0.1)
+    np.testing.assert_allclose(h.asnumpy(), [[1, 1], hist, [1, 1]])     # unchanged
+
+
+def test_sparse_namespaces_have_mxnets_names():
+    import json
+    import os
+    path = os.path.join(os.path.dirname(__file__), "reference_extra", "api_sparse_mxnet191.json")
+    with open(path) as f:
+        modules = json.load(f)["modules"]
+    for mod, names in ((mx.nd.sparse, modules["mxnet.ndarray.sparse"]),
+                       (mx.sym.sparse, modules["mxnet.symbol.sparse"])):
+        assert [n for n in names if not hasattr(mod, n)] == []
+    # the same op functions as the dense namespaces
+    assert mx.nd.sparse.sqrt is mx.nd.sqrt and mx.sym.sparse.dot is mx.sym.dot
+    # a module built from them runs (MXNet's test_rsp_const_init)
+    data = mx.sym.var("data", stype="csr")
+    weight = mx.sym.var("weight", shape=(4, 2), init=mx.init.Constant(2.0), stype="row_sparse")
+    mod = mx.mod.Module(mx.sym.sparse.dot(data, weight), label_names=None)
+    mod.bind(data_shapes=[("data", (3, 4))])
+    mod.init_params()
+    assert (mod.get_params()[0]["weight"].asnumpy() == 2).all()

@@ -36,6 +36,9 @@ def _add_op(op_decl):
         else:
             g[fname] = fn
         setattr(_internal, fname, fn)
+        short = sparse.listed_as(fname)
+        if short is not None and not hasattr(sparse, short):
+            setattr(sparse, short, fn)
 
 
 def _attach_registry():

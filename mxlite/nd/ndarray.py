@@ -107,6 +107,9 @@ class NDArray:
 
     ctx = context
 
+    # whether the class reports a sparse storage type (mx.nd.sparse's classes)
+    _sparse = False
+
     @property
     def stype(self):
         return "default"

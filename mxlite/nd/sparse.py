@@ -5,7 +5,9 @@ mxlite stores every array dense. A sparse array here is an NDArray that holds al
 its values and reports its storage type; its ``data``/``indices``/``indptr`` are
 worked out from the values (the non-zero rows of a row-sparse array, the non-zero
 elements of a CSR matrix). Values, shapes and dtypes are MXNet's; memory use is
-not, and operators return dense NDArrays where MXNet may return sparse ones.
+not. The storage type of an op's result follows MXNet's rules
+(:mod:`mxlite.operator.storage`), and the ops MXNet lists in ``mx.nd.sparse``
+(``dot``, ``abs``, ``sgd_update`` ...) are here as in ``mx.nd``.
 """
 import numpy as np
 
@@ -15,13 +17,14 @@ from .ndarray import NDArray, _wrap
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
            "row_sparse_array", "zeros", "empty", "array", "retain", "add", "subtract",
-           "multiply", "divide"]
+           "multiply", "divide", "cast_storage"]
 
 
 class BaseSparseNDArray(NDArray):
     """An NDArray that reports a sparse storage type (its values are stored dense)."""
     __slots__ = ()
     _STYPE = None
+    _sparse = True
 
     @property
     def stype(self):
@@ -32,6 +35,17 @@ class BaseSparseNDArray(NDArray):
                                   self._ctx)
 
     __str__ = __repr__
+
+    # As MXNet's: + - * of two arrays of one shape run the elemwise ops, whose
+    # storage rules keep a sparse type (csr + csr is csr); / is NDArray's.
+    def __add__(self, other):
+        return add(self, other)
+
+    def __sub__(self, other):
+        return subtract(self, other)
+
+    def __mul__(self, other):
+        return multiply(self, other)
 
     def tostype(self, stype):
         """This array in storage ``stype`` (a copy; ``'default'`` gives a dense NDArray)."""
@@ -71,8 +85,10 @@ class RowSparseNDArray(BaseSparseNDArray):
         return _wrap(self._data[self._nonzero_rows()], self._ctx)
 
     def retain(self, indices):
-        """Only the rows in ``indices`` (an NDArray of row ids) kept; see :func:`retain`."""
-        return retain(self, indices)
+        """Only the rows in ``indices`` (an NDArray of row ids) kept (the op of
+        ``mx.nd.sparse.retain``)."""
+        from . import _internal
+        return _internal._sparse_retain(self, indices)
 
 
 class CSRNDArray(BaseSparseNDArray):
@@ -253,23 +269,44 @@ def array(source_array, ctx=None, dtype=None):
                      % type(source_array).__name__)
 
 
-def retain(data, indices):
-    """A RowSparseNDArray with only the rows of ``data`` listed in ``indices`` (the
-    others zero)."""
-    rows = _values(indices).astype(np.int64)
-    kept = np.zeros_like(data.asnumpy())
-    kept[rows] = data.asnumpy()[rows]
-    return _as_stype(_on(kept, data.context), data.context, "row_sparse")
+# The ops MXNet also lists in ``mx.nd.sparse`` (and ``mx.sym.sparse``): the same
+# functions as ``mx.nd.<name>``, added as the ops register (``retain`` is the op
+# ``_sparse_retain``; ``cast_storage`` is the function above here, the op in
+# ``mx.sym.sparse``).
+OP_NAMES = (
+    "ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
+    "LogisticRegressionOutput", "MAERegressionOutput", "_contrib_round_ste",
+    "_contrib_sign_ste", "abs", "adagrad_update", "adam_update", "add_n", "arccos",
+    "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "broadcast_add", "broadcast_div",
+    "broadcast_minus", "broadcast_mul", "broadcast_plus", "broadcast_sub", "cbrt", "ceil",
+    "clip", "concat", "cos", "cosh", "degrees", "dot", "elemwise_add", "elemwise_div",
+    "elemwise_mul", "elemwise_sub", "exp", "expm1", "fix", "floor", "ftrl_update", "gamma",
+    "gammaln", "log", "log10", "log1p", "log2", "make_loss", "mean", "negative", "norm",
+    "radians", "relu", "rint", "round", "rsqrt", "sgd_mom_update", "sgd_update", "sigmoid",
+    "sign", "sin", "sinh", "slice", "sqrt", "square", "stop_gradient", "sum", "tan",
+    "tanh", "trunc", "where", "zeros_like")
+_OP_NAMES = frozenset(OP_NAMES)
 
 
-def _elementwise(name):
+def listed_as(fname):
+    """The name op function ``fname`` has in the sparse namespaces, or None."""
+    if fname.startswith("_sparse_"):
+        return fname[len("_sparse_"):]
+    return fname if fname in _OP_NAMES or fname == "cast_storage" else None
+
+
+def _elementwise(name, same_shape):
     def fn(lhs, rhs):
         from .. import nd
+        if isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and lhs.shape == rhs.shape:
+            return getattr(nd, same_shape)(lhs, rhs)
         return getattr(nd, name)(lhs, rhs)
     fn.__name__ = name
-    fn.__doc__ = "``lhs %s rhs`` with broadcasting (a dense result)." % name
+    fn.__doc__ = ("``lhs %s rhs``: ``%s`` for arrays of one shape (a sparse result where "
+                  "its storage rule gives one), else with broadcasting or a scalar."
+                  % (name, same_shape))
     return fn
 
 
-add, subtract, multiply, divide = (_elementwise(n) for n in ("add", "subtract", "multiply",
-                                                               "divide"))
+add, subtract, multiply, divide = (_elementwise(n, "elemwise_" + e) for n, e in (
+    ("add", "add"), ("subtract", "sub"), ("multiply", "mul"), ("divide", "div")))

@@ -705,8 +705,12 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
                 v[0] += 1
     if op.output_ctx is not None:
         ctx = op.output_ctx(p)
-    # Outputs take the class of the first input: an mx.np.ndarray stays one.
+    # Outputs take the class of the first input (an mx.np.ndarray stays one), or where
+    # an input is sparse, the storage type MXNet's rules give them.
     cls = x0.__class__ if inputs else None
+    if cls is not None and (cls._sparse or (op.name in _storage.CHECKED
+                                            and _storage.applies(op, inputs))):
+        cls = _storage.output_class(op, p, inputs)
     outs = [_wrap(y, ctx, cls) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx, cls)]
     if op.is_view:
         if copy_views:
@@ -733,6 +737,7 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
 
 # Imported last: mxlite.nd imports this module while it loads.
 from ..autograd import _state as _ag_state, record_node  # noqa: E402
+from . import storage as _storage  # noqa: E402
 from ..nd.ndarray import NDArray, _wrap, _write_into, _bind_registry  # noqa: E402
 
 _bind_registry(_sys.modules[__name__])

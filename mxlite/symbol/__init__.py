@@ -7,6 +7,7 @@ from .functions import *  # noqa: F401,F403
 from . import functions as _functions
 from . import register as _register_mod
 from ..nd.register import namespace_of as _namespace_of
+from ..nd import sparse as _nd_sparse
 from ..operator import registry as _registry
 import types as _types
 
@@ -15,6 +16,8 @@ contrib = _types.ModuleType("mxlite.symbol.contrib", "``mx.sym.contrib``")
 random = _types.ModuleType("mxlite.symbol.random", "``mx.sym.random``")
 image = _types.ModuleType("mxlite.symbol.image", "``mx.sym.image``")
 _internal = _types.ModuleType("mxlite.symbol._internal", "raw op functions")
+sparse = _types.ModuleType("mxlite.symbol.sparse", "``mx.sym.sparse``: the ops MXNet lists "
+                           "for sparse inputs (the same functions as ``mx.sym.<name>``)")
 op = _internal
 _PYTHON_FUNCTIONS = {"Symbol", "Variable", "var", "Group", "load", "load_json"} | set(
     _functions.__all__)
@@ -42,6 +45,9 @@ def _add_op(op_decl):
                 g[fname] = fn
         elif fname not in _PYTHON_FUNCTIONS:
             g[fname] = fn
+        short = _nd_sparse.listed_as(fname)
+        if short is not None and not hasattr(sparse, short):
+            setattr(sparse, short, fn)
 
 
 for _op in list(_registry.OPS.values()):

@@ -255,11 +255,39 @@ register_op("_slice_assign_scalar", _slice_assign_scalar, params=[
 _STYPES = ("default", "row_sparse", "csr")
 
 
+def _cast_storage_check(p, x):
+    least, most = {"row_sparse": (1, None), "csr": (2, 2)}.get(p.stype, (0, None))
+    if x.ndim < least or (most is not None and x.ndim > most):
+        raise MXNetError("cast_storage: stype %r needs %s dims, got shape %s"
+                         % (p.stype, "2" if most else "at least %d" % least, x.shape))
+
+
 register_op("cast_storage", lambda p, xp, x: x.copy(), gradient=lambda p, x, y, gy, need: [gy[0]],
-            saves="", same_shape=(0,),
+            saves="", same_shape=(0,), check=_cast_storage_check,
             params=[Param("stype", choices=_STYPES)],
-            doc="A copy of ``data``. NOTE: mxlite stores every array densely: 'row_sparse' and "
-                "'csr' are accepted and give a dense array with the same values.")
+            doc="A copy of ``data`` in storage ``stype`` (mxlite keeps the values dense; the "
+                "result reports the storage type).")
+
+
+def _retain(p, xp, x, indices):
+    rows = indices.astype(np.int64).ravel()
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= x.shape[0]):
+        raise MXNetError("_sparse_retain: indices must be rows of data, in [0, %d); got rows "
+                         "%d to %d" % (x.shape[0], int(rows.min()), int(rows.max())))
+    out = xp.zeros_like(x)
+    out[rows] = x[rows]
+    return out
+
+
+def _retain_grad(p, x, y, gy, need):
+    return [nd._internal._sparse_retain(gy[0], x[1]), None]
+
+
+register_op("_sparse_retain", _retain, inputs=("data", "indices"), check=ranks(data=1),
+            same_shape=(0,),
+            gradient=_retain_grad, saves="x", no_grad_inputs=(1,),
+            doc="``mx.nd.sparse.retain``: the rows of ``data`` that ``indices`` lists, the "
+                "other rows zero (a row_sparse array; the gradient keeps the same rows).")
 
 _SUM = get_op("sum")
 

@@ -499,6 +499,32 @@ _update_op("ftrl_update", _ftrl, inputs=("weight", "grad", "z", "n"),
             + _common(), mutate=(2, 3), doc="FTRL-proximal; ``z`` and ``n`` updated in place.")
 
 
+def _sparse_adagrad(p, xp, w, g, history):
+    """MXNet's sparse AdaGrad: only the gradient's rows (its non-zero rows here, where
+    the values are dense) change, the history first."""
+    if p.wd != 0:
+        raise MXNetError("_sparse_adagrad_update: wd must be 0 (MXNet's sparse AdaGrad "
+                         "update has no weight decay), got %g" % p.wd)
+    if w.ndim == 0:
+        raise MXNetError("_sparse_adagrad_update: the weight needs at least 1 dim (rows), "
+                         "got shape ()")
+    lr, eps, rescale, clip = _scalars(w, p.lr, p.epsilon, p.rescale_grad, p.clip_gradient)
+    rows = xp.nonzero(xp.any(g != 0, axis=tuple(range(1, g.ndim))))[0]
+    gr = _rescaled(xp, g[rows], rescale, clip)
+    history[rows] += gr * gr
+    out = w.copy()
+    out[rows] = w[rows] - gr / xp.sqrt(history[rows] + eps) * lr
+    return out
+
+
+_update_op("_sparse_adagrad_update", _sparse_adagrad, inputs=("weight", "grad", "history"),
+           params=[_lr(), Param("epsilon", parse_float, 1e-7, "Added to the history.")]
+           + _common(), mutate=(2,),
+           doc="``mx.nd.sparse.adagrad_update``: AdaGrad on the rows of a row-sparse "
+               "gradient (``history += g^2; w -= lr * g / sqrt(history + epsilon)``, g "
+               "rescaled and clipped); ``history`` updated in place. No weight decay.")
+
+
 def _ftml(p, xp, w, g, d, v, z):
     return ftml_kernel(xp, w, g, d, v, z, p.lr, p.t, p.beta1, p.beta2, p.epsilon, p.wd,
                        p.rescale_grad, p.clip_grad)
