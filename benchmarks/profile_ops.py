@@ -10,7 +10,7 @@ For each step of the graph (grouped by op and input shape) it prints the wall ti
 spent in passes split over mxlite's workers (``engine`` jobs); then the totals. With
 ``--vs``, the rounds alternate between the settings of ``--set`` (A) and those of
 ``--vs`` (B), and it prints both and B/A per op: module constants such as
-``mxlite.engine.COLUMNS_PER_ROW=1`` or ``mxlite.operator.nn._fast.STAGED_MIN_BYTES=0``.
+``mxlite._blas.COLUMNS_PER_ROW=1`` or ``mxlite.operator.nn._fast.STAGED_MIN_BYTES=0``.
 
 NOTE: on a host shared with other work the wall times of two threads vary 1.5x from
 minute to minute; compare A and B from one run (alternated), by their least times,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite import engine
+from mxlite import _blas, engine
 from mxlite.operator.nn import _fast_pool
 
 from conftest import needs_numba
@@ -130,6 +130,27 @@ def test_max_pooling_ties_and_nan_split_is_bit_identical(split_everything):
         y.backward(mx.nd.ones_like(y))
         return [y, x.grad]
     _same_bits(run)
+
+
+@needs_numba
+@pytest.mark.parametrize("index", [False, True])
+def test_max_pooling_of_one_sample_runs_its_channels_as_claimed_units(split_everything,
+                                                                      monkeypatch, index):
+    # ResNet's 3x3 stride-2 pooling at batch 1: the sample's channels cut into units
+    # that the threads claim inside one compiled call; the values and places of one thread
+    from mxlite.operator.nn import _fast_direct
+    units = []
+    parallel_units = engine.parallel_units
+    monkeypatch.setattr(engine, "parallel_units", lambda kernel, cuts, *a: units.append(
+        (kernel, cuts(True).shape[0])) or parallel_units(kernel, cuts, *a))
+    x = np.random.RandomState(0).randn(1, 5, 13, 11).astype(np.float32)
+    x[0, 2, 3, 4] = np.nan
+
+    def run():
+        got = _fast_pool.max_pool2d(x, (3, 3), (2, 2), (1, 1), (7, 6), index=index)
+        return got if index else [got]
+    _same_bits(run)
+    assert units == [(_fast_direct._units.pool33, 5)]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "bool"])
@@ -329,7 +350,7 @@ def test_fork_after_a_split_pass_is_safe(split_everything):
 def split_products(split_everything, monkeypatch):
     """Split every product too, however small, over 3 threads."""
     monkeypatch.setattr(engine, "PARALLEL_MIN_MACS", 0)
-    monkeypatch.setattr(engine, "SERIAL_MACS", 0)
+    monkeypatch.setattr(_blas, "SERIAL_MACS", 0)
 
 
 def _operands(sa, sb, dtype=np.float32, seed=0):
@@ -374,8 +395,8 @@ def test_matmul_cuts_by_columns_only_where_there_are_many_more_than_rows(split_p
         parts.append((a.shape, b.shape))
         return real(a, b, **kw)
     monkeypatch.setattr(np, "matmul", spy)
-    for n, by_columns in ((8 * engine.COLUMNS_PER_ROW - 1, False),
-                          (8 * engine.COLUMNS_PER_ROW, True)):
+    for n, by_columns in ((8 * _blas.COLUMNS_PER_ROW - 1, False),
+                          (8 * _blas.COLUMNS_PER_ROW, True)):
         a, b = _operands((8, 5), (5, n))
         del parts[:]
         np.testing.assert_allclose(engine.matmul(np, a, b), real(a, b), rtol=1e-5, atol=1e-5)
@@ -453,7 +474,7 @@ def test_products_run_the_blas_at_one_thread_and_restore_it(split_products, monk
         monkeypatch.setattr(np, "matmul", real)
         assert seen and set(seen) == {1}
         assert engine.blas_threads() == 2           # a user's np.dot keeps its threads
-        monkeypatch.setattr(engine, "SERIAL_MACS", 16 * 5 * 7 * 6 + 1)
+        monkeypatch.setattr(_blas, "SERIAL_MACS", 16 * 5 * 7 * 6 + 1)
         seen.clear()
         monkeypatch.setattr(np, "matmul", spy)
         engine.matmul(np, *_operands((16, 5, 7), (16, 7, 6)))   # one thread in OpenBLAS

@@ -8,7 +8,7 @@ import pytest
 import mxlite as mx
 from mxlite import engine
 from mxlite.gluon import nn
-from mxlite.operator.nn import _fast, _fast_bn, _fast_direct
+from mxlite.operator.nn import _fast, _fast_bn, _fast_direct, _fast_pool
 
 from conftest import NUMBA_MISSING, needs_numba
 
@@ -279,7 +279,8 @@ def _winograd_paths(monkeypatch, max_3x3, staged):
     the products) where ``staged``."""
     monkeypatch.setattr(_fast_direct, "MAX_POSITIONS_3X3", max_3x3)
     monkeypatch.setattr(_fast, "MIN_TILES_KEPT", 0)
-    monkeypatch.setattr(_fast, "STAGED_MIN_BYTES", 0 if staged else 1 << 40)
+    for name in ("STAGED_MIN_BYTES", "STAGED_UNITS_MIN_BYTES"):
+        monkeypatch.setattr(_fast, name, 0 if staged else 1 << 40)
 
 @needs_numba
 @pytest.mark.parametrize("c,staged", [(32, False), (136, False), (32, True)])   # F(2x4), F(2x2)
@@ -348,7 +349,8 @@ def test_the_kernels_cache_stamp_follows_the_code_they_call():
     from mxlite.operator.nn import _fast_tile
     text = (inspect.getsource(_fast_tile) + inspect.getsource(_fast_bn._channel_affine)
             + inspect.getsource(_spin_poll) + inspect.getsource(_fast._input_tiles)
-            + inspect.getsource(_fast._output_tiles))
+            + inspect.getsource(_fast._output_tiles)
+            + inspect.getsource(_fast_pool._max_pool33))
     assert _fast_direct.CALLED_CODE_STAMP == hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

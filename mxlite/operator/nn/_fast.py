@@ -97,13 +97,15 @@ def kernels():
     from ..tensor import _fast_update
     affine = jit(bn._channel_affine)
     input_tiles, output_tiles = jit(_input_tiles), jit(_output_tiles)
-    pointwise, taps = _fast_direct.compiled(jit, affine, input_tiles, output_tiles)
+    more = {k: jit(f) for m in (_fast_conv, _fast_pool, _fast_update)
+            for k, f in m.KERNELS.items()}
+    pointwise, taps = _fast_direct.compiled(jit, affine, input_tiles, output_tiles,
+                                            more["max_pool33"])
     return types.SimpleNamespace(input_tiles=input_tiles,
                                  filter_tiles=jit(_filter_tiles),
                                  output_tiles=output_tiles,
                                  grad_tiles=jit(_grad_tiles), filter_grads=jit(_filter_grads),
-                                 **{k: jit(f) for m in (_fast_conv, _fast_pool, _fast_update)
-                                    for k, f in m.KERNELS.items()},
+                                 **more,
                                  channel_affine=affine,
                                  pointwise=pointwise, taps=taps,
                                  channel_moments=sum_jit(bn._channel_moments),
@@ -199,20 +201,24 @@ def _filter_tiles(w, a0, flip, u):
             u[13, f, c], u[14, f, c] = 0.5 * (g20 + g21 + g22), 0.5 * (g20 - g21 + g22)
 
 
-def _output_tiles(m, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
-    """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile into its
-    2x2 block of ``y`` (N, F, OH, OW) (where ``wide``, F(2x4, 3x3)'s ``A2^T M A4`` of the
-    4x6 products (24, F, N*th*tw) into 2x4 blocks), cropped to ``y`` at the edges; then,
-    where ``affine``, BatchNorm's ``(v - mean) * scale + shift`` with the per-filter
-    vectors, ``+ r`` (``y``'s shape) where ``add`` and ``max(., 0)`` where ``relu``: the
-    operations of ``_channel_affine``, in its order, on the values it would read.
+def _output_tiles(m, f0, f1, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
+    """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile of the
+    filters ``f0:f1`` into its 2x2 block of ``y`` (N, F, OH, OW) (where ``wide``, F(2x4,
+    3x3)'s ``A2^T M A4`` of the 4x6 products (24, F, N*th*tw) into 2x4 blocks), cropped
+    to ``y`` at the edges; then, where ``affine``, BatchNorm's ``(v - mean) * scale +
+    shift`` with the per-filter vectors (F,), ``+ r`` (``y``'s shape) where ``add`` and
+    ``max(., 0)`` where ``relu``: the operations of ``_channel_affine``, in its order, on
+    the values it would read.
 
     NOTE: the body is an inner function called with the tile's width as a constant
     (numba inlines it): with the width a variable the loops ran 1.4x slower. ``A^T M``
     runs over all of a filter's tiles at once, on 1-D rows of ``m`` indexed from 0,
     which numba vectorises (1.05-1.15x faster than tile row by tile row); ``sa[i, j]``
-    holds point (i, j) of every tile in a run."""
-    n_, f_, oh, ow = y.shape
+    holds point (i, j) of every tile in a run. A part of the filters is given by its
+    range, the arrays whole: a part sliced out of them is a strided view, whose loops
+    numba compiles more slowly (ResNet-50's batch-1 layers, one thread, in halves of their
+    filters: 1.2-1.33x faster by ranges)."""
+    n_, _, oh, ow = y.shape
     k = np.empty(6, dtype=y.dtype)          # (constants as in _input_tiles)
     k[0], k[1], k[2], k[3], k[4], k[5] = 0.5, 0.25, 0.125, 2, 4, 8
     h1, q1, e1, k2, k4, k8 = k[0], k[1], k[2], k[3], k[4], k[5]
@@ -221,7 +227,7 @@ def _output_tiles(m, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
         tiles = m.shape[2]
         sa = np.empty((2, kc, tiles), dtype=y.dtype)
         o = np.empty((kc - 2) * tw, dtype=y.dtype)
-        for f in range(f_):
+        for f in range(f0, f1):
             for j in range(kc):                         # s = A^T M, the filter's tiles
                 m0, m1, m2, m3 = m[j, f], m[kc + j, f], m[2 * kc + j, f], m[3 * kc + j, f]
                 z0, z1 = sa[0, j], sa[1, j]
@@ -391,9 +397,7 @@ def _input_part(jit, x, pad, th, tw, scheme, v):
 def _output_part(jit, m, th, tw, wide, epi, y):
     """``fn(lo, hi)``: the output transform of filters ``lo:hi`` of the products ``m`` into
     ``y``, with the epilogue ``epi`` (the arguments of ``_output_tiles``)."""
-    return lambda lo, hi: jit.output_tiles(m[:, lo:hi], th, tw, wide,
-                                           *[a[lo:hi] for a in epi[:3]], epi[3][:, lo:hi],
-                                           *epi[4:], y[:, lo:hi])
+    return lambda lo, hi: jit.output_tiles(m, lo, hi, th, tw, wide, *epi, y)
 
 
 # Bytes of transformed input tiles (V) from which the Winograd convolution of a small
@@ -403,6 +407,14 @@ def _output_part(jit, m, th, tw, wide, epi, y):
 # 0.94-0.98x; 256 on 14x14 (0.8 MB) 1.07-1.12x (its transforms, 0.1 ms, paid less than
 # the two waits between the stages).
 STAGED_MIN_BYTES = 1 << 20
+# The same where the filters are kept as ``_fast_direct``'s packed planes and its units
+# run the stages inside one compiled call (``_fast_direct.winograd``: no hand-off
+# between the stages). NOTE: 256 channels on 14x14 maps at batch 1 (V: 0.8 MB), 2
+# threads, busy host, the op alternated in one process (400 each): staged 1.17-1.22x
+# faster (least, first quartile and median) than its transforms serial on the caller
+# around the split products; through ``_staged``'s stages of GIL hand-offs instead,
+# 0.92-0.98x.
+STAGED_UNITS_MIN_BYTES = 0
 
 
 def _staged(jit, x, pad, u, th, tw, epi, y, scheme):
@@ -510,7 +522,7 @@ def _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme=None):
             jit.input_tiles(x[n0:n1], pad[0] - 2 * a0, pad[1], 0, c, a1 - a0, tw, wide, v)
             m = np.matmul(u, v, out=_product_planes(f, tiles, x.dtype, k))
             rows = slice(2 * a0, min(2 * a1, y.shape[2]))
-            jit.output_tiles(m, a1 - a0, tw, wide, mean, scale, shift, r4[n0:n1, :, rows],
+            jit.output_tiles(m, 0, f, a1 - a0, tw, wide, mean, scale, shift, r4[n0:n1, :, rows],
                              affine, add, relu, y[n0:n1, :, rows])
     parallel_products(run, len(blocks), k * f * c * x.shape[0] * th * tw)
     return y
@@ -629,7 +641,8 @@ def conv3x3(x, w, stride, dilate, pad, groups, out, keep_tiles=False, epilogue=N
         blocks = _blocks(n, th, tw, c, f, x.itemsize, k)
         if _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme) is not None:
             return y, None
-    if STAGED_MIN_BYTES <= k * c * n * th * tw * x.itemsize < engine.PARALLEL_MIN_KERNEL_BYTES:
+    staged = STAGED_UNITS_MIN_BYTES if u.ndim == 2 and _fast_direct.CLAIMS else STAGED_MIN_BYTES
+    if staged <= k * c * n * th * tw * x.itemsize < engine.PARALLEL_MIN_KERNEL_BYTES:
         v = _staged(jit, x, pad, u, th, tw, epi, y, scheme)
         return y, (v if keep_tiles else None)
     v = _input(jit, x, pad, th, tw, scheme)

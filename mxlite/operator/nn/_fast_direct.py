@@ -76,9 +76,9 @@ CHUNK_BLOCKS = 4
 COLUMNS = 4
 # numba keys its cache of a kernel by the text of the kernel's own file: a stamp of the
 # code that the kernels here compile in from other files (``_fast_tile``, ``_fast_bn``'s
-# channel_affine, ``_spin_poll``, ``_fast``'s Winograd transforms), which a test checks,
-# changes this file's text with it.
-CALLED_CODE_STAMP = "db713c945b2b29fa"
+# channel_affine, ``_spin_poll``, ``_fast``'s Winograd transforms, ``_fast_pool``'s
+# max_pool33), which a test checks, changes this file's text with it.
+CALLED_CODE_STAMP = "af5b7f5ba7e1b5a5"
 
 # Units a product split over the threads is cut into (:func:`_cuts`), whatever the
 # threads: each thread claims the next one inside the compiled kernel
@@ -108,7 +108,7 @@ CLAIMS = True
 _tiles = _tile1 = _tile2 = _tile3 = _affine = _compiled_products = None
 _cols1 = _cols2 = _cols3 = _cols4 = None
 _compiled_pointwise = _compiled_taps = _compiled_claim = _compiled_ended = None
-_compiled_plane_unit = _input_tiles = _output_tiles = None
+_compiled_plane_unit = _input_tiles = _output_tiles = _max_pool33 = None
 _fetch_add = _load = _poll = _swap_if = None
 _units = None
 
@@ -276,6 +276,18 @@ def _plane_units(count, puts, ctl, cuts, u, v, m):
     return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
 
 
+def _pool_units(count, puts, ctl, cuts, x, ph, pw, y, idx):
+    """``_fast_pool``'s max pooling over 3x3 windows of stride 2 of ``x`` (padded by ``ph,
+    pw``) into ``y`` (and the places into ``idx``, unless empty) over the units ``cuts``
+    (samples and channels), as :func:`_pointwise_units` runs them."""
+    i = _compiled_claim(count, cuts, ctl[0])
+    while 0 <= i < len(cuts):
+        _max_pool33(x, ph, pw, cuts[i, 2], cuts[i, 3], cuts[i, 4], cuts[i, 5], y, idx)
+        _fetch_add(count[1:], 1)
+        i = _compiled_claim(count, cuts, ctl[0])
+    return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
+
+
 def _winograd_units(count, puts, ctl, cuts, x, p0, p1, th, tw, wide, v, u, m, mean, scale,
                     shift, r, affine, add, relu, y):
     """Winograd's convolution in three stages over the units ``cuts``, as
@@ -293,27 +305,28 @@ def _winograd_units(count, puts, ctl, cuts, x, p0, p1, th, tw, wide, v, u, m, me
             _compiled_plane_unit(u, v, m, a0, a1, cuts[i, 4], cuts[i, 5], cuts[i, 6],
                                  cuts[i, 7])
         else:
-            _output_tiles(m[:, a0:a1], th, tw, wide, mean[a0:a1], scale[a0:a1],
-                          shift[a0:a1], r[:, a0:a1], affine, add, relu, y[:, a0:a1])
+            _output_tiles(m, a0, a1, th, tw, wide, mean, scale, shift, r, affine, add, relu, y)
         _fetch_add(count[1:], 1)
         i = _compiled_claim(count, cuts, ctl[0])
     return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
 
 
-def compiled(jit, affine, input_tiles, output_tiles):
+def compiled(jit, affine, input_tiles, output_tiles, max_pool33):
     """The kernels, compiled by ``jit`` (numba's, as ``_fast`` sets it), calling
-    ``affine`` (``_fast_bn``'s channel_affine) and ``_fast``'s Winograd transforms
-    ``input_tiles`` and ``output_tiles``, compiled by it."""
+    ``affine`` (``_fast_bn``'s channel_affine), ``_fast``'s Winograd transforms
+    ``input_tiles`` and ``output_tiles`` and ``_fast_pool``'s ``max_pool33``, compiled by
+    it."""
     from . import _fast_tile
     from ... import _spin_poll
     global _tiles, _tile1, _tile2, _tile3, _affine, _compiled_products
     global _cols1, _cols2, _cols3, _cols4, _compiled_pointwise, _compiled_taps
     global _compiled_claim, _compiled_ended, _compiled_plane_unit, _input_tiles, _output_tiles
-    global _fetch_add, _load, _poll, _swap_if, _units
+    global _fetch_add, _load, _poll, _swap_if, _units, _max_pool33
     _tiles = _fast_tile
     _tile1, _tile2, _tile3 = (_fast_tile.tile(nv, FILTERS, PREFETCH_BYTES) for nv in (1, 2, 3))
     _cols1, _cols2, _cols3, _cols4 = (_fast_tile.columns(m, PREFETCH_BYTES) for m in range(1, 5))
     _affine, _input_tiles, _output_tiles = affine, input_tiles, output_tiles
+    _max_pool33 = max_pool33
     _fetch_add, _load, _swap_if = _spin_poll._fetch_add, _spin_poll._load, _spin_poll._swap_if
     _poll = _spin_poll.poll
     _compiled_products = jit(_products)
@@ -321,7 +334,8 @@ def compiled(jit, affine, input_tiles, output_tiles):
     _compiled_claim, _compiled_ended = jit(_claim), jit(_ended)
     _compiled_plane_unit = jit(_plane_unit)
     _units = types.SimpleNamespace(pointwise=jit(_pointwise_units), taps=jit(_taps_units),
-                                   planes=jit(_plane_units), winograd=jit(_winograd_units))
+                                   planes=jit(_plane_units), winograd=jit(_winograd_units),
+                                   pool33=jit(_pool_units))
     return _compiled_pointwise, _compiled_taps
 
 

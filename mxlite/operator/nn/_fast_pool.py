@@ -8,10 +8,13 @@ backward adds the gradient at; without it the gradient finds each window's first
 maximum in one pass. The same values as NumPy's (no arithmetic but the gradient's
 sums, which are added in NumPy's order, bit for bit).
 """
+import functools
+
 import numpy as np
 
+from ... import engine
 from ...engine import parallel_parts
-from . import _fast
+from . import _fast, _fast_direct
 
 
 def _max_pool(x, kh, kw, sh, sw, ph, pw, y, idx):
@@ -118,10 +121,12 @@ def _max_pool22(x, y, idx):
                         idx[n, c, oy, ox] = row + np.int32(q) + d
 
 
-def _max_pool33(x, ph, pw, y, idx):
+def _max_pool33(x, ph, pw, n0, n1, c0, c1, y, idx):
     """``y`` (N, C, OH, OW): the maximum of every 3x3 window of stride 2 of ``x`` (N, C,
     H, W) padded by (ph, pw) before (and as ``y`` needs after) with -inf (NaN wins), and
-    unless ``idx`` is empty, its place as :func:`_max_pool` gives it (ResNet's pooling).
+    unless ``idx`` is empty, its place as :func:`_max_pool` gives it (ResNet's pooling);
+    of samples ``n0:n1`` and channels ``c0:c1`` (the arrays whole: a part of them sliced
+    out is a strided view, slower in numba's loops).
 
     NOTE: as :func:`_max_pool`, the maximum of each column's window rows first (in a
     row of -inf padded as the windows need, kept with the first row holding it where
@@ -131,15 +136,15 @@ def _max_pool33(x, ph, pw, y, idx):
     values (a tie of 0.0 and -0.0, or of NaNs, may give the other's bits). ResNet-18's
     pooling at batch 4 (one thread, CPU time) took 1.6 ms against 3.0 for
     :func:`_max_pool`, 2.4 against 3.1 with the places."""
-    n_, c_, h_, w_ = x.shape
+    h_, w_ = x.shape[2:]
     oh, ow = y.shape[2:]
     keep = idx.shape[0] != 0
     t = np.full(2 * ow + 1, -np.inf, dtype=x.dtype)
     rows = np.empty(2 * ow + 1, dtype=np.int32)
     q_hi = max(min(w_, 2 * ow + 1 - pw), 0)       # the columns of x that windows read
     tx, rx = t[pw:pw + q_hi], rows[pw:pw + q_hi]    # (the others stay -inf)
-    for n in range(n_):
-        for c in range(c_):
+    for n in range(n0, n1):
+        for c in range(c0, c1):
             for oy in range(oh):
                 r0 = 2 * oy - ph
                 lo, hi = max(r0, 0), min(r0 + 3, h_)
@@ -311,8 +316,14 @@ def max_pool2d(x, kernel, stride, before, out, index=False):
     elif all(s >= k for s, k in zip(stride, kernel)):
         return None     # a window past the end ("full" convention): NumPy's passes
     elif _threes(kernel, stride):
-        def part(at):
-            jit.max_pool33(x[at], *before, y[at], idx[at] if index else idx)
+        n, c = y.shape[:2]
+        if x.nbytes < MIN_SPLIT_BYTES or engine.num_threads() <= 1:
+            jit.max_pool33(x, *before, 0, n, 0, c, y, idx)
+        else:
+            engine.parallel_units(_fast_direct._units.pool33,
+                                  functools.partial(_cuts, n, c), (x, *before, y, idx),
+                                  x.nbytes, MIN_SPLIT_BYTES)
+        return (y, idx) if index else y
     else:
         def part(at):
             jit.max_pool(x[at], *kernel, *stride, *before, y[at], idx[at] if index else idx)
@@ -356,6 +367,19 @@ def max_pool2d_grad(x, gy, y, kernel, stride, before):
     parallel_parts(lambda at: jit.max_pool_grad(x[at], gy[at], y[at], *kernel, *stride, *before,
                                                 gx[at]), y.shape[:2], x.nbytes, np)
     return gx
+
+
+@functools.lru_cache(maxsize=256)
+def _cuts(n, c, split):
+    """The units of a pooling of ``n`` samples of ``c`` channels (``_fast_direct``'s
+    table: rows ``need, stage, n0, n1, c0, c1``): where ``split``, each sample's
+    channels in contiguous parts, ``_fast_direct.UNITS`` in all or one per channel;
+    else one unit of the whole."""
+    if not split:
+        return _fast_direct._table([[(0, n, 0, c)]])
+    m = min(c, max(1, -(-_fast_direct.UNITS // n)))
+    return _fast_direct._table([[(a, a + 1, c * j // m, c * (j + 1) // m)
+                                 for a in range(n) for j in range(m)]])
 
 
 # The kernels that ``_fast.kernels`` compiles, by the names it gives them.
