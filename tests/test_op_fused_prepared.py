@@ -228,3 +228,51 @@ def test_a_step_whose_weight_is_no_parameter_prepares_nothing(monkeypatch):
         want = net.bn(mx.nd.Convolution(x, net.weight.data() * 2, kernel=(1, 1),
                                         num_filter=8, no_bias=True)).asnumpy()
     np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+class _StatsRead(mx.gluon.HybridBlock):
+    """BatchNorm, its output plus what a later step reads of its moving mean."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.bn = nn.BatchNorm(in_channels=3)
+
+    def hybrid_forward(self, F, x):
+        bn = self.bn
+        y = F.BatchNorm(x, bn.gamma.var(), bn.beta.var(), bn.running_mean.var(),
+                        bn.running_var.var(), name="bn")
+        return F.broadcast_add(y, F.reshape(bn.running_mean.var() * 2, shape=(1, 3, 1, 1)))
+
+
+@pytest.mark.parametrize("read_later", [False, True], ids=["alone", "read-later"])
+@pytest.mark.parametrize("training", [False, True], ids=["infer", "train"])
+def test_a_replay_bumps_the_moving_statistics_once_a_call(read_later, training):
+    """A replay bumps the version of each moving statistic its steps update (as ``invoke``
+    does, in inference too) once a call: at its end where no later step reads it (one
+    loop, not a call per step), in place where one does."""
+    x = mx.nd.array(np.random.RandomState(5).randn(2, 3, 4, 4))
+    if read_later:
+        net = _StatsRead()
+        net.initialize()
+        stats = [net.bn.running_mean, net.bn.running_var]
+    else:
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(8, 1, in_channels=3), nn.BatchNorm(), nn.Activation("relu"),
+                nn.Conv2D(4, 3, padding=1), nn.BatchNorm())
+        net.initialize()
+        stats = [p for p in net.collect_params().values() if "running" in p.name]
+    net.hybridize()
+    net(x)
+    graph = net._cached_graph[0][1]
+    slots = {id(p): s for s, p in graph.param_slots}
+    late = [s for s in graph._late_bumps]
+    assert sorted(late) == sorted(slots[id(p)] for p in stats[read_later:])
+    versions = [p.data()._share_version() for p in stats]
+    for _ in range(2):
+        before = [v[0] for v in versions]
+        mean = stats[0].data().asnumpy()
+        with mx.autograd.train_mode() if training else mx.autograd.predict_mode():
+            net(x)
+        assert [v[0] for v in versions] == [b + 1 for b in before]
+        assert np.array_equal(stats[0].data().asnumpy(), mean) != training

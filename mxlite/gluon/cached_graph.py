@@ -11,7 +11,7 @@ steps in reverse through :func:`~mxlite.autograd.node_backward`, so results and
 gradients are those of the imperative run. Graphs with unusual ops (an
 ``output_ctx``) or outputs that are not plain step results replay op by op.
 """
-from operator import attrgetter, is_, itemgetter
+from operator import add, attrgetter, is_, itemgetter
 
 from ..base import MXNetError
 from ..autograd import _state as _ag_state, record_node, node_backward
@@ -279,12 +279,8 @@ class CachedGraph:
         """The parameters' arrays on ``ctx``, looked up once while no parameter's list
         of arrays is replaced (initialize, reset_ctx, cast and load replace it)."""
         lists, arrays = self._param_cache.get(ctx, (None, None))
-        if lists is not None:
-            for param, held in zip(self._params_only, lists):
-                if param._data is not held:
-                    break
-            else:
-                return arrays
+        if lists is not None and all(map(is_, map(_RAW, self._params_only), lists)):
+            return arrays       # (checked in C: ~270 parameters in ResNet-50)
         arrays = [param.data(ctx) for param in self._params_only]
         if len(self._param_cache) < 16:
             self._param_cache[ctx] = ([param._data for param in self._params_only], arrays)
@@ -344,13 +340,49 @@ class CachedGraph:
         # one keeps them for the backward
         run = [(op, take, first, multi, nvis, extra) for (op, p, ins, first, multi, nid, nvis,
                                                           extra), take in zip(plan, self._takes)]
-        self._run_free = [st + (f,) for st, f in zip(run, self._frees)]
+        late, extras = self._plan_late_bumps(plan)
+        # per parameter, the bumps of its version that a replay makes (:meth:`_params_changed`)
+        index = {slot: i for i, slot in enumerate(self._param_slot_ids)}
+        self._param_bumps = [0] * len(index)
+        for st in plan:
+            for _, k in st[7][0] if st[7] else ():
+                if k in index:
+                    self._param_bumps[index[k]] += 1
+        self._run_free = [st[:5] + (e, f) for st, e, f in zip(run, extras, self._frees)]
         self._run_keep = [st + ((),) for st in run]
         # a replay on parts of the batch (batch_parts): each part's steps without the
         # version bumps and output wrapping, which the join does once
         self._run_bare = [st[:5] + (None, f) for st, f in zip(run, self._frees)]
         self._bumps = [(st[7][0], (), (), False) for st in plan if st[7] and st[7][0]]
         self._batch_parts = {}
+
+    def _plan_late_bumps(self, plan):
+        """(the graph inputs and parameters whose versions an unrecorded replay bumps once
+        its steps ended, each step's in-place bumps and output wrapping in such a replay):
+        a step's bump of an input or parameter it updates in place (BatchNorm's moving
+        statistics) waits for the end where no later step reads it, which then sees the
+        same versions as if it had come in place; the counts are the same when the
+        replay returns.
+
+        NOTE: ResNet-50 b1 bumps its 106 moving statistics at every call: 53 calls of
+        :meth:`_step_extra` with the caches cold from the kernel before, ~300 us of the
+        caller's Python a forward."""
+        last = {}
+        for k, step in enumerate(plan):
+            for i in step[2]:
+                last[i] = k
+        late, extras = [], []
+        for k, step in enumerate(plan):
+            extra = step[7]
+            if extra is None:
+                extras.append(None)
+                continue
+            mut, _, wrap, _ = extra      # (an unrecorded replay checks no versions)
+            now = [(i, r) for i, r in mut if i != r or last[i] > k]
+            late += [r for i, r in mut if i == r and last[i] == k]
+            extras.append((now, (), wrap, False) if now or wrap else None)
+        self._late_bumps = late
+        return late, extras
 
     def _plan_frees(self, plan, keep):
         """Per step: the slots an unrecorded replay drops after it, those it was the last
@@ -403,23 +435,19 @@ class CachedGraph:
     def _run_fused(self, inputs, ctx):
         """Run the steps on raw arrays; record one autograd node when some input or
         parameter is in a recorded graph. None: use the per-op path instead."""
-        n = self.n_slots
-        raw = [None] * n
-        nda = {}
-        leaves = []     # the NDArrays at leaf_slots
         for slot, k in self.input_slots:
             x = inputs[k]
             if not isinstance(x, NDArray) or (x._ctx is not ctx and x._ctx != ctx):
                 return None     # the per-op path gives the proper error
+        seen = self._params_changed(self._param_arrays(ctx))
+        raw, nda = seen.raw.copy(), seen.nda.copy()     # (the parameters in their slots)
+        leaves = []     # the NDArrays at leaf_slots
+        for slot, k in self.input_slots:
+            x = inputs[k]
             raw[slot] = x._data
             nda[slot] = x
             leaves.append(x)
-        arrays = self._param_arrays(ctx)
-        for slot, x in zip(self._param_slot_ids, arrays):
-            raw[slot] = x._data
-            nda[slot] = x
-            leaves.append(x)
-        seen = self._params_changed(arrays)
+        leaves += seen.arrays
         need = mask = None
         if _ag_state.recording:
             mask = tuple([x._entry is not None for x in leaves])
@@ -451,30 +479,36 @@ class CachedGraph:
         """At a fused replay's start, with ``arrays`` the parameters' NDArrays
         (:meth:`_param_arrays`): bump the count of parameter changes (``_epoch``) unless
         every parameter is as the last unrecorded inference left it (the same NDArrays,
-        holding the same arrays, at the same versions: every in-place write bumps one;
-        ``set_data`` writes in place; initialisation, ``cast``, ``reset_ctx`` and a load
-        into a new context give new NDArrays). Returns what :meth:`_params_seen` takes.
+        holding the same arrays, at the versions it left: every in-place write bumps
+        one; ``set_data`` writes in place; initialisation, ``cast``, ``reset_ctx`` and a
+        load into a new context give new NDArrays). Returns the :class:`_ParamsSeen` of
+        these arrays, with the counts their versions will have once this replay's own
+        bumps are made (``_param_bumps``), which :meth:`_params_seen` keeps.
 
         NOTE: checked once a call for the graph's steps, each of which then checks only
         the count (``fused.watch_params``): checked in each step (its arrays' versions,
-        the statistics' bytes), ~15 us a step of ResNet-50 b1's caller."""
+        the statistics' bytes), ~15 us a step of ResNet-50 b1's caller. The counts to
+        come, worked out here rather than read again at the end: ~80 us less (the
+        versions cold from the kernels)."""
         seen, self._seen = self._seen, None     # (None while a replay runs)
-        if (seen is None or seen[0] is not arrays or not all(map(is_, map(_RAW, arrays), seen[1]))
-                or not all(map(is_, map(_VERSION, arrays), seen[2]))
-                or list(map(_COUNT, seen[2])) != seen[3]):
+        if (seen is None or seen.arrays is not arrays
+                or not all(map(is_, map(_RAW, arrays), seen.raws))
+                or not all(map(is_, map(_VERSION, arrays), seen.versions))):
+            seen = _ParamsSeen(self, arrays)
+        counts = list(map(_COUNT, seen.versions))
+        if counts != seen.counts:
             self._epoch[0] += 1
-            seen = (arrays, list(map(_RAW, arrays)), [x._share_version() for x in arrays])
-        return seen[:3]
+        seen.counts = list(map(add, counts, self._param_bumps))
+        return seen
 
     def _params_seen(self, seen):
         """At a fused replay's end: keep what tells that the parameters are unchanged
-        (``seen``, :meth:`_params_changed`'s, with the versions' counts now: those the
-        replay bumped included) after an unrecorded inference; after any other call (a
-        training call may update the moving statistics) bump the count of changes."""
+        (``seen``, :meth:`_params_changed`'s) after an unrecorded inference; after any
+        other call (a training call may update the moving statistics) with no counts,
+        so that the next replay bumps the count of changes."""
         if _ag_state.recording or _ag_state.training:
-            self._epoch[0] += 1
-        else:
-            self._seen = seen + (list(map(_COUNT, seen[2])),)
+            seen.counts = None
+        self._seen = seen
 
     def _replay_steps(self, inputs, raw, nda, xp, ctx, need, full, checks, steps=None):
         """Run the steps on raw arrays (``steps``: the per-step tuples, by default those of
@@ -486,23 +520,31 @@ class CachedGraph:
             override = self._overrides(inputs)
             if override:
                 used = [override.get(st[5], st[1]) for st in self._plan]
+        late = ()
         if steps is None:
             steps = self._run_keep if record else self._run_free
-        for (op, take, first, multi, nvis, extra, frees), p in zip(steps, used):
-            ys = run_step(op, p, xp, take(raw))
-            if type(ys) is tuple:
-                if multi:
-                    raw[first:first + nvis] = ys[:nvis]
+            late = () if record else self._late_bumps     # (:meth:`_plan_late_bumps`)
+        try:
+            for (op, take, first, multi, nvis, extra, frees), p in zip(steps, used):
+                ys = run_step(op, p, xp, take(raw))
+                if type(ys) is tuple:
+                    if multi:
+                        raw[first:first + nvis] = ys[:nvis]
+                    else:
+                        raw[first] = ys[0]
                 else:
-                    raw[first] = ys[0]
-            else:
-                raw[first] = ys
-            if record:
-                full.append(ys)
-            if extra is not None:
-                self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
-            for s in frees:
-                raw[s] = None
+                    raw[first] = ys
+                if record:
+                    full.append(ys)
+                if extra is not None:
+                    self._step_extra(extra, raw, nda, ctx, checks, record and need[first])
+                for s in frees:
+                    raw[s] = None
+        finally:
+            for k in late:      # (all of them, where a step failed: a count too many)
+                v = nda[k]._version
+                if v is not None:
+                    v[0] += 1
         return used
 
     @staticmethod
@@ -625,6 +667,7 @@ class CachedGraph:
         return vals, full
 
 
+# (a Parameter's list of NDArrays, an NDArray's array: both ``_data``)
 _RAW, _VERSION, _COUNT = attrgetter("_data"), attrgetter("_version"), itemgetter(0)
 
 
@@ -643,6 +686,25 @@ def _all_none(values):
         if v is not None:
             return False
     return True
+
+
+class _ParamsSeen:
+    """A graph's parameters as a replay found them (:meth:`CachedGraph._params_changed`):
+    their NDArrays (``arrays``), the arrays those held, their version lists and the
+    versions' counts once the latest replay that found them ends; and the replay's value
+    slots (a list) and NDArrays (a dict by slot) with the parameters in their slots,
+    which each replay with these arrays starts from (copied)."""
+    __slots__ = ("arrays", "raws", "versions", "counts", "raw", "nda")
+
+    def __init__(self, graph, arrays):
+        self.arrays, self.raws = arrays, list(map(_RAW, arrays))
+        self.versions = [x._share_version() for x in arrays]
+        self.counts = None
+        self.raw = [None] * graph.n_slots
+        self.nda = {}
+        for slot, x, a in zip(graph._param_slot_ids, arrays, self.raws):
+            self.raw[slot] = a
+            self.nda[slot] = x
 
 
 class _Tape:
