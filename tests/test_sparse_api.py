@@ -201,3 +201,22 @@ def test_sparse_namespaces_have_mxnets_names():
     mod.bind(data_shapes=[("data", (3, 4))])
     mod.init_params()
     assert (mod.get_params()[0]["weight"].asnumpy() == 2).all()
+
+
+def test_csr_rows_by_index_and_slice_stay_csr():
+    # MXNet's CSRNDArray.__getitem__: an integer or a continuous slice of rows
+    c = mx.nd.array(DENSE).tostype("csr")
+    rows = c[1:3]
+    assert type(rows) is mx.nd.sparse.CSRNDArray
+    np.testing.assert_array_equal(rows.asnumpy(), DENSE[1:3])
+    assert c[-2].shape == (1, 3) and c[-2].stype == "csr"
+    np.testing.assert_array_equal(c[-2].asnumpy(), DENSE[1:2])
+    assert c[:] is c
+    with pytest.raises(ValueError, match="continuous slice"):
+        c[::2]
+    with pytest.raises(IndexError, match="row 3 is out of range"):
+        c[3]
+    parts = mx.gluon.utils.split_and_load(mx.nd.array(np.eye(4)).tostype("csr"),
+                                          [mx.cpu(0), mx.cpu(1)])
+    assert [(p.stype, p.context) for p in parts] == [("csr", mx.cpu(0)), ("csr", mx.cpu(1))]
+    np.testing.assert_array_equal(parts[1].asnumpy(), np.eye(4)[2:])

@@ -345,3 +345,112 @@ def test_step_with_batch_size_zero_names_it_and_changes_nothing():
     np.testing.assert_array_equal(w.data().asnumpy(), [1.0, 2.0])
     tr.step(1)
     np.testing.assert_allclose(w.data().asnumpy(), [0.8, 1.6], rtol=1e-6)
+
+
+# -- row_sparse weights and gradients (MXNet: the weight lives in the kvstore) ---------------
+TWO = [mx.cpu(0), mx.cpu(1)]
+W0 = np.arange(8, dtype=np.float32).reshape(4, 2) + 1
+
+
+def _sparse_param(stype="row_sparse", grad_stype="row_sparse", ctx=None):
+    p = gluon.Parameter("x", shape=(4, 2), stype=stype, grad_stype=grad_stype)
+    p.initialize(init=mx.init.Constant(0), ctx=ctx or TWO)
+    for arr in p._data:     # (set_data before a Trainer: a known value on every context)
+        arr[:] = W0
+    return p
+
+
+def test_row_sparse_data_pulls_only_the_rows_asked():
+    p = _sparse_param()
+    gluon.Trainer([p], "sgd")
+    got = p.row_sparse_data(mx.nd.array([3, 1], ctx=mx.cpu(1)))
+    assert got.context == mx.cpu(1) and got.stype == "row_sparse"
+    np.testing.assert_array_equal(got.asnumpy(), [[0, 0], W0[1], [0, 0], W0[3]])
+    both = p.list_row_sparse_data(mx.nd.array([0]))
+    for arr in both:
+        np.testing.assert_array_equal(arr.asnumpy(), [W0[0], [0, 0], [0, 0], [0, 0]])
+    # the whole weight is still there: all rows, and what is saved
+    np.testing.assert_array_equal(p.row_sparse_data(mx.nd.arange(4)).asnumpy(), W0)
+    p.row_sparse_data(mx.nd.array([2]))
+    np.testing.assert_array_equal(p._reduce().asnumpy(), W0)
+
+
+@pytest.mark.parametrize("stype, grad_stype, update, expected", [
+    ("default", "default", None, True), ("default", "default", False, False),
+    ("default", "row_sparse", None, False), ("default", "row_sparse", True, True),
+    ("default", "row_sparse", False, False), ("row_sparse", "row_sparse", None, True),
+    ("row_sparse", "default", None, True)])
+def test_sparse_parameters_choose_update_on_kvstore_as_mxnet(stype, grad_stype, update,
+                                                              expected, monkeypatch):
+    # MXNet 1.9.1 (Trainer._init_kvstore, test_trainer_sparse_kv): a row_sparse weight is
+    # updated on the store; a sparse gradient of a dense weight is updated on every
+    # context unless the store is distributed; update_on_kvstore given wins
+    monkeypatch.delenv("MXNET_UPDATE_ON_KVSTORE", raising=False)
+    p = _sparse_param(stype, grad_stype, ctx=TWO)
+    p.initialize(init=mx.init.Zero(), ctx=TWO, force_reinit=True)
+    trainer = gluon.Trainer([p], "sgd", {"learning_rate": 0.1}, kvstore="local",
+                            update_on_kvstore=update)
+    rows = mx.nd.arange(0, 4)
+    ws = p.list_data() if stype == "default" else p.list_row_sparse_data(rows)
+    with mx.autograd.record():
+        for w in ws:
+            (w + 1).backward()
+    trainer.step(1)
+    assert trainer._update_on_kvstore is expected and trainer._kvstore.type == "local"
+    new = p.data(mx.cpu(1)) if stype == "default" else p.row_sparse_data(rows)
+    np.testing.assert_allclose(new.asnumpy(), -0.2)       # two contexts' gradients of 1
+
+
+def test_sparse_weight_needs_a_store_that_updates():
+    p = _sparse_param(ctx=[mx.cpu()])
+    trainer = gluon.Trainer([p], "sgd", {"learning_rate": 0.1})
+    p.row_sparse_data(mx.nd.array([0]))
+    assert trainer._kvstore is not None and trainer._update_on_kvstore is True
+    with pytest.raises(ValueError, match="update_on_kvstore=False when sparse weights"):
+        gluon.Trainer([_sparse_param()], "sgd", update_on_kvstore=False)._init_kvstore()
+    with pytest.raises(TypeError, match="The type must be KVStore or str"):
+        gluon.Trainer([_sparse_param()], "sgd", kvstore=None)._init_kvstore()
+
+
+def test_resetting_the_store_keeps_every_row_of_a_sparse_weight():
+    # set_data of another parameter makes a new store: the row_sparse weight, whose
+    # contexts hold the rows last pulled, keeps its whole value
+    p = _sparse_param(ctx=[mx.cpu()])
+    d = _param("d", [1.0, 2.0])
+    gluon.Trainer([p, d], "sgd")
+    p.row_sparse_data(mx.nd.array([1]))
+    d.set_data(mx.nd.array([5.0, 6.0]))
+    np.testing.assert_array_equal(p.row_sparse_data(mx.nd.arange(4)).asnumpy(), W0)
+    np.testing.assert_array_equal(d.data().asnumpy(), [5, 6])
+
+
+def test_sparse_weight_pulled_in_a_forward_leaves_other_parameters_alone():
+    # A lookup table read through row_sparse_data inside forward, next to a Dense whose
+    # shape waits for the first call, recorded on two contexts: pulling the table's rows
+    # must not write into the Dense arrays the first context's graph has recorded.
+    class Lookup(gluon.Block):
+        def __init__(self):
+            super().__init__(prefix="lookup_")
+            with self.name_scope():
+                self.table = self.params.get("table", shape=(5, 2), stype="row_sparse",
+                                             grad_stype="row_sparse")
+                self.out = gluon.nn.Dense(3)
+
+        def forward(self, ids):
+            rows = mx.nd.Embedding(ids, self.table.row_sparse_data(ids), input_dim=5,
+                                   output_dim=2, sparse_grad=True)
+            return self.out(rows)
+
+    net = Lookup()
+    net.initialize(mx.init.One(), ctx=TWO)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1})
+    ids = np.array([[0, 3], [3, 4]])
+    with mx.autograd.record():
+        outs = [net(x) for x in gluon.utils.split_and_load(mx.nd.array(ids), TWO)]
+    mx.autograd.backward(outs)
+    trainer.step(1)
+    assert not trainer._params_to_init
+    # each use of a row gets the Dense's three weights of 1 as its gradient, per element
+    uses = np.bincount(ids.ravel(), minlength=5)[:, None]
+    table = net.table.row_sparse_data(mx.nd.arange(5, ctx=mx.cpu(1)))
+    np.testing.assert_array_equal(table.asnumpy(), np.ones((5, 2)) - 3 * uses)

@@ -241,9 +241,9 @@ class Parameter:
         return self.grad(list)
 
     def row_sparse_data(self, row_id):
-        """The value of a ``row_sparse`` parameter on ``row_id``'s context, for the rows
-        ``row_id`` lists. mxlite stores the whole value there, so rows outside
-        ``row_id`` hold their values too (MXNet's copy has zeros there)."""
+        """The value of a ``row_sparse`` parameter on ``row_id``'s context for the rows
+        ``row_id`` lists (the other rows zero), pulled from its Trainer's kvstore, which
+        holds the whole weight and updates it."""
         return self._row_sparse_get("row_sparse_data", row_id, row_id.context)
 
     def list_row_sparse_data(self, row_id):
@@ -262,7 +262,9 @@ class Parameter:
         if self._trainer is None:
             raise RuntimeError("Cannot get row_sparse data for Parameter '%s' when no Trainer "
                                "is created with it." % self.name)
-        return self._check_and_get(self._data, ctx)
+        results = self._check_and_get(self._data, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
 
     def list_ctx(self):
         """The contexts this parameter lives (or will live, when deferred) on."""
@@ -347,7 +349,12 @@ class Parameter:
         self._grad = [d.grad for d in self._data]
 
     def _reduce(self):
-        """The value averaged over contexts, on the CPU (what is saved)."""
+        """The value averaged over contexts, on the CPU (what is saved); a row_sparse
+        weight's whole value from its Trainer's store."""
+        if self._stype == "row_sparse" and self._trainer is not None:
+            data = nd.sparse.zeros("row_sparse", self.shape, ctx=cpu(), dtype=self.dtype)
+            self._trainer._row_sparse_pull(self, data, None, full_idx=True)
+            return data
         arrays = self._check_and_get(self._data, list)
         with autograd.pause():
             if len(arrays) == 1:

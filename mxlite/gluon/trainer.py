@@ -35,7 +35,8 @@ import numbers
 from .. import optimizer as opt
 from ..autograd import is_fresh
 from ..base import MXNetError
-from ..kvstore.base import KVStoreBase
+from ..kvstore.base import KVStoreBase, create
+from ..kvstore.kvstore import KVStore
 from ..kvstore.dist import is_async, is_dist
 from ..model import _create_kvstore
 from .parameter import Parameter
@@ -140,6 +141,14 @@ class Trainer:
         if self._kvstore is not None and _is_dist(self._kvstore):
             raise RuntimeError("Cannot reset distributed KVStore: set the parameters' data "
                                "before creating the Trainer")
+        if self._kvstore is not None:
+            # A row_sparse weight's contexts hold only the rows last pulled: take its whole
+            # value back from the store, which the next one starts from. (MXNet starts
+            # from those rows and loses the others.)
+            for param in self._params:
+                if param._stype != "default" and param._data is not None \
+                        and param not in self._params_to_init:
+                    self._kvstore.pull(self._param2idx[param.name], out=list(param._data))
         self._kv_initialized = False
         self._kvstore = None
         self._distributed = False
@@ -147,10 +156,28 @@ class Trainer:
         self._params_to_init = list(self._params)
 
     def _init_kvstore(self):
-        """Create (or take) the kvstore and decide ``update_on_kvstore``, as MXNet does."""
+        """Create (or take) the kvstore and decide ``update_on_kvstore``, as MXNet does:
+        row_sparse weights live in a store that updates them (even on one context);
+        sparse gradients of dense weights are summed there and applied on every
+        context, unless the store is distributed."""
         config = self._kvstore_params
-        kvstore, update = _create_kvstore(config["kvstore"], len(self._contexts),
-                                          {p.name: p for p in self._params})
+        if any(p._stype != "default" for p in self._params):
+            kvstore = _sparse_kvstore(config["kvstore"])
+            if config["update_on_kvstore"] is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are "
+                                 "present.")
+            update = True
+        else:
+            kvstore, update = _create_kvstore(config["kvstore"], len(self._contexts),
+                                              {p.name: p for p in self._params})
+            if any(p._grad_stype != "default" for p in self._params):
+                update = _is_dist(kvstore)
+                if config["update_on_kvstore"] is False and update:
+                    raise ValueError("Cannot set update_on_kvstore=False on dist kvstore "
+                                     "when sparse gradients are present.")
+                if kvstore is not None and not isinstance(kvstore, KVStore):
+                    raise ValueError("Cannot use %s for multi-device training with sparse "
+                                     "gradients" % type(kvstore).__name__)
         if config["update_on_kvstore"] is not None:
             update = bool(config["update_on_kvstore"])
         if _is_dist(kvstore) and is_async(kvstore.type):
@@ -178,11 +205,12 @@ class Trainer:
             self._update_on_kvstore = update
         self._kv_initialized = True
 
-    def _init_params(self):
-        """Put context 0's value in the kvstore and on every context (kvstore.broadcast)."""
+    def _init_params(self, only=None):
+        """Put context 0's value in the kvstore and on every context (kvstore.broadcast);
+        ``only``: of that parameter alone (the others wait)."""
         waiting, new = [], []
         for param in self._params_to_init:
-            if param._deferred_init:
+            if param._deferred_init or (only is not None and param is not only):
                 waiting.append(param)
                 continue
             if self._kvstore:
@@ -208,6 +236,21 @@ class Trainer:
             self._init_kvstore()
         if self._params_to_init:
             self._init_params()
+
+    def _row_sparse_pull(self, param, out, row_id, full_idx=False):
+        """Pull rows ``row_id`` of a row_sparse ``param`` from the store into ``out`` (an
+        array or a list), the other rows zero; ``full_idx``: all rows (``row_id`` unused)."""
+        # Only this weight goes into the store now: the others' contexts may already be
+        # in a recorded forward, which a broadcast into them would change under it.
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if param in self._params_to_init:
+            self._init_params(only=param)
+        idx = self._param2idx[param.name]
+        if full_idx:
+            self._kvstore.pull(idx, out=out)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id)
 
     # -- public API ------------------------------------------------------------------
     @property
@@ -348,19 +391,26 @@ class Trainer:
         if plan is None:
             plan = [(i, param, param._check_and_get(param._data, list), param.list_grad(), None)
                     for i, param in enumerate(self._params) if param.grad_req != "null"]
-        keys, grads, datas = [], [], []
+        keys, grads, datas, pushed = [], [], [], []
         dist = _is_dist(self._kvstore)
-        for i, _, pdatas, pgrads, flags in plan:
+        for i, param, pdatas, pgrads, flags in plan:
             if flags is not None and not any(flags) and not dist:
+                continue
+            if param._stype != "default":
+                # a row_sparse weight stays in the store: row_sparse_data pulls its rows
+                pushed.append((i, pgrads, pdatas))
                 continue
             keys.append(i)
             grads.append(pgrads)
             datas.append(pdatas)
-        if not keys:
+        if not keys and not pushed:
             return
         if self._update_on_kvstore:
-            self._kvstore.pushpull(keys, grads, out=datas)
-            for dl in datas:
+            if pushed:
+                self._kvstore.push([k for k, _, _ in pushed], [g for _, g, _ in pushed])
+            if keys:
+                self._kvstore.pushpull(keys, grads, out=datas)
+            for dl in datas + [d for _, _, d in pushed]:
                 for d in dl:
                     d._fresh_grad = False
             return
@@ -389,6 +439,19 @@ class Trainer:
         for _, _, arrs in updates:
             for arr in arrs:
                 arr._entry[0].fresh = False     # (a fresh gradient: a variable's entry)
+
+
+def _sparse_kvstore(kvstore):
+    """The store of a Trainer with row_sparse weights (MXNet's _create_sparse_kvstore)."""
+    if isinstance(kvstore, str):
+        kvstore = create(kvstore)
+    elif not isinstance(kvstore, KVStoreBase):
+        raise TypeError("Cannot create '%s' KVStore with row_sparse parameters. The type must "
+                        "be KVStore or str." % (kvstore,))
+    if not kvstore.is_capable(KVStoreBase.OPTIMIZER):
+        raise ValueError("Trainer: row_sparse weights are updated on the kvstore, and %s "
+                         "cannot run an optimizer" % type(kvstore).__name__)
+    return kvstore
 
 
 def _check_update_pair(param, arr, grad):

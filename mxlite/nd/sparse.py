@@ -12,6 +12,8 @@ not. The storage type of an op's result follows MXNet's rules
 import numpy as np
 
 from ..base import MXNetError, np_dtype
+
+_py_slice = slice   # (the module's ``slice`` becomes the op, as in MXNet's mx.nd.sparse)
 from ..context import current_context
 from .ndarray import NDArray, _wrap
 
@@ -118,6 +120,23 @@ class CSRNDArray(BaseSparseNDArray):
     def data(self):
         """The non-zero values, row by row."""
         return _wrap(self._data[self._coo()], self._ctx)
+
+    def __getitem__(self, key):
+        """Rows, as MXNet's CSRNDArray gives them: ``c[i]`` is row i as a 1-row CSR
+        matrix, ``c[a:b]`` rows a to b (a CSR copy), ``c[:]`` the matrix itself."""
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            rows = self.shape[0]
+            if not -rows <= key < rows:
+                raise IndexError("CSRNDArray: row %d is out of range for %d rows" % (key, rows))
+            key = _py_slice(key % rows, key % rows + 1)
+        if not isinstance(key, _py_slice) or key.step is not None:
+            raise ValueError("CSRNDArray supports indexing by an integer or a continuous "
+                             "slice of rows only, got %r" % (key,))
+        if key.start is None and key.stop is None:
+            return self
+        start, stop, _ = key.indices(self.shape[0])
+        from . import _internal
+        return _internal.slice(self, begin=(start,), end=(max(start, stop),))
 
     def asscipy(self):
         """This matrix as ``scipy.sparse.csr_matrix`` (needs SciPy)."""

@@ -18,7 +18,8 @@ _ZERO_PRESERVING = frozenset((
     "abs", "arcsin", "arcsinh", "arctan", "arctanh", "cbrt", "ceil", "degrees", "expm1",
     "fix", "floor", "log1p", "negative", "radians", "relu", "rint", "round", "sign", "sin",
     "sinh", "sqrt", "square", "tan", "tanh", "trunc", "_contrib_round_ste",
-    "_contrib_sign_ste", "zeros_like", "_mul_scalar", "_div_scalar", "BlockGrad"))
+    "_contrib_sign_ste", "zeros_like", "_mul_scalar", "_div_scalar", "BlockGrad",
+    "_copy", "_copyto"))
 
 
 def _same(p, stypes):
