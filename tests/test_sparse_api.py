@@ -220,3 +220,42 @@ def test_csr_rows_by_index_and_slice_stay_csr():
                                           [mx.cpu(0), mx.cpu(1)])
     assert [(p.stype, p.context) for p in parts] == [("csr", mx.cpu(0)), ("csr", mx.cpu(1))]
     np.testing.assert_array_equal(parts[1].asnumpy(), np.eye(4)[2:])
+
+
+# MXNet 1.9.1's weights after two updates by a row_sparse gradient (lr 0.1; rows 0 and 2
+# have no gradient), printed by real MXNet for this test.
+_LAZY_MXNET = {
+    ("sgd", (("momentum", 0.9), ("wd", 0.1))): [[1.0, 2.0], [2.6243, 3.3064], [5.0, 6.0],
+                                                [5.9307, 7.7688]],
+    ("sgd", (("lazy_update", False), ("momentum", 0.9), ("wd", 0.1))): [
+        [0.9711, 1.9422], [2.6243, 3.3064], [4.8555, 5.8266], [5.9307, 7.7688]],
+    ("adam", (("wd", 0.1),)): [[1.0, 2.0], [2.8, 3.8], [5.0, 6.0], [6.8, 7.8]],
+    ("adagrad", ()): [[1.0, 2.0], [2.8293, 3.8293], [5.0, 6.0], [6.8293, 8.0]],
+}
+
+
+@pytest.mark.parametrize("name, kwargs", sorted(_LAZY_MXNET))
+def test_row_sparse_gradients_update_only_their_rows(name, kwargs):
+    opt = mx.optimizer.create(name, learning_rate=0.1, **dict(kwargs))
+    update = mx.optimizer.get_updater(opt)
+    w = mx.nd.array(np.arange(8, dtype=np.float32).reshape(4, 2) + 1)
+    g = mx.nd.array([[0, 0], [1, 2], [0, 0], [3, 0]]).tostype("row_sparse")
+    update(0, g, w)
+    update(0, g, w)
+    np.testing.assert_allclose(w.asnumpy(), _LAZY_MXNET[(name, kwargs)], rtol=2e-5)
+    # the rows updated are the dense update's rows, states included
+    dense_opt = mx.optimizer.create(name, learning_rate=0.1, **dict(kwargs))
+    dense = mx.optimizer.get_updater(dense_opt)
+    w2 = mx.nd.array((np.arange(8, dtype=np.float32).reshape(4, 2) + 1)[[1, 3]])
+    for _ in range(2):
+        dense(0, mx.nd.array([[1, 2], [3, 0]]), w2)
+    np.testing.assert_array_equal(w.asnumpy()[[1, 3]], w2.asnumpy())
+
+
+def test_sparse_adagrad_refuses_weight_decay_and_changes_nothing():
+    update = mx.optimizer.get_updater(mx.optimizer.create("adagrad", learning_rate=0.1,
+                                                          wd=0.1))
+    w = mx.nd.ones((3, 2))
+    with pytest.raises(MXNetError, match="needs wd=0"):
+        update(0, mx.nd.array([[0, 0], [1, 1], [0, 0]]).tostype("row_sparse"), w)
+    np.testing.assert_array_equal(w.asnumpy(), np.ones((3, 2)))

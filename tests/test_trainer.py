@@ -454,3 +454,24 @@ def test_sparse_weight_pulled_in_a_forward_leaves_other_parameters_alone():
     uses = np.bincount(ids.ravel(), minlength=5)[:, None]
     table = net.table.row_sparse_data(mx.nd.arange(5, ctx=mx.cpu(1)))
     np.testing.assert_array_equal(table.asnumpy(), np.ones((5, 2)) - 3 * uses)
+
+
+@pytest.mark.parametrize("ctx", [[mx.cpu(0)], TWO])
+def test_sparse_embedding_updates_only_the_rows_it_looked_up(ctx):
+    # SGD with momentum and weight decay on a row_sparse gradient (lazy_update, MXNet's
+    # default): rows 0, 2 and 4 are not looked up and keep their values, decay included
+    # (MXNet 1.9.1 gives [1, -0.55, 1, 0.45, 1] in column 0)
+    from mxlite.gluon.contrib import nn as cnn
+    emb = cnn.SparseEmbedding(5, 2, weight_initializer=mx.init.Constant(1.0))
+    emb.initialize(ctx=ctx)
+    trainer = gluon.Trainer(emb.collect_params(), "sgd",
+                            {"learning_rate": 0.5, "momentum": 0.9, "wd": 0.1})
+    with mx.autograd.record():
+        outs = [emb(x) for x in gluon.utils.split_and_load(mx.nd.array([1, 3, 1, 1]), ctx)]
+    mx.autograd.backward(outs)
+    trainer.step(1)
+    uses = np.array([0, 3, 0, 1, 0], dtype=np.float32)
+    expected = np.where(uses > 0, 1 - 0.5 * (uses + 0.1 * 1), 1)
+    got = emb.weight.row_sparse_data(mx.nd.arange(5)).asnumpy()
+    np.testing.assert_allclose(got[:, 0], expected, rtol=1e-6)
+    np.testing.assert_allclose(got[:, 1], expected, rtol=1e-6)

@@ -145,7 +145,8 @@ class KVStore(KVStoreBase):
         """
         groups = self._groups("push", key, value)
         self._check_shapes("push", groups, "value")
-        merged = [(k, _wrap(self._sum(vals, self._store[k]), self._store[k]._ctx))
+        merged = [(k, _wrap(self._sum(vals, self._store[k]), self._store[k]._ctx,
+                            _sparse_class(vals)))
                   for k, vals in groups.items()]
         self._apply(merged)
 
@@ -462,3 +463,12 @@ def _write_rows(out, stored, rows):
     dense[idx] = _raw_on(stored, out._ctx)[idx]
     out._data[...] = dense
     out._bump()
+
+
+def _sparse_class(values):
+    """The sparse class of pushed ``values`` that all share one (a sum of row_sparse
+    gradients is row_sparse, and an optimizer updates only its rows), else None."""
+    cls = type(values[0])
+    if cls._sparse and all(type(v) is cls for v in values):
+        return cls
+    return None

@@ -421,6 +421,10 @@ class Updater:
         opt = self.optimizer
         opt._set_current_context(weights[0].context.device_id)
         states = self.states
+        if any(g._sparse for g in grads) and _updates_rows(opt, grads):
+            indices, grads, weights = self._apply_rows(indices, grads, weights)
+            if not weights:
+                return
         group = getattr(opt, "update_group", None)
         if not (self.aggregate_updates and group is not None):
             for i, w, g in zip(indices, weights, grads):
@@ -444,6 +448,31 @@ class Updater:
             for start in range(0, len(items), size):
                 idx, ws, gs = zip(*items[start:start + size])
                 group(list(idx), list(ws), list(gs), [states[i] for i in idx])
+
+    def _apply_rows(self, indices, grads, weights):
+        """Update the weights whose gradient is row_sparse on that gradient's rows only
+        (MXNet's lazy updates: ``lazy_update`` of SGD and Adam, AdaGrad's sparse update):
+        the other rows of the weight and its states keep their values, weight decay
+        and momentum included. Returns the other updates, for the usual path.
+
+        NOTE: a gradient's rows are its non-zero rows here (its values are dense); MXNet's
+        are the rows the backward wrote, which may hold zeros."""
+        opt, rest = self.optimizer, ([], [], [])
+        for i, g, w in zip(indices, grads, weights):
+            if not (g.stype == "row_sparse" and g.ndim and g.shape == w.shape):
+                for part, v in zip(rest, (i, g, w)):
+                    part.append(v)
+                continue
+            if type(opt).__name__ == "AdaGrad" and opt._get_wd(i) != 0:
+                raise MXNetError("AdaGrad: a row_sparse gradient (parameter %r) needs wd=0: "
+                                 "MXNet's sparse AdaGrad update has no weight decay" % (i,))
+            rows = g._nonzero_rows()
+            state = _rows_of(self.states[i], rows)
+            w_rows = _rows_of(w, rows)
+            opt.update_multi_precision(i, w_rows, _rows_of(g, rows), state)
+            _put_rows(w, w_rows, rows)
+            _put_rows(self.states[i], state, rows)
+        return rest
 
     def prepare(self, indices, weights):
         """Create missing states and move loaded ones to their weight's context."""
@@ -503,6 +532,32 @@ def get_updater(optimizer):
 
 
 # Names MXNet's module also shows, served from where they live in mxlite.
+def _updates_rows(opt, grads):
+    """Whether ``opt`` updates only a row_sparse gradient's rows, as MXNet's does."""
+    if type(opt).__name__ == "AdaGrad":
+        return True
+    return getattr(opt, "lazy_update", False) and any(g.stype == "row_sparse" for g in grads)
+
+
+def _rows_of(x, rows):
+    """Rows ``rows`` of an NDArray (a copy), of each in a tuple or list of them."""
+    if isinstance(x, NDArray):
+        return _wrap(x._data[rows], x._ctx)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_rows_of(v, rows) for v in x)
+    return x
+
+
+def _put_rows(x, part, rows):
+    """Write what :func:`_rows_of` took (updated) back into its rows of ``x``."""
+    if isinstance(x, NDArray):
+        x._data[rows] = part._data
+        x._bump()
+    elif isinstance(x, (tuple, list)):
+        for v, p in zip(x, part):
+            _put_rows(v, p, rows)
+
+
 from .._lazy import exports as _exports  # noqa: E402
 __getattr__, __dir__ = _exports(__name__, {
     "AdaDelta": "mxlite.optimizer.adaptive",
