@@ -499,8 +499,9 @@ class CachedGraph:
         NOTE: checked once a call for the graph's steps, each of which then checks only
         the count (``fused.watch_params``): checked in each step (its arrays' versions,
         the statistics' bytes), ~15 us a step of ResNet-50 b1's caller. The counts to
-        come, worked out here rather than read again at the end: ~80 us less (the
-        versions cold from the kernels)."""
+        come, worked out here rather than read again at the end (the versions cold from
+        the kernels), and the parameters' lists checked in C: ResNet-50 b1's checks
+        (these, :meth:`_param_arrays`, :meth:`_params_seen`) ~270 -> ~185 us a forward."""
         seen, self._seen = self._seen, None     # (None while a replay runs)
         if (seen is None or seen.arrays is not arrays
                 or not all(map(is_, map(_RAW, arrays), seen.raws))

@@ -201,24 +201,28 @@ def _filter_tiles(w, a0, flip, u):
             u[13, f, c], u[14, f, c] = 0.5 * (g20 + g21 + g22), 0.5 * (g20 - g21 + g22)
 
 
-def _output_tiles(m, f0, f1, th, tw, wide, mean, scale, shift, r, affine, add, relu, y):
-    """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, N*th*tw) of every tile of the
+def _output_tiles(m, f0, f1, n0, a0, th, tw, wide, mean, scale, shift, r, affine, add,
+                  relu, y):
+    """``Y = A^T M A`` of the 4x4 products ``m`` (16, F, n*th*tw) of every tile of the
     filters ``f0:f1`` into its 2x2 block of ``y`` (N, F, OH, OW) (where ``wide``, F(2x4,
-    3x3)'s ``A2^T M A4`` of the 4x6 products (24, F, N*th*tw) into 2x4 blocks), cropped
-    to ``y`` at the edges; then, where ``affine``, BatchNorm's ``(v - mean) * scale +
-    shift`` with the per-filter vectors (F,), ``+ r`` (``y``'s shape) where ``add`` and
-    ``max(., 0)`` where ``relu``: the operations of ``_channel_affine``, in its order, on
-    the values it would read.
+    3x3)'s ``A2^T M A4`` of the 4x6 products (24, F, n*th*tw) into 2x4 blocks), cropped
+    to ``y`` at the edges, the tiles those of samples ``n0:n0 + n`` and tile rows ``a0:a0
+    + th`` of each; then, where ``affine``, BatchNorm's ``(v - mean) * scale + shift``
+    with the per-filter vectors (F,), ``+ r`` (``y``'s shape) where ``add`` and ``max(.,
+    0)`` where ``relu``: the operations of ``_channel_affine``, in its order, on the
+    values it would read.
 
     NOTE: the body is an inner function called with the tile's width as a constant
     (numba inlines it): with the width a variable the loops ran 1.4x slower. ``A^T M``
     runs over all of a filter's tiles at once, on 1-D rows of ``m`` indexed from 0,
     which numba vectorises (1.05-1.15x faster than tile row by tile row); ``sa[i, j]``
-    holds point (i, j) of every tile in a run. A part of the filters is given by its
-    range, the arrays whole: a part sliced out of them is a strided view, whose loops
-    numba compiles more slowly (ResNet-50's batch-1 layers, one thread, in halves of their
-    filters: 1.2-1.33x faster by ranges)."""
-    n_, _, oh, ow = y.shape
+    holds point (i, j) of every tile in a run. A part of the filters, samples or rows is
+    given by its range or offsets, the arrays whole: a part sliced out of them is a
+    strided view, whose loops numba compiles more slowly (one thread: ResNet-50's
+    batch-1 layers in halves of their filters 1.2-1.33x faster by ranges; 64 channels on
+    56x56 maps at batch 4 and 8 by blocks of 6 tile rows 1.46-1.58x)."""
+    oh, ow = y.shape[2:]
+    n_ = m.shape[2] // (th * tw)
     k = np.empty(6, dtype=y.dtype)          # (constants as in _input_tiles)
     k[0], k[1], k[2], k[3], k[4], k[5] = 0.5, 0.25, 0.125, 2, 4, 8
     h1, q1, e1, k2, k4, k8 = k[0], k[1], k[2], k[3], k[4], k[5]
@@ -239,8 +243,8 @@ def _output_tiles(m, f0, f1, th, tw, wide, mean, scale, shift, r, affine, add, r
                 for a in range(th):
                     o_ = (n * th + a) * tw
                     s = sa[:, :, o_:o_ + tw]
-                    for i in range(min(2, oh - 2 * a)):     # y = s A
-                        row = 2 * a + i
+                    for i in range(min(2, oh - 2 * (a0 + a))):     # y = s A
+                        row = 2 * (a0 + a) + i
                         for b in range(tw):
                             if kc == 4:
                                 o[2 * b] = s[i, 0, b] + s[i, 1, b] + s[i, 2, b]
@@ -255,16 +259,16 @@ def _output_tiles(m, f0, f1, th, tw, wide, mean, scale, shift, r, affine, add, r
                             o[4 * b + 3] = d + e1 * s3 - k8 * s4 + s5
                         if not affine:
                             for q in range(ow):
-                                y[n, f, row, q] = o[q]
+                                y[n0 + n, f, row, q] = o[q]
                             continue
                         mf, sf, bf = mean[f], scale[f], shift[f]
                         for q in range(ow):
                             v = (o[q] - mf) * sf + bf
                             if add:
-                                v = v + r[n, f, row, q]
+                                v = v + r[n0 + n, f, row, q]
                             if relu and not (v > 0 or v != v):
                                 v = 0
-                            y[n, f, row, q] = v
+                            y[n0 + n, f, row, q] = v
     if wide:
         run(6)
     else:
@@ -397,7 +401,7 @@ def _input_part(jit, x, pad, th, tw, scheme, v):
 def _output_part(jit, m, th, tw, wide, epi, y):
     """``fn(lo, hi)``: the output transform of filters ``lo:hi`` of the products ``m`` into
     ``y``, with the epilogue ``epi`` (the arguments of ``_output_tiles``)."""
-    return lambda lo, hi: jit.output_tiles(m, lo, hi, th, tw, wide, *epi, y)
+    return lambda lo, hi: jit.output_tiles(m, lo, hi, 0, 0, th, tw, wide, *epi, y)
 
 
 # Bytes of transformed input tiles (V) from which the Winograd convolution of a small
@@ -521,9 +525,8 @@ def _blocked(jit, x, pad, u, blocks, th, tw, epi, y, scheme=None):
             v = _planes(c, tiles, x.dtype, k)
             jit.input_tiles(x[n0:n1], pad[0] - 2 * a0, pad[1], 0, c, a1 - a0, tw, wide, v)
             m = np.matmul(u, v, out=_product_planes(f, tiles, x.dtype, k))
-            rows = slice(2 * a0, min(2 * a1, y.shape[2]))
-            jit.output_tiles(m, 0, f, a1 - a0, tw, wide, mean, scale, shift, r4[n0:n1, :, rows],
-                             affine, add, relu, y[n0:n1, :, rows])
+            jit.output_tiles(m, 0, f, n0, a0, a1 - a0, tw, wide, mean, scale, shift, r4,
+                             affine, add, relu, y)
     parallel_products(run, len(blocks), k * f * c * x.shape[0] * th * tw)
     return y
 

@@ -78,7 +78,7 @@ COLUMNS = 4
 # code that the kernels here compile in from other files (``_fast_tile``, ``_fast_bn``'s
 # channel_affine, ``_spin_poll``, ``_fast``'s Winograd transforms, ``_fast_pool``'s
 # max_pool33), which a test checks, changes this file's text with it.
-CALLED_CODE_STAMP = "af5b7f5ba7e1b5a5"
+CALLED_CODE_STAMP = "dad2452ceca4f981"
 
 # Units a product split over the threads is cut into (:func:`_cuts`), whatever the
 # threads: each thread claims the next one inside the compiled kernel
@@ -305,7 +305,8 @@ def _winograd_units(count, puts, ctl, cuts, x, p0, p1, th, tw, wide, v, u, m, me
             _compiled_plane_unit(u, v, m, a0, a1, cuts[i, 4], cuts[i, 5], cuts[i, 6],
                                  cuts[i, 7])
         else:
-            _output_tiles(m, a0, a1, th, tw, wide, mean, scale, shift, r, affine, add, relu, y)
+            _output_tiles(m, a0, a1, 0, 0, th, tw, wide, mean, scale, shift, r, affine, add,
+                          relu, y)
         _fetch_add(count[1:], 1)
         i = _compiled_claim(count, cuts, ctl[0])
     return _compiled_ended(count, len(cuts), puts, ctl) if i >= 0 else 0
