@@ -495,7 +495,7 @@ def winograd(x, pad, u, th, tw, scheme, epi, y):
     k, _, wide = scheme
     (n, c), f = x.shape[:2], y.shape[1]
     v = _fast._planes(c, n * th * tw, x.dtype, k)
-    m = _fast._planes(f, n * th * tw, x.dtype, k)
+    m = _fast._product_planes(f, n * th * tw, x.dtype, k)     # (contiguous: see there)
     engine.parallel_units(
         _units.winograd,
         functools.partial(_winograd_cuts, c, k, f, -(-n * th * tw // (16 * VECTORS))),
