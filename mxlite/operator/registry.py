@@ -708,7 +708,7 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
     # Outputs take the class of the first input (an mx.np.ndarray stays one), or where
     # an input is sparse, the storage type MXNet's rules give them.
     cls = x0.__class__ if inputs else None
-    if cls is not None and (cls._sparse or (op.name in _storage.CHECKED
+    if cls is not None and (cls._sparse or (op.name in _STORAGE_CHECKED
                                             and _storage.applies(op, inputs))):
         cls = _storage.output_class(op, p, inputs)
     outs = [_wrap(y, ctx, cls) for y in ys] if type(ys) is tuple else [_wrap(ys, ctx, cls)]
@@ -738,6 +738,7 @@ def invoke(op, inputs, p, out=None, ctx=None, copy_views=False):
 # Imported last: mxlite.nd imports this module while it loads.
 from ..autograd import _state as _ag_state, record_node  # noqa: E402
 from . import storage as _storage  # noqa: E402
+_STORAGE_CHECKED = _storage.CHECKED
 from ..nd.ndarray import NDArray, _wrap, _write_into, _bind_registry  # noqa: E402
 
 _bind_registry(_sys.modules[__name__])

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..base import MXNetError
 from ..operator.tensor.optimizer_ops import (adam_kernel, rmsprop_kernel, rmspropalex_kernel,
                                              ftrl_kernel, ftml_kernel, lamb_phase1_kernel,
                                              lamb_phase2_kernel)
@@ -95,6 +96,13 @@ class AdaGrad(Optimizer):
 
     def create_state(self, index, weight):
         return zeros_like_weight(weight, np.float32)
+
+    def _updates_rows(self, index):
+        """Always, as MXNet's sparse AdaGrad update, which has no weight decay."""
+        if self._get_wd(index) != 0:
+            raise MXNetError("AdaGrad: a row_sparse gradient (parameter %r) needs wd=0: "
+                             "MXNet's sparse AdaGrad update has no weight decay" % (index,))
+        return True
 
     def update(self, index, weight, grad, state):
         lr, wd, xp = begin_update(self, "AdaGrad", index, weight, grad)

@@ -335,6 +335,11 @@ class Optimizer:
         """
         raise NotImplementedError()
 
+    def _updates_rows(self, index):
+        """Whether a row_sparse gradient of weight ``index`` updates only its rows (MXNet's
+        lazy updates: ``lazy_update``, where the optimizer has it)."""
+        return getattr(self, "lazy_update", False)
+
     def update_multi_precision(self, index, weight, grad, state):
         """:meth:`update`, through the float32 master copy for float16 weights."""
         if self.multi_precision and weight.dtype == float16:
@@ -421,7 +426,7 @@ class Updater:
         opt = self.optimizer
         opt._set_current_context(weights[0].context.device_id)
         states = self.states
-        if any(g._sparse for g in grads) and _updates_rows(opt, grads):
+        if any(g._sparse for g in grads):
             indices, grads, weights = self._apply_rows(indices, grads, weights)
             if not weights:
                 return
@@ -457,15 +462,16 @@ class Updater:
 
         NOTE: a gradient's rows are its non-zero rows here (its values are dense); MXNet's
         are the rows the backward wrote, which may hold zeros."""
-        opt, rest = self.optimizer, ([], [], [])
+        opt, rest, by_rows = self.optimizer, ([], [], []), []
+        # (every check before any update: an error changes nothing)
         for i, g, w in zip(indices, grads, weights):
-            if not (g.stype == "row_sparse" and g.ndim and g.shape == w.shape):
+            if g.stype == "row_sparse" and g.ndim and g.shape == w.shape \
+                    and opt._updates_rows(i):
+                by_rows.append((i, g, w))
+            else:
                 for part, v in zip(rest, (i, g, w)):
                     part.append(v)
-                continue
-            if type(opt).__name__ == "AdaGrad" and opt._get_wd(i) != 0:
-                raise MXNetError("AdaGrad: a row_sparse gradient (parameter %r) needs wd=0: "
-                                 "MXNet's sparse AdaGrad update has no weight decay" % (i,))
+        for i, g, w in by_rows:
             rows = g._nonzero_rows()
             state = _rows_of(self.states[i], rows)
             w_rows = _rows_of(w, rows)
@@ -532,13 +538,6 @@ def get_updater(optimizer):
 
 
 # Names MXNet's module also shows, served from where they live in mxlite.
-def _updates_rows(opt, grads):
-    """Whether ``opt`` updates only a row_sparse gradient's rows, as MXNet's does."""
-    if type(opt).__name__ == "AdaGrad":
-        return True
-    return getattr(opt, "lazy_update", False) and any(g.stype == "row_sparse" for g in grads)
-
-
 def _rows_of(x, rows):
     """Rows ``rows`` of an NDArray (a copy), of each in a tuple or list of them."""
     if isinstance(x, NDArray):
